@@ -1,0 +1,168 @@
+// Kernels for factories (runtime/ops/creation.def).
+#include <cmath>
+
+#include "runtime/boxing.h"
+#include "runtime/op_table.h"
+#include "runtime/random.h"
+
+namespace ampjit {
+namespace {
+
+using OptDtype = std::optional<ScalarType>;
+using OptDevice = std::optional<Device>;
+
+Tensor make(IntArrayRef size, OptDtype dt, OptDevice dev, bool rg, ScalarType deflt = ScalarType::Float32) {
+  Tensor t = Tensor::empty(size, dt.value_or(deflt), dev.value_or(Device()));
+  AMPJIT_CHECK(t.device().is_cpu(), "factory: device {} needs the CUDA backend", t.device().str());
+  if (rg) t.set_requires_grad(true);
+  return t;
+}
+
+Tensor empty_k(std::vector<int64_t> size, OptDtype dt, OptDevice dev, bool rg) {
+  return make(size, dt, dev, rg);
+}
+Tensor zeros_k(std::vector<int64_t> size, OptDtype dt, OptDevice dev, bool rg) {
+  Tensor t = make(size, dt, dev, rg);
+  t.fill_(Scalar(int64_t{0}));
+  return t;
+}
+Tensor ones_k(std::vector<int64_t> size, OptDtype dt, OptDevice dev, bool rg) {
+  Tensor t = make(size, dt, dev, rg);
+  t.fill_(Scalar(int64_t{1}));
+  return t;
+}
+// torch.full infers the dtype from the fill value: bool -> bool, int -> int64, float -> float32.
+ScalarType fill_dtype(const Scalar& v) {
+  return v.is_bool() ? ScalarType::Bool : v.is_integral() ? ScalarType::Int64 : ScalarType::Float32;
+}
+Tensor full_k(std::vector<int64_t> size, const Scalar& v, OptDtype dt, OptDevice dev, bool rg) {
+  Tensor t = make(size, dt, dev, rg, fill_dtype(v));
+  t.fill_(v);
+  return t;
+}
+
+Tensor arange_impl(const Scalar& start, const Scalar& end, const Scalar& step, OptDtype dt,
+                   OptDevice dev, bool rg) {
+  const bool any_float = start.is_floating() || end.is_floating() || step.is_floating();
+  const ScalarType type = dt.value_or(any_float ? ScalarType::Float32 : ScalarType::Int64);
+  const double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  AMPJIT_CHECK(st != 0, "arange: step must be nonzero");
+  AMPJIT_CHECK(std::isfinite(s) && std::isfinite(e), "arange: unsupported range: {} -> {}", s, e);
+  AMPJIT_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
+               "arange: upper bound and larger bound inconsistent with step sign");
+  int64_t n;
+  if (is_floating(type) || any_float) n = static_cast<int64_t>(std::ceil((e - s) / st));
+  else {
+    const int64_t is = start.to_int(), ie = end.to_int(), ist = step.to_int();
+    n = (ie - is + ist + (ist > 0 ? -1 : 1)) / ist;
+  }
+  Tensor t = make(std::vector<int64_t>{std::max<int64_t>(n, 0)}, type, dev, rg);
+  dispatch_numeric(type, "arange", [&]<typename T>() {
+    T* p = t.data<T>();
+    if constexpr (std::is_integral_v<T>) {
+      const int64_t is = start.to_int(), ist = step.to_int();
+      if (!any_float) {
+        for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(is + i * ist);
+        return;
+      }
+    }
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(s + static_cast<double>(i) * st);
+  });
+  return t;
+}
+Tensor arange_k(const Scalar& end, OptDtype dt, OptDevice dev, bool rg) {
+  return arange_impl(Scalar(int64_t{0}), end, Scalar(int64_t{1}), dt, dev, rg);
+}
+Tensor arange_start_k(const Scalar& s, const Scalar& e, OptDtype dt, OptDevice dev, bool rg) {
+  return arange_impl(s, e, Scalar(int64_t{1}), dt, dev, rg);
+}
+Tensor arange_start_step_k(const Scalar& s, const Scalar& e, const Scalar& st, OptDtype dt,
+                           OptDevice dev, bool rg) {
+  return arange_impl(s, e, st, dt, dev, rg);
+}
+
+Tensor eye_m_k(int64_t n, int64_t m, OptDtype dt, OptDevice dev, bool rg) {
+  AMPJIT_CHECK(n >= 0 && m >= 0, "eye: n and m must be non-negative, got n={} m={}", n, m);
+  Tensor t = make(std::vector<int64_t>{n, m}, dt, dev, rg);
+  t.fill_(Scalar(int64_t{0}));
+  dispatch_all(t.dtype(), "eye", [&]<typename T>() {
+    T* p = t.data<T>();
+    for (int64_t i = 0; i < std::min(n, m); ++i) p[i * m + i] = static_cast<T>(1);
+  });
+  return t;
+}
+Tensor eye_k(int64_t n, OptDtype dt, OptDevice dev, bool rg) { return eye_m_k(n, n, dt, dev, rg); }
+
+template <bool Normal>
+Tensor random_impl(IntArrayRef size, OptDtype dt, OptDevice dev, bool rg) {
+  Tensor t = make(size, dt, dev, rg);
+  AMPJIT_CHECK(t.is_floating_point(), "{}: expected a floating point dtype, got {}",
+               Normal ? "randn" : "rand", dtype_name(t.dtype()));
+  Generator& g = default_generator(DeviceType::CPU);
+  std::lock_guard<std::mutex> lock(g.mutex());
+  dispatch_floating(t.dtype(), Normal ? "randn" : "rand", [&]<typename T>() {
+    T* p = t.data<T>();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if constexpr (Normal) p[i] = static_cast<T>(g.next_normal());
+      else if constexpr (std::is_same_v<T, double>) p[i] = g.next_double();
+      else {
+        // Round down so a reduced-precision draw stays below 1.
+        T v = static_cast<T>(g.next_float());
+        if (static_cast<float>(v) >= 1.0f) v = static_cast<T>(0.0f);
+        p[i] = v;
+      }
+    }
+  });
+  return t;
+}
+Tensor rand_k(std::vector<int64_t> size, OptDtype dt, OptDevice dev, bool rg) {
+  return random_impl<false>(size, dt, dev, rg);
+}
+Tensor randn_k(std::vector<int64_t> size, OptDtype dt, OptDevice dev, bool rg) {
+  return random_impl<true>(size, dt, dev, rg);
+}
+
+OptDtype like_dtype(const Tensor& s, OptDtype dt) { return dt ? dt : OptDtype(s.dtype()); }
+OptDevice like_device(const Tensor& s, OptDevice d) { return d ? d : OptDevice(s.device()); }
+Tensor empty_like_k(const Tensor& s, OptDtype dt, OptDevice d, bool rg) {
+  return empty_k(s.sizes().size() ? std::vector<int64_t>(s.sizes().begin(), s.sizes().end())
+                                  : std::vector<int64_t>{},
+                 like_dtype(s, dt), like_device(s, d), rg);
+}
+std::vector<int64_t> shape_of(const Tensor& s) { return {s.sizes().begin(), s.sizes().end()}; }
+Tensor zeros_like_k(const Tensor& s, OptDtype dt, OptDevice d, bool rg) {
+  return zeros_k(shape_of(s), like_dtype(s, dt), like_device(s, d), rg);
+}
+Tensor ones_like_k(const Tensor& s, OptDtype dt, OptDevice d, bool rg) {
+  return ones_k(shape_of(s), like_dtype(s, dt), like_device(s, d), rg);
+}
+Tensor full_like_k(const Tensor& s, const Scalar& v, OptDtype dt, OptDevice d, bool rg) {
+  return full_k(shape_of(s), v, like_dtype(s, dt), like_device(s, d), rg);
+}
+Tensor rand_like_k(const Tensor& s, OptDtype dt, OptDevice d, bool rg) {
+  return rand_k(shape_of(s), like_dtype(s, dt), like_device(s, d), rg);
+}
+Tensor randn_like_k(const Tensor& s, OptDtype dt, OptDevice d, bool rg) {
+  return randn_k(shape_of(s), like_dtype(s, dt), like_device(s, d), rg);
+}
+
+}  // namespace
+}  // namespace ampjit
+
+AMPJIT_KERNEL(empty, empty_k)
+AMPJIT_KERNEL(zeros, zeros_k)
+AMPJIT_KERNEL(ones, ones_k)
+AMPJIT_KERNEL(full, full_k)
+AMPJIT_KERNEL(arange, arange_k)
+AMPJIT_KERNEL(arange_start, arange_start_k)
+AMPJIT_KERNEL(arange_start_step, arange_start_step_k)
+AMPJIT_KERNEL(eye, eye_k)
+AMPJIT_KERNEL(eye_m, eye_m_k)
+AMPJIT_KERNEL(rand, rand_k)
+AMPJIT_KERNEL(randn, randn_k)
+AMPJIT_KERNEL(empty_like, empty_like_k)
+AMPJIT_KERNEL(zeros_like, zeros_like_k)
+AMPJIT_KERNEL(ones_like, ones_like_k)
+AMPJIT_KERNEL(full_like, full_like_k)
+AMPJIT_KERNEL(rand_like, rand_like_k)
+AMPJIT_KERNEL(randn_like, randn_like_k)

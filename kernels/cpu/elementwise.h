@@ -1,0 +1,97 @@
+// Building blocks for pointwise CPU kernels: output allocation with broadcasting and type
+// promotion, and one typed loop (`pointwise`) with a contiguous fast path the compiler
+// vectorizes and a strided fallback. Reduced-precision inputs are computed in float and rounded
+// once on store (Note [Rounding to reduced precision] in runtime/half.h).
+#pragma once
+#include <array>
+#include <cstring>
+
+#include "runtime/error.h"
+#include "runtime/strided_loop.h"
+#include "runtime/tensor.h"
+#include "runtime/type_promotion.h"
+
+namespace ampjit::cpu {
+
+// Byte strides of `t` viewed with `shape` (broadcast dims get stride 0).
+DimVector broadcast_byte_strides(const Tensor& t, IntArrayRef shape);
+
+// out[i] = f(in[0][i], ..., in[N-1][i]) over out's shape. Inputs broadcast to out's shape and have
+// dtype TIn; out has dtype TOut. f receives opmath_t<TIn> values and returns something that
+// converts to TOut.
+template <typename TOut, typename TIn, size_t N, typename F>
+void pointwise(const Tensor& out, const std::array<Tensor, N>& ins, F f) {
+  using M = opmath_t<TIn>;
+  std::array<char*, N + 1> ptrs;
+  std::array<DimVector, N + 1> bs;
+  ptrs[0] = static_cast<char*>(out.raw_data());
+  bs[0] = broadcast_byte_strides(out, out.sizes());
+  for (size_t k = 0; k < N; ++k) {
+    ptrs[k + 1] = static_cast<char*>(ins[k].raw_data());
+    bs[k + 1] = broadcast_byte_strides(ins[k], out.sizes());
+  }
+  std::array<std::span<const int64_t>, N + 1> spans;
+  for (size_t k = 0; k <= N; ++k) spans[k] = bs[k];
+  StridedLoop<N + 1> loop(out.sizes(), ptrs, spans);
+  loop.run([&f](char* const* p, const int64_t* st, int64_t n) {
+    bool contiguous = st[0] == sizeof(TOut);
+    for (size_t k = 0; k < N; ++k) contiguous &= st[k + 1] == sizeof(TIn);
+    TOut* o = reinterpret_cast<TOut*>(p[0]);
+    if (contiguous) {
+      std::array<const TIn*, N> in;
+      for (size_t k = 0; k < N; ++k) in[k] = reinterpret_cast<const TIn*>(p[k + 1]);
+      if constexpr (N == 1) {
+        for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(static_cast<M>(in[0][i])));
+      } else if constexpr (N == 2) {
+        for (int64_t i = 0; i < n; ++i)
+          o[i] = static_cast<TOut>(f(static_cast<M>(in[0][i]), static_cast<M>(in[1][i])));
+      } else {
+        for (int64_t i = 0; i < n; ++i) {
+          o[i] = static_cast<TOut>(
+              [&]<size_t... K>(std::index_sequence<K...>) {
+                return f(static_cast<M>(in[K][i])...);
+              }(std::make_index_sequence<N>{}));
+        }
+      }
+      return;
+    }
+    std::array<char*, N + 1> q;
+    for (size_t k = 0; k <= N; ++k) q[k] = p[k];
+    for (int64_t i = 0; i < n; ++i) {
+      *reinterpret_cast<TOut*>(q[0]) = static_cast<TOut>([&]<size_t... K>(std::index_sequence<K...>) {
+        return f(static_cast<M>(*reinterpret_cast<const TIn*>(q[K + 1]))...);
+      }(std::make_index_sequence<N>{}));
+      for (size_t k = 0; k <= N; ++k) q[k] += st[k];
+    }
+  });
+}
+
+// Allocates the broadcast output (dtype `out_type`, C++ type TOut) of inputs cast to T and fills
+// it with f applied to op-math values. Call it inside ONE dtype dispatch:
+//   dispatch_floating(rt, "op", [&]<typename T>() { return map<T>("op", {a, b}, rt, f); });
+// (Note [One dispatch per op]: nesting dispatches multiplies instantiations and compile time.)
+DimVector broadcast_all(std::span<const Tensor> ts, const char* op);
+template <typename T, typename TOut = T, size_t N, typename F>
+Tensor map(const char* op, const std::array<Tensor, N>& ins, ScalarType out_type, F f) {
+  Tensor out = Tensor::empty(broadcast_all(ins, op), out_type, ins[0].device());
+  const ScalarType in_type = scalar_type_of<T>();
+  std::array<Tensor, N> cast;
+  for (size_t k = 0; k < N; ++k) cast[k] = ins[k].dtype() == in_type ? ins[k] : ins[k].to(in_type);
+  pointwise<TOut, T, N>(out, cast, f);
+  return out;
+}
+
+
+// Returns `t` converted to `dtype` (no copy when it already is).
+inline Tensor cast_to(const Tensor& t, ScalarType dtype) { return t.dtype() == dtype ? t : t.to(dtype); }
+
+// Writes `result` into `out` for in-place and out= variants, with torch's checks: the result
+// dtype must be castable to out's dtype; an out= tensor of the wrong shape is resized.
+// `inplace` selects the in-place message ("output with shape [..] doesn't match the broadcast
+// shape [..]") when self cannot hold the broadcast result.
+Tensor& write_result(Tensor& out, const Tensor& result, const char* op, bool inplace);
+
+// Resizes an out= tensor to `sizes` (reallocating when the element count changes).
+void resize_out(Tensor& out, IntArrayRef sizes);
+
+}  // namespace ampjit::cpu

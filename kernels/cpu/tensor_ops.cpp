@@ -1,0 +1,92 @@
+// Kernels for views, copies and conversions (runtime/ops/tensor.def).
+#include "runtime/boxing.h"
+#include "runtime/op_table.h"
+
+namespace ampjit {
+namespace {
+
+Tensor view_k(const Tensor& s, std::vector<int64_t> size) { return s.view(size); }
+Tensor view_as_k(const Tensor& s, const Tensor& o) { return s.view(o.sizes()); }
+Tensor reshape_k(const Tensor& s, std::vector<int64_t> shape) { return s.reshape(shape); }
+Tensor reshape_as_k(const Tensor& s, const Tensor& o) { return s.reshape(o.sizes()); }
+Tensor t_k(const Tensor& s) { return s.t(); }
+Tensor transpose_k(const Tensor& s, int64_t a, int64_t b) { return s.transpose(a, b); }
+Tensor permute_k(const Tensor& s, std::vector<int64_t> dims) { return s.permute(dims); }
+Tensor select_k(const Tensor& s, int64_t d, int64_t i) { return s.select(d, i); }
+Tensor slice_k(const Tensor& s, int64_t d, std::optional<int64_t> b, std::optional<int64_t> e,
+               int64_t step) {
+  return s.slice(d, b, e, step);
+}
+Tensor narrow_k(const Tensor& s, int64_t d, int64_t b, int64_t n) { return s.narrow(d, b, n); }
+Tensor expand_k(const Tensor& s, std::vector<int64_t> size, bool) { return s.expand(size); }
+Tensor expand_as_k(const Tensor& s, const Tensor& o) { return s.expand(o.sizes()); }
+Tensor squeeze_k(const Tensor& s) { return s.squeeze(); }
+Tensor squeeze_dim_k(const Tensor& s, int64_t d) { return s.squeeze(d); }
+Tensor unsqueeze_k(const Tensor& s, int64_t d) { return s.unsqueeze(d); }
+Tensor flatten_k(const Tensor& s, int64_t a, int64_t b) { return s.flatten(a, b); }
+Tensor contiguous_k(const Tensor& s) { return s.contiguous(); }
+Tensor clone_k(const Tensor& s) { return s.clone(); }
+Tensor detach_k(const Tensor& s) {
+  Tensor v = Tensor::make_view(s, s.sizes(), s.strides(), s.storage_offset());
+  v.impl()->requires_grad = false;
+  v.impl()->is_leaf = true;
+  return v;
+}
+Tensor copy_k(Tensor self, const Tensor& src, bool) {
+  self.copy_(src);
+  return self;
+}
+Tensor fill_k(Tensor self, const Scalar& v) {
+  self.fill_(v);
+  return self;
+}
+Tensor zero_k(Tensor self) {
+  self.fill_(Scalar(int64_t{0}));
+  return self;
+}
+Tensor to_dtype_k(const Tensor& s, ScalarType dt, bool, bool copy) { return s.to(dt, copy); }
+Tensor to_device_k(const Tensor& s, Device d, std::optional<ScalarType> dt, bool, bool copy) {
+  AMPJIT_CHECK(d.is_cpu() && s.device().is_cpu(),
+               "to(): copies between {} and {} need the CUDA backend", s.device().str(), d.str());
+  return s.to(dt.value_or(s.dtype()), copy);
+}
+Tensor to_other_k(const Tensor& s, const Tensor& o, bool nb, bool copy) {
+  return to_device_k(s, o.device(), o.dtype(), nb, copy);
+}
+Tensor type_as_k(const Tensor& s, const Tensor& o) { return to_other_k(s, o, false, false); }
+int64_t size_int_k(const Tensor& s, int64_t d) { return s.size(d); }
+int64_t dim_k(const Tensor& s) { return s.dim(); }
+int64_t numel_k(const Tensor& s) { return s.numel(); }
+
+}  // namespace
+}  // namespace ampjit
+
+AMPJIT_KERNEL(view, view_k)
+AMPJIT_KERNEL(view_as, view_as_k)
+AMPJIT_KERNEL(reshape, reshape_k)
+AMPJIT_KERNEL(reshape_as, reshape_as_k)
+AMPJIT_KERNEL(t, t_k)
+AMPJIT_KERNEL(transpose, transpose_k)
+AMPJIT_KERNEL(permute, permute_k)
+AMPJIT_KERNEL(select, select_k)
+AMPJIT_KERNEL(slice, slice_k)
+AMPJIT_KERNEL(narrow, narrow_k)
+AMPJIT_KERNEL(expand, expand_k)
+AMPJIT_KERNEL(expand_as, expand_as_k)
+AMPJIT_KERNEL(squeeze, squeeze_k)
+AMPJIT_KERNEL(squeeze_dim, squeeze_dim_k)
+AMPJIT_KERNEL(unsqueeze, unsqueeze_k)
+AMPJIT_KERNEL(flatten, flatten_k)
+AMPJIT_KERNEL(contiguous, contiguous_k)
+AMPJIT_KERNEL(clone, clone_k)
+AMPJIT_KERNEL(detach, detach_k)
+AMPJIT_KERNEL(copy_, copy_k)
+AMPJIT_KERNEL(fill_, fill_k)
+AMPJIT_KERNEL(zero_, zero_k)
+AMPJIT_KERNEL(to_dtype, to_dtype_k)
+AMPJIT_KERNEL(to_device, to_device_k)
+AMPJIT_KERNEL(to_other, to_other_k)
+AMPJIT_KERNEL(type_as, type_as_k)
+AMPJIT_KERNEL(size_int, size_int_k)
+AMPJIT_KERNEL(dim, dim_k)
+AMPJIT_KERNEL(numel, numel_k)

@@ -1,0 +1,159 @@
+// IValue conversions and printing.
+#include "runtime/ivalue.h"
+
+namespace ampjit {
+
+IValue::IValue(const std::vector<int64_t>& v) : IValue(std::span<const int64_t>(v)) {}
+IValue::IValue(std::span<const int64_t> v) : tag_(Tag::List) {
+  auto* l = new ListObj();
+  l->elems.reserve(v.size());
+  for (int64_t x : v) l->elems.emplace_back(x);
+  p_.ptr = hold(l);
+}
+IValue::IValue(const std::vector<double>& v) : tag_(Tag::List) {
+  auto* l = new ListObj();
+  for (double x : v) l->elems.emplace_back(x);
+  p_.ptr = hold(l);
+}
+IValue::IValue(const std::vector<Tensor>& v) : tag_(Tag::List) {
+  auto* l = new ListObj();
+  for (const Tensor& x : v) l->elems.emplace_back(x);
+  p_.ptr = hold(l);
+}
+
+IValue IValue::tuple(std::vector<IValue> elems) {
+  Ref<TupleObj> t(new TupleObj());
+  t->elems = std::move(elems);
+  return IValue(std::move(t));
+}
+IValue IValue::list(std::vector<IValue> elems) {
+  Ref<ListObj> l(new ListObj());
+  l->elems = std::move(elems);
+  return IValue(std::move(l));
+}
+
+std::vector<int64_t> IValue::to_int_list() const {
+  if (tag_ == Tag::Int) return {p_.i};  // int[N] arguments accept a single int
+  std::vector<int64_t> out;
+  const auto& el = tag_ == Tag::Tuple ? tuple_elems() : list_elems();
+  out.reserve(el.size());
+  for (const auto& e : el) out.push_back(e.to_int());
+  return out;
+}
+std::vector<double> IValue::to_double_list() const {
+  std::vector<double> out;
+  for (const auto& e : list_elems()) out.push_back(e.to_double());
+  return out;
+}
+std::vector<Tensor> IValue::to_tensor_list() const {
+  std::vector<Tensor> out;
+  const auto& el = tag_ == Tag::Tuple ? tuple_elems() : list_elems();
+  out.reserve(el.size());
+  for (const auto& e : el) out.push_back(e.to_tensor());
+  return out;
+}
+
+const char* IValue::tag_name() const {
+  switch (tag_) {
+    case Tag::None: return "None";
+    case Tag::Tensor: return "Tensor";
+    case Tag::Double: return "float";
+    case Tag::Int: return "int";
+    case Tag::Bool: return "bool";
+    case Tag::String: return "str";
+    case Tag::ScalarType: return "dtype";
+    case Tag::Device: return "Device";
+    case Tag::List: return "list";
+    case Tag::Tuple: return "tuple";
+    case Tag::Object: return object()->type_name();
+  }
+  return "?";
+}
+
+void IValue::throw_bad_tag(Tag t) const {
+  IValue probe;
+  probe.tag_ = t;
+  throw TypeError(fmt::format("expected a value of type {} but got {}", probe.tag_name(), tag_name()));
+}
+
+std::string IValue::repr() const {
+  switch (tag_) {
+    case Tag::None: return "None";
+    case Tag::Tensor: {
+      const TensorImpl* t = tensor_impl();
+      return fmt::format("Tensor(dtype={}, shape={})", dtype_name(t->dtype), shape_str(t->sizes));
+    }
+    case Tag::Double: return Scalar(p_.d).str();
+    case Tag::Int: return std::to_string(p_.i);
+    case Tag::Bool: return p_.i ? "True" : "False";
+    case Tag::String: return "\"" + to_string_ref() + "\"";
+    case Tag::ScalarType: return dtype_name(static_cast<ScalarType>(p_.i));
+    case Tag::Device: return p_.dev.str();
+    case Tag::List:
+    case Tag::Tuple: {
+      const auto& el = tag_ == Tag::List ? list_elems() : tuple_elems();
+      std::string s = tag_ == Tag::List ? "[" : "(";
+      for (size_t i = 0; i < el.size(); ++i) s += (i ? ", " : "") + el[i].repr();
+      if (tag_ == Tag::Tuple && el.size() == 1) s += ",";
+      return s + (tag_ == Tag::List ? "]" : ")");
+    }
+    case Tag::Object: return std::string("<") + object()->type_name() + ">";
+  }
+  return "?";
+}
+
+bool IValue::equals(const IValue& o) const {
+  if (tag_ != o.tag_) return false;
+  switch (tag_) {
+    case Tag::None: return true;
+    case Tag::Double: return p_.d == o.p_.d || (p_.d != p_.d && o.p_.d != o.p_.d);
+    case Tag::Int:
+    case Tag::Bool:
+    case Tag::ScalarType: return p_.i == o.p_.i;
+    case Tag::Device: return p_.dev == o.p_.dev;
+    case Tag::String: return to_string_ref() == o.to_string_ref();
+    case Tag::List:
+    case Tag::Tuple: {
+      const auto& a = tag_ == Tag::List ? list_elems() : tuple_elems();
+      const auto& b = tag_ == Tag::List ? o.list_elems() : o.tuple_elems();
+      if (a.size() != b.size()) return false;
+      for (size_t i = 0; i < a.size(); ++i)
+        if (!a[i].equals(b[i])) return false;
+      return true;
+    }
+    default: return p_.ptr == o.p_.ptr;
+  }
+}
+
+// ---- Scalar and Device ------------------------------------------------------------------------
+
+std::string Scalar::str() const {
+  if (is_bool()) return to_bool() ? "True" : "False";
+  if (is_integral()) return std::to_string(i_);
+  std::string s = fmt::format("{}", d_);
+  if (s.find_first_of(".einn") == std::string::npos) s += ".";
+  return s;
+}
+
+Device Device::parse(std::string_view s) {
+  if (s == "cpu") return Device(DeviceType::CPU);
+  if (s == "cuda") return Device(DeviceType::CUDA, 0);
+  if (s.starts_with("cuda:") && s.size() > 5) {
+    int idx = 0;
+    for (char c : s.substr(5)) {
+      AMPJIT_CHECK(c >= '0' && c <= '9', "Invalid device string: '{}'", s);
+      idx = idx * 10 + (c - '0');
+    }
+    return Device(DeviceType::CUDA, idx);
+  }
+  if (s.starts_with("cpu:") && s.substr(4) == "0") return Device(DeviceType::CPU);
+  throw Error(fmt::format(
+      "Expected one of cpu, cuda device type at start of device string: {}", s));
+}
+
+std::string Device::str() const {
+  if (type == DeviceType::CPU) return "cpu";
+  return index < 0 ? "cuda" : fmt::format("cuda:{}", index);
+}
+
+}  // namespace ampjit

@@ -1,0 +1,14 @@
+// The CUDA backend loads and probes devices; without a GPU it reports "skipped" (exit 77).
+#include <cstdio>
+
+#include "kernels/cuda/device_probe.h"
+
+int main() {
+  const int n = ampjit::cuda::device_count();
+  if (n == 0) {
+    std::printf("no CUDA device: %s\n", ampjit::cuda::unavailable_reason());
+    return 77;
+  }
+  std::printf("%d CUDA device(s)\n", n);
+  return 0;
+}
