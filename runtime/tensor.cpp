@@ -21,7 +21,7 @@ int max_threads() {
 
 namespace {
 constexpr size_t kAlign = 64;
-constexpr size_t kHeader = (sizeof(Storage) + kAlign - 1) / kAlign * kAlign;
+constexpr size_t kHeader = sizeof(Storage);
 Storage::DeviceAllocator g_device_allocators[kNumDeviceTypes] = {};
 }  // namespace
 
@@ -31,11 +31,14 @@ void Storage::set_device_allocator(DeviceType type, DeviceAllocator a) {
 
 Ref<Storage> Storage::allocate(size_t nbytes, Device device) {
   if (device.is_cpu()) {
-    // Note [Inline storage]: header and bytes share one aligned allocation.
-    void* mem = ::operator new(kHeader + nbytes, std::align_val_t(kAlign), std::nothrow);
+    // Note [Inline storage]: header and bytes share one malloc'd block; the bytes start at the
+    // next 64-byte boundary after the header. Plain malloc (not memalign) keeps small tensors on
+    // glibc's thread cache, which matters for eager dispatch overhead.
+    void* mem = std::malloc(kHeader + nbytes + kAlign);
     AMPJIT_CHECK(mem, "out of memory: could not allocate {} bytes on cpu", nbytes);
     Storage* s = new (mem) Storage();
-    s->data_ = static_cast<char*>(mem) + kHeader;
+    const uintptr_t data = (reinterpret_cast<uintptr_t>(mem) + kHeader + kAlign - 1) & ~(kAlign - 1);
+    s->data_ = reinterpret_cast<void*>(data);
     s->nbytes_ = nbytes;
     s->device_ = device;
     s->inline_ = true;
@@ -75,7 +78,7 @@ void Storage::destroy() const {
   if (inline_) {
     void* mem = const_cast<Storage*>(this);
     this->~Storage();
-    ::operator delete(mem, std::align_val_t(kAlign));
+    std::free(mem);
   } else {
     delete this;
   }
@@ -195,7 +198,19 @@ std::optional<DimVector> compute_view_strides(IntArrayRef old_sizes, IntArrayRef
 
 // ---- Tensor -----------------------------------------------------------------------------------
 
-void TensorImpl::refresh_numel() { numel = numel_of(sizes); }
+void TensorImpl::refresh() {
+  numel = numel_of(sizes);
+  int64_t expected = 1;
+  is_contiguous = true;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) {
+      is_contiguous = false;
+      break;
+    }
+    expected *= sizes[d];
+  }
+}
 
 Tensor Tensor::empty(IntArrayRef sizes, ScalarType dtype, Device device) {
   for (int64_t s : sizes) {
@@ -205,9 +220,15 @@ Tensor Tensor::empty(IntArrayRef sizes, ScalarType dtype, Device device) {
   AMPJIT_CHECK(dtype != ScalarType::Undefined, "empty: undefined dtype");
   if (device.is_cuda() && device.index < 0) device.index = 0;
   Ref<TensorImpl> impl(new TensorImpl());
-  impl->sizes = DimVector(sizes);
-  impl->strides = contiguous_strides(sizes);
-  impl->refresh_numel();
+  const size_t nd = sizes.size();
+  impl->sizes.assign(sizes.begin(), sizes.end());
+  impl->strides.resize(nd);
+  int64_t acc = 1;
+  for (size_t i = nd; i-- > 0;) {
+    impl->strides[i] = acc;
+    acc *= std::max<int64_t>(sizes[i], 1);
+  }
+  impl->numel = numel_of(sizes);
   impl->dtype = dtype;
   impl->device = device;
   impl->storage = Storage::allocate(static_cast<size_t>(impl->numel) * ::ampjit::itemsize(dtype),
@@ -223,7 +244,7 @@ Tensor Tensor::make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef stri
   impl->sizes = DimVector(sizes);
   impl->strides = DimVector(strides);
   impl->offset = offset;
-  impl->refresh_numel();
+  impl->refresh();
   impl->dtype = b.dtype;
   impl->device = b.device;
   impl->requires_grad = b.requires_grad;
@@ -234,17 +255,6 @@ Tensor Tensor::make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef stri
 
 int64_t Tensor::size(int64_t d) const { return impl_->sizes[wrap_dim(d, dim(), "size")]; }
 int64_t Tensor::stride(int64_t d) const { return impl_->strides[wrap_dim(d, dim(), "stride")]; }
-
-bool Tensor::is_contiguous() const {
-  int64_t expected = 1;
-  for (int64_t d = dim() - 1; d >= 0; --d) {
-    const int64_t s = impl_->sizes[d];
-    if (s == 1) continue;
-    if (impl_->strides[d] != expected) return false;
-    expected *= s;
-  }
-  return true;
-}
 
 Tensor& Tensor::set_requires_grad(bool r) {
   AMPJIT_CHECK(!r || is_floating_point(),
@@ -379,7 +389,7 @@ Tensor Tensor::expand(IntArrayRef shape) const {
                shape.size(), dim());
   const size_t lead = shape.size() - sizes().size();
   DimVector sz(shape.size(), 0), st(shape.size(), 0);
-  for (size_t i = 0; i < shape.size(); ++i) {
+  for (size_t i = shape.size(); i-- > 0;) {  // torch reports the first mismatch from the right
     if (i < lead) {
       AMPJIT_CHECK(shape[i] >= 0, "expand: -1 is not allowed in a leading, non-existing dimension");
       sz[i] = shape[i];

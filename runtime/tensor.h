@@ -65,8 +65,10 @@ class TensorImpl : public RefCounted {
   bool is_leaf = true;
   bool is_view = false;
   bool is_wrapped_number = false;  // a Python number turned into a 0-dim tensor (type promotion)
+  bool is_contiguous = true;       // cached by refresh(): asked several times per op
 
-  void refresh_numel();
+  // Recomputes numel and contiguity after sizes or strides change.
+  void refresh();
 };
 
 class Tensor {
@@ -96,7 +98,7 @@ class Tensor {
   ScalarType dtype() const { return impl_->dtype; }
   Device device() const { return impl_->device; }
   size_t itemsize() const { return ::ampjit::itemsize(impl_->dtype); }
-  bool is_contiguous() const;
+  bool is_contiguous() const { return impl_->is_contiguous; }
   bool is_floating_point() const { return is_floating(dtype()); }
   bool requires_grad() const { return impl_->requires_grad; }
   Tensor& set_requires_grad(bool r);

@@ -90,7 +90,7 @@ void print_rec(std::string& s, const std::vector<double>& vals, IntArrayRef size
     std::vector<std::string> items;
     for (int64_t i = 0; i < n; ++i) {
       if (cut && i == kEdgeItems) {
-        items.push_back("...");
+        items.push_back(" ...");  // torch pads the ellipsis of a vector with a space
         i = n - kEdgeItems;
       }
       items.push_back(f(vals[base + i * strides[dim]]));

@@ -42,7 +42,7 @@ void resize_out(Tensor& out, IntArrayRef sizes) {
   }
   impl->sizes = DimVector(sizes);
   impl->strides = contiguous_strides(sizes);
-  impl->refresh_numel();
+  impl->refresh();
 }
 
 Tensor& write_result(Tensor& out, const Tensor& result, const char* op, bool inplace) {

@@ -13,6 +13,10 @@
 
 namespace ampjit::cpu {
 
+inline bool same_sizes(const Tensor& a, const Tensor& b) {
+  return a.dim() == b.dim() && std::equal(a.sizes().begin(), a.sizes().end(), b.sizes().begin());
+}
+
 // Byte strides of `t` viewed with `shape` (broadcast dims get stride 0).
 DimVector broadcast_byte_strides(const Tensor& t, IntArrayRef shape);
 
@@ -22,6 +26,23 @@ DimVector broadcast_byte_strides(const Tensor& t, IntArrayRef shape);
 template <typename TOut, typename TIn, size_t N, typename F>
 void pointwise(const Tensor& out, const std::array<Tensor, N>& ins, F f) {
   using M = opmath_t<TIn>;
+  // Fast path: every operand contiguous with out's shape (the common eager case) runs one flat,
+  // vectorizable loop without building the strided iteration.
+  bool flat = out.is_contiguous();
+  for (size_t k = 0; k < N && flat; ++k) flat = ins[k].is_contiguous() && same_sizes(ins[k], out);
+  if (flat) {
+    TOut* o = out.data<TOut>();
+    std::array<const TIn*, N> in;
+    for (size_t k = 0; k < N; ++k) in[k] = ins[k].template data<TIn>();
+    parallel_for(out.numel(), kParallelGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        o[i] = static_cast<TOut>([&]<size_t... K>(std::index_sequence<K...>) {
+          return f(static_cast<M>(in[K][i])...);
+        }(std::make_index_sequence<N>{}));
+      }
+    });
+    return;
+  }
   std::array<char*, N + 1> ptrs;
   std::array<DimVector, N + 1> bs;
   ptrs[0] = static_cast<char*>(out.raw_data());
@@ -73,7 +94,10 @@ void pointwise(const Tensor& out, const std::array<Tensor, N>& ins, F f) {
 DimVector broadcast_all(std::span<const Tensor> ts, const char* op);
 template <typename T, typename TOut = T, size_t N, typename F>
 Tensor map(const char* op, const std::array<Tensor, N>& ins, ScalarType out_type, F f) {
-  Tensor out = Tensor::empty(broadcast_all(ins, op), out_type, ins[0].device());
+  bool same = true;
+  for (size_t k = 1; k < N; ++k) same &= same_sizes(ins[0], ins[k]);
+  Tensor out = same ? Tensor::empty(ins[0].sizes(), out_type, ins[0].device())
+                    : Tensor::empty(broadcast_all(ins, op), out_type, ins[0].device());
   const ScalarType in_type = scalar_type_of<T>();
   std::array<Tensor, N> cast;
   for (size_t k = 0; k < N; ++k) cast[k] = ins[k].dtype() == in_type ? ins[k] : ins[k].to(in_type);

@@ -1,0 +1,279 @@
+// The runtime core: dtype traits, type promotion (torch.result_type), schemas and argument
+// binding, the op table, the three-layer dispatcher, factories and the random generator.
+#include <gmock/gmock.h>
+
+#include <set>
+
+#include "runtime/random.h"
+#include "runtime/type_promotion.h"
+#include "tests/cpp/testing.h"
+
+namespace ampjit {
+namespace {
+
+using ::testing::HasSubstr;
+using V = std::vector<int64_t>;
+constexpr auto u8 = ScalarType::UInt8, i8 = ScalarType::Int8, i16 = ScalarType::Int16,
+               i32 = ScalarType::Int32, i64 = ScalarType::Int64, f16 = ScalarType::Float16,
+               f32 = ScalarType::Float32, f64 = ScalarType::Float64, b1 = ScalarType::Bool,
+               bf = ScalarType::BFloat16;
+
+TEST(DType, TraitsTable) {
+  EXPECT_EQ(itemsize(f16), 2u);
+  EXPECT_EQ(itemsize(bf), 2u);
+  EXPECT_EQ(itemsize(i64), 8u);
+  EXPECT_EQ(itemsize(b1), 1u);
+  EXPECT_TRUE(is_floating(bf));
+  EXPECT_FALSE(is_floating(i32));
+  EXPECT_FALSE(is_integral(b1));
+  EXPECT_TRUE(is_integral(b1, /*include_bool=*/true));
+  EXPECT_STREQ(dtype_name(bf), "bfloat16");
+  EXPECT_EQ(parse_dtype("half"), f16);
+  EXPECT_EQ(parse_dtype("torch.float"), f32);
+  EXPECT_EQ(parse_dtype("double"), f64);
+  EXPECT_EQ(parse_dtype("long"), i64);
+  EXPECT_EQ(parse_dtype("complex64"), std::nullopt);
+}
+
+TEST(DType, PromoteTypesMatchesTorch) {
+  // Pairs checked against torch.promote_types.
+  EXPECT_EQ(promote_types(u8, i8), i16);
+  EXPECT_EQ(promote_types(f16, bf), f32);
+  EXPECT_EQ(promote_types(bf, i64), bf);
+  EXPECT_EQ(promote_types(b1, u8), u8);
+  EXPECT_EQ(promote_types(i32, f16), f16);
+  EXPECT_EQ(promote_types(f32, f64), f64);
+  EXPECT_EQ(promote_types(b1, b1), b1);
+  // Symmetric over the whole table.
+  for (int a = 0; a < kNumScalarTypes; ++a)
+    for (int b = 0; b < kNumScalarTypes; ++b)
+      EXPECT_EQ(promote_types(ScalarType(a), ScalarType(b)), promote_types(ScalarType(b), ScalarType(a)));
+}
+
+Tensor t(ScalarType dt, V shape = {2}) { return ops::zeros(shape, dt); }
+
+TEST(DType, ResultTypeCategoriesAndZeroDim) {
+  // Values checked against torch.result_type.
+  EXPECT_EQ(result_type(t(i32), Scalar(2.5)), f32);          // int tensor, Python float
+  EXPECT_EQ(result_type(t(f16), Scalar(2.5)), f16);          // float16 stays
+  EXPECT_EQ(result_type(t(u8), Scalar(int64_t{1000})), u8);  // Python int never widens ints
+  EXPECT_EQ(result_type(t(b1), Scalar(int64_t{1})), i64);    // bool tensor + int
+  EXPECT_EQ(result_type(t(b1), Scalar(true)), b1);
+  EXPECT_EQ(result_type(t(i64), t(f16, {})), f16);           // zero-dim float beats dim int
+  EXPECT_EQ(result_type(t(f16), t(f64, {})), f16);           // zero-dim of same category: ignored
+  EXPECT_EQ(result_type(t(i8), t(i64, {})), i8);
+  EXPECT_EQ(result_type(t(f32, {}), t(f64, {})), f64);      // both zero-dim: ordinary promotion
+  EXPECT_EQ(result_type(t(u8), t(i8)), i16);
+  EXPECT_EQ(result_type(t(bf), t(f16)), f32);
+  EXPECT_EQ(result_type(t(i32, {}), Scalar(1.5)), f32);
+  EXPECT_EQ(result_type(t(f64, {}), Scalar(1.5)), f64);
+  EXPECT_TRUE(can_cast(i64, f16));
+  EXPECT_FALSE(can_cast(f32, i64));
+  EXPECT_FALSE(can_cast(i32, b1));
+}
+
+TEST(Schema, ParsesTypesDefaultsAndAnnotations) {
+  FunctionSchema s = parse_schema(
+      "aten::foo.bar(Tensor(a!) self, Tensor? w=None, int[2] stride=1, float eps=1e-05, "
+      "Scalar alpha=1, *, ScalarType? dtype=None, str mode=\"mean\", int[] dims=[]) -> (Tensor a, Tensor b)");
+  EXPECT_EQ(s.full_name(), "aten::foo.bar");
+  EXPECT_EQ(s.qualified_name(), "aten::foo");
+  ASSERT_EQ(s.args.size(), 8u);
+  EXPECT_TRUE(s.args[0].is_write);
+  EXPECT_TRUE(s.is_inplace());
+  EXPECT_EQ(s.args[1].type->str(), "Tensor?");
+  EXPECT_EQ(s.args[2].default_value->to_int_list(), (V{1, 1}));
+  EXPECT_EQ(s.args[2].list_len, 2);
+  EXPECT_DOUBLE_EQ(s.args[3].default_value->to_double(), 1e-5);
+  EXPECT_TRUE(s.args[4].default_value->is_int());
+  EXPECT_TRUE(s.args[5].kwarg_only);
+  EXPECT_EQ(s.args[6].default_value->to_string_ref(), "mean");
+  EXPECT_TRUE(s.args[7].default_value->to_int_list().empty());
+  EXPECT_EQ(s.returns.size(), 2u);
+}
+
+TEST(Schema, MalformedSchemaNamesTheColumn) {
+  EXPECT_THAT([] { parse_schema("aten::foo(Tensr x) -> Tensor"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("unknown type 'Tensr'")));
+  EXPECT_THAT([] { parse_schema("aten::foo(Tensor x -> Tensor"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("schema parse error at column")));
+}
+
+TEST(OpTable, EverySchemaParsesAndRoundTrips) {
+  std::set<std::string> names;
+  for (const OpEntry& op : all_ops()) {
+    EXPECT_TRUE(names.insert(op.name).second) << "duplicate op " << op.name;
+    EXPECT_NE(op.kernels[0], nullptr) << op.name;
+    // The canonical text parses back to the same canonical text.
+    EXPECT_EQ(parse_schema(op.schema.str()).str(), op.schema.str());
+    if (op.name.find('_') != std::string::npos && op.schema.name.back() == '_') {
+      EXPECT_TRUE(op.is_inplace) << op.name << ": in-place ops write self";
+    }
+  }
+  ASSERT_NE(find_op("aten::add.Tensor"), nullptr);
+  EXPECT_EQ(find_op("aten::add.Tensor"), &op_entry(OpId::add));
+  EXPECT_EQ(find_op("aten::view"), &op_entry(OpId::view));  // default overload by base name
+  EXPECT_GE(find_overloads("aten::add").size(), 2u);
+  EXPECT_EQ(find_op("aten::nope"), nullptr);
+}
+
+TEST(Binding, KeywordsDefaultsAndConversions) {
+  const OpEntry& op = op_entry(OpId::add);
+  Stack s = bind_arguments(op.schema, {ops::ones(V{2}).tensor(), ops::ones(V{2}).tensor()},
+                           {{"alpha", IValue(int64_t{3})}});
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[2].to_int(), 3);
+  OpResult r = call_op("aten::add.Tensor", {ops::ones(V{2}).tensor(), ops::ones(V{2}).tensor()},
+                       {{"alpha", IValue(2.0)}});
+  EXPECT_EQ(testing::values(r.tensor()), (std::vector<double>{3, 3}));
+  // int[N] accepts one int; Device accepts a string.
+  Stack e = bind_arguments(op_entry(OpId::zeros).schema, {IValue(V{2})},
+                           {{"device", IValue("cpu")}, {"dtype", IValue(ScalarType::Float16)}});
+  EXPECT_TRUE(e[2].is_device());
+}
+
+TEST(Binding, ErrorsNameOpArgumentAndTypes) {
+  const auto& add = op_entry(OpId::add).schema;
+  Tensor x = ops::ones(V{2});
+  EXPECT_THAT([&] { bind_arguments(add, {x, IValue("two")}); },
+              ::testing::ThrowsMessage<TypeError>(HasSubstr(
+                  "aten::add.Tensor(): argument 'other' (position 2) must be Tensor, not str")));
+  EXPECT_THAT([&] { bind_arguments(add, {x}); },
+              ::testing::ThrowsMessage<TypeError>(HasSubstr("missing required argument 'other'")));
+  EXPECT_THAT([&] { bind_arguments(add, {x, x}, {{"beta", IValue(1)}}); },
+              ::testing::ThrowsMessage<TypeError>(HasSubstr("unexpected keyword argument 'beta'")));
+  EXPECT_THAT([&] { bind_arguments(add, {x, x, IValue(1)}); },
+              ::testing::ThrowsMessage<TypeError>(HasSubstr("takes 2 positional arguments but 3 were given")));
+  EXPECT_THAT([&] { bind_arguments(add, {x}, {{"self", IValue(x)}}); },
+              ::testing::ThrowsMessage<TypeError>(HasSubstr("multiple values for argument 'self'")));
+  EXPECT_THAT([&] { call_op("aten::frobnicate", {}); },
+              ::testing::ThrowsMessage<NotImplementedError>(HasSubstr("no op named 'aten::frobnicate'")));
+}
+
+// ---- Dispatcher layers ---------------------------------------------------------------------
+
+std::vector<std::string> g_log;
+void autocast_probe(const OpEntry& op, Stack& s) {
+  g_log.push_back("autocast:" + op.name);
+  redispatch(DispatchLayer::Autocast, op, s);
+}
+void tracer_probe(const OpEntry& op, Stack& s) {
+  g_log.push_back("tracer:" + op.name);
+  redispatch(DispatchLayer::Tracer, op, s);
+}
+
+TEST(Dispatcher, LayersRunInOrderOnlyWhenIncluded) {
+  set_layer(DispatchLayer::Autocast, autocast_probe);
+  set_layer(DispatchLayer::Tracer, tracer_probe);
+  g_log.clear();
+  Tensor x = ops::ones(V{2});
+  g_log.clear();
+  ops::add(x, x);
+  EXPECT_TRUE(g_log.empty());  // nothing included: straight to the kernel
+  {
+    LayerGuard a(DispatchLayer::Autocast, LayerGuard::Include);
+    LayerGuard t(DispatchLayer::Tracer, LayerGuard::Include);
+    ops::add(x, x);
+    EXPECT_EQ(g_log, (std::vector<std::string>{"autocast:aten::add.Tensor", "tracer:aten::add.Tensor"}));
+    g_log.clear();
+    {
+      LayerGuard ex(DispatchLayer::Autocast, LayerGuard::Exclude);
+      ops::add(x, x);
+      EXPECT_EQ(g_log, (std::vector<std::string>{"tracer:aten::add.Tensor"}));
+    }
+  }
+  g_log.clear();
+  ops::add(x, x);
+  EXPECT_TRUE(g_log.empty());  // guards restored the thread's state
+  // The state is per thread.
+  LayerGuard a(DispatchLayer::Autocast, LayerGuard::Include);
+  std::thread([&] { ops::add(x, x); }).join();
+  EXPECT_TRUE(g_log.empty());
+  set_layer(DispatchLayer::Autocast, nullptr);
+  set_layer(DispatchLayer::Tracer, nullptr);
+}
+
+TEST(Dispatcher, MixedDevicesAndMissingKernelsAreErrors) {
+  Tensor x = ops::ones(V{2});
+  Tensor fake_cuda = Tensor::make_view(x, x.sizes(), x.strides(), 0);
+  fake_cuda.impl()->device = Device(DeviceType::CUDA, 0);
+  EXPECT_THAT([&] { ops::add(x, fake_cuda); },
+              ::testing::ThrowsMessage<Error>(HasSubstr(
+                  "Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0")));
+  EXPECT_THAT([&] { ops::add(fake_cuda, fake_cuda); },
+              ::testing::ThrowsMessage<NotImplementedError>(HasSubstr("aten::add.Tensor: no kernel for device 'cuda:0'")));
+  EXPECT_THAT([&] { ops::zeros(V{2}, std::nullopt, Device(DeviceType::CUDA, 0)); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("cuda")));
+}
+
+// ---- Factories and random numbers --------------------------------------------------------
+
+TEST(Factories, DtypesAndValues) {
+  EXPECT_EQ(Tensor(ops::zeros(V{2, 3})).dtype(), f32);
+  EXPECT_EQ(Tensor(ops::full(V{2}, int64_t{7})).dtype(), i64);  // inferred from the fill value
+  EXPECT_EQ(Tensor(ops::full(V{2}, true)).dtype(), b1);
+  EXPECT_EQ(Tensor(ops::full(V{2}, 1.5, bf)).dtype(), bf);
+  EXPECT_EQ(testing::values(ops::arange(5)), (std::vector<double>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(Tensor(ops::arange(5)).dtype(), i64);
+  EXPECT_EQ(Tensor(ops::arange(5.0)).dtype(), f32);
+  EXPECT_EQ(testing::values(ops::arange_start_step(1, 2.0, 0.25)),
+            (std::vector<double>{1, 1.25, 1.5, 1.75}));
+  EXPECT_EQ(testing::values(ops::arange_start_step(10, 0, -3)), (std::vector<double>{10, 7, 4, 1}));
+  EXPECT_EQ(testing::values(ops::eye_m(2, 3)), (std::vector<double>{1, 0, 0, 0, 1, 0}));
+  Tensor like = ops::ones_like(ops::zeros(V{2, 2}, f16));
+  EXPECT_EQ(like.dtype(), f16);
+  EXPECT_EQ(testing::values(like), (std::vector<double>{1, 1, 1, 1}));
+  Tensor rg = ops::zeros(V{2}, f32, std::nullopt, true);
+  EXPECT_TRUE(rg.requires_grad());
+  EXPECT_THAT([] { ops::arange_start_step(0, 5, 0); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("step must be nonzero")));
+  EXPECT_THAT([] { ops::arange_start_step(5, 0, 1); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("inconsistent with step sign")));
+  EXPECT_THAT([] { ops::rand(V{2}, i64); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("expected a floating point dtype")));
+}
+
+TEST(Random, DeterministicPerSeedAndWellDistributed) {
+  manual_seed(42);
+  std::vector<double> a = testing::values(ops::rand(V{10000}));
+  std::vector<double> n1 = testing::values(ops::randn(V{10000}));
+  manual_seed(42);
+  EXPECT_EQ(testing::values(ops::rand(V{10000})), a);
+  EXPECT_EQ(testing::values(ops::randn(V{10000})), n1);
+  manual_seed(43);
+  EXPECT_NE(testing::values(ops::rand(V{10000})), a);
+  double sum = 0, mn = 1, mx = 0;
+  for (double v : a) sum += v, mn = std::min(mn, v), mx = std::max(mx, v);
+  EXPECT_NEAR(sum / a.size(), 0.5, 0.02);  // 5 sigma for 10k uniforms is ~0.014
+  EXPECT_GE(mn, 0.0);
+  EXPECT_LT(mx, 1.0);
+  double s = 0, s2 = 0;
+  for (double v : n1) s += v, s2 += v * v;
+  EXPECT_NEAR(s / n1.size(), 0.0, 0.05);
+  EXPECT_NEAR(s2 / n1.size(), 1.0, 0.07);
+  for (ScalarType dt : {bf, f16}) {
+    for (double v : testing::values(ops::rand(V{5000}, dt))) ASSERT_LT(v, 1.0) << dtype_name(dt);
+  }
+}
+
+TEST(IValue, TagsConversionsAndEquality) {
+  IValue i(int64_t{3}), d(2.5), b(true), n;
+  EXPECT_TRUE(i.is_int());
+  EXPECT_DOUBLE_EQ(i.to_double(), 3.0);  // ints widen to float where floats are expected
+  EXPECT_THROW(d.to_int(), TypeError);
+  EXPECT_TRUE(n.is_none());
+  EXPECT_TRUE(IValue(V{1, 2}).equals(IValue(V{1, 2})));
+  EXPECT_FALSE(IValue(V{1, 2}).equals(IValue(V{1, 3})));
+  EXPECT_EQ(IValue::tuple({i, d}).repr(), "(3, 2.5)");
+  Tensor x = ops::ones(V{2});
+  const uint32_t before = x.impl()->use_count();
+  {
+    IValue held(x);
+    IValue copy = held;
+    EXPECT_EQ(x.impl()->use_count(), before + 2);
+  }
+  EXPECT_EQ(x.impl()->use_count(), before);
+}
+
+}  // namespace
+}  // namespace ampjit
