@@ -9,5 +9,5 @@ OMP_NUM_THREADS=2 ctest --test-dir build --output-on-failure -j2
 if [[ "${AMPJIT_SKIP_SANITIZERS:-0}" != 1 ]]; then
   BUILD_TYPE=RelWithDebInfo scripts/build.sh build-asan -DAMPJIT_SANITIZE=ON -DAMPJIT_CUDA=OFF -DAMPJIT_PYTHON=OFF
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    OMP_NUM_THREADS=1 ctest --test-dir build-asan --output-on-failure -j2 -L cpp
+    OMP_NUM_THREADS=2 ctest --test-dir build-asan --output-on-failure -j2 -L cpp
 fi

@@ -1,0 +1,33 @@
+"""ampjit: a small, exact JIT for mixed-precision tensor programs, shaped like torch.
+
+``import ampjit as torch`` runs programs written against the subset of the torch API that ampjit
+implements. Every function here comes from ampjit's op table (one declaration per op, in C++);
+where ampjit lacks a torch feature it raises NotImplementedError naming it.
+"""
+from . import _C
+from ._C import Tensor, dtype, device, tensor, from_numpy, manual_seed, initial_seed
+
+# dtypes, with torch's names and aliases (ampjit.half is ampjit.float16).
+_by_name = {repr(d)[len("torch."):]: d for d in _C._dtypes}
+uint8 = _by_name["uint8"]
+int8 = _by_name["int8"]
+int16 = short = _by_name["int16"]
+int32 = int = _by_name["int32"]
+int64 = long = _by_name["int64"]
+float16 = half = _by_name["float16"]
+float32 = float = _by_name["float32"]
+float64 = double = _by_name["float64"]
+bfloat16 = _by_name["bfloat16"]
+bool = _by_name["bool"]
+del _by_name
+
+from ._tensor import Size, _install_tensor_methods  # noqa: E402
+from ._ops import _install_functions  # noqa: E402
+
+_install_functions(globals())
+_install_tensor_methods()
+
+from . import jit  # noqa: E402
+from ._grad_mode import no_grad, enable_grad, is_grad_enabled, set_grad_enabled  # noqa: E402
+
+__version__ = "0.1.0"

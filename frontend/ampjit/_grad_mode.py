@@ -1,0 +1,59 @@
+"""Gradient-mode switches. ampjit has no autograd yet: these keep torch's API and per-thread
+state so programs written with them run, and `is_grad_enabled()` reports the mode."""
+import functools
+import threading
+
+_state = threading.local()
+
+
+def is_grad_enabled():
+    return getattr(_state, "enabled", True)
+
+
+def _set(enabled):
+    _state.enabled = bool(enabled)
+
+
+class _GradMode:
+    _enabled = True
+
+    def __enter__(self):
+        self._prev = is_grad_enabled()
+        _set(self._enabled)
+        return self
+
+    def __exit__(self, *exc):
+        _set(self._prev)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__():
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class no_grad(_GradMode):
+    """Context manager and decorator that disables gradient tracking (torch.no_grad)."""
+    _enabled = False
+
+
+class enable_grad(_GradMode):
+    """Context manager and decorator that enables gradient tracking (torch.enable_grad)."""
+    _enabled = True
+
+
+class set_grad_enabled:
+    """Sets gradient tracking on or off, immediately and, used as a context manager, for a block."""
+
+    def __init__(self, mode):
+        self._prev = is_grad_enabled()
+        _set(mode)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _set(self._prev)
+        return False

@@ -1,0 +1,30 @@
+"""Module-level functions generated from the op table.
+
+Each ATen base name (``aten::add``) becomes ``ampjit.add``; calling it resolves the overload from
+the arguments (Note [Overload resolution from Python] in frontend/python/module.cpp).
+"""
+from . import _C
+
+# Functions torch exposes under another name than the ATen op, or not at the top level.
+_RENAMED = {"cross_entropy_loss": None}
+
+
+def _make_function(base):
+    name = base.split("::", 1)[1]
+
+    def fn(*args, **kwargs):
+        return _C._call(base, args, kwargs)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = "ampjit op {}:\n  ".format(base) + "\n  ".join(_C._op_schemas(base))
+    return name, fn
+
+
+def _install_functions(namespace):
+    for base, _is_method, _inplace in _C._op_table():
+        name, fn = _make_function(base)
+        if name in _RENAMED:
+            if _RENAMED[name] is None:
+                continue
+            name = _RENAMED[name]
+        namespace.setdefault(name, fn)

@@ -1,0 +1,251 @@
+"""The Python half of ampjit.Tensor: methods generated from the op table, conversions, indexing.
+
+The Tensor type itself, its properties and its operators live in C++ (frontend/python).
+"""
+import builtins
+import collections
+
+from . import _C
+from ._C import Tensor
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints that prints as ``torch.Size([2, 3])``."""
+
+    def __repr__(self):
+        return "torch.Size([{}])".format(", ".join(str(s) for s in self))
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+_C._set_size_type(Size)
+
+# torch.return_types: named tuples for ops with named results (max.dim -> (values, indices)).
+_return_types = {}
+
+
+def _namedtuple(op_name, fields, values):
+    key = (op_name, fields)
+    t = _return_types.get(key)
+    if t is None:
+        t = collections.namedtuple(op_name, fields)
+        t.__module__ = "torch.return_types"
+        _return_types[key] = t
+    return t(*values)
+
+
+_C._set_namedtuple_factory(_namedtuple)
+
+
+def _method(base, inplace):
+    name = base.split("::", 1)[1]
+    if inplace:
+        def method(self, *args, **kwargs):
+            _C._call(base, (self,) + args, kwargs)
+            return self
+    else:
+        def method(self, *args, **kwargs):
+            return _C._call(base, (self,) + args, kwargs)
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+# --- dtype and device conversions ----------------------------------------------------------
+
+def _to(self, *args, **kwargs):
+    """Tensor.to(dtype) / to(device) / to(device, dtype) / to(other), with copy= and non_blocking=."""
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    non_blocking = kwargs.pop("non_blocking", False)
+    if kwargs:
+        raise TypeError("to() got an unexpected keyword argument '{}'".format(next(iter(kwargs))))
+    for a in args:
+        if isinstance(a, _C.dtype):
+            dtype = a
+        elif isinstance(a, (str, _C.device)):
+            device = a
+        elif isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, builtins.bool):
+            non_blocking = a
+        else:
+            raise TypeError("to() received an invalid combination of arguments: {!r}".format(a))
+    if device is not None:
+        return _C._call_overload("aten::to.device", (self, device, dtype, non_blocking, copy), {})
+    if dtype is None:
+        return self
+    return _C._call_overload("aten::to.dtype", (self, dtype, non_blocking, copy), {})
+
+
+def _cpu(self):
+    return self.to("cpu")
+
+
+def _cuda(self, device=None):
+    return self.to("cuda" if device is None else device)
+
+
+def _type_conv(dt):
+    def conv(self):
+        return self.to(dt)
+    return conv
+
+
+# --- indexing --------------------------------------------------------------------------------
+
+def _expand_index(self, index):
+    if not isinstance(index, tuple):
+        index = (index,)
+    n_ellipsis = sum(1 for i in index if i is Ellipsis)
+    if n_ellipsis > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = sum(1 for i in index if i is not None and i is not Ellipsis and not (
+        isinstance(i, Tensor) and i.dtype == _bool_dtype() and i.dim() > 1))
+    used += sum(i.dim() - 1 for i in index if isinstance(i, Tensor) and i.dtype == _bool_dtype() and i.dim() > 1)
+    if used > self.dim():
+        raise IndexError("too many indices for tensor of dimension {}".format(self.dim()))
+    out = []
+    for i in index:
+        if i is Ellipsis:
+            out.extend([slice(None)] * (self.dim() - used))
+        else:
+            out.append(i)
+    return out
+
+
+def _bool_dtype():
+    from . import bool as b
+    return b
+
+
+def _basic_view(self, index):
+    """Applies ints, slices and None; returns the view and the remaining advanced (tensor) indices."""
+    t = self
+    dim = 0
+    advanced = []
+    for i in _expand_index(self, index):
+        if i is None:
+            t = t.unsqueeze(dim)
+            dim += 1
+        elif isinstance(i, builtins.bool):
+            t = t.unsqueeze(dim)
+            if not i:
+                t = t.narrow(dim, 0, 0)
+            dim += 1
+        elif isinstance(i, builtins.int) or (hasattr(i, "__index__") and not isinstance(i, Tensor)):
+            t = t.select(dim, i.__index__())
+        elif isinstance(i, slice):
+            step = 1 if i.step is None else i.step
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            t = _C._call_overload("aten::slice.Tensor", (t, dim, i.start, i.stop, step), {})
+            dim += 1
+        elif isinstance(i, Tensor):
+            advanced.append((dim, i))
+            dim += 1
+        elif isinstance(i, (list, tuple)):
+            advanced.append((dim, _C.tensor(list(i))))
+            dim += 1
+        else:
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), None and long or bool tensors are "
+                "valid indices (got {})".format(type(i).__name__))
+    return t, advanced
+
+
+def _getitem(self, index):
+    t, advanced = _basic_view(self, index)
+    if not advanced:
+        return t
+    if len(advanced) > 1:
+        raise NotImplementedError("ampjit does not implement indexing with more than one tensor index")
+    dim, idx = advanced[0]
+    if idx.dtype == _bool_dtype():
+        if idx.dim() == 0:
+            return t.unsqueeze(dim) if idx.item() else t.unsqueeze(dim).narrow(dim, 0, 0)
+        if list(idx.shape) != list(t.shape[dim:dim + idx.dim()]):
+            raise IndexError("The shape of the mask {} does not match the shape of the indexed tensor {}".format(
+                list(idx.shape), list(t.shape)))
+        flat = t.flatten(dim, dim + idx.dim() - 1) if idx.dim() > 1 else t
+        positions = [k for k, v in enumerate(idx.flatten().tolist()) if v]
+        return flat.index_select(dim, _C.tensor(positions, dtype=_int64()))
+    if idx.dim() == 0:
+        return t.select(dim, idx.item())
+    out = t.index_select(dim, idx.flatten())
+    if idx.dim() != 1:
+        shape = list(t.shape[:dim]) + list(idx.shape) + list(t.shape[dim + 1:])
+        out = out.reshape(shape)
+    return out
+
+
+def _int64():
+    from . import int64
+    return int64
+
+
+def _setitem(self, index, value):
+    t, advanced = _basic_view(self, index)
+    if not advanced:
+        if isinstance(value, Tensor):
+            t.copy_(value)
+        else:
+            t.fill_(value)
+        return
+    if len(advanced) > 1:
+        raise NotImplementedError("ampjit does not implement index assignment with more than one tensor index")
+    dim, idx = advanced[0]
+    if idx.dtype == _bool_dtype():
+        flat = t.flatten(dim, dim + idx.dim() - 1) if idx.dim() > 1 else t
+        positions = [k for k, v in enumerate(idx.flatten().tolist()) if v]
+        idx = _C.tensor(positions, dtype=_int64())
+        t = flat
+    idx = idx.flatten()
+    src_shape = list(t.shape)
+    src_shape[dim] = idx.numel()
+    if isinstance(value, Tensor):
+        src = value.to(t.dtype).expand(src_shape).contiguous()
+    else:
+        src = _C._call("aten::full", (src_shape, value), {"dtype": t.dtype})
+    t.index_copy_(dim, idx, src)
+
+
+def _iter(self):
+    if self.dim() == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return (self.select(0, i) for i in range(self.shape[0]))
+
+
+def _T(self):
+    return self.permute(list(range(self.dim() - 1, -1, -1)))
+
+
+def _new_init(self, *args, **kwargs):
+    raise TypeError("ampjit.Tensor cannot be constructed directly; use ampjit.tensor(data) or a factory")
+
+
+def _install_tensor_methods():
+    own = set(Tensor.__dict__)
+    for base, is_method, inplace in _C._op_table():
+        name = base.split("::", 1)[1]
+        if not is_method or name in own:
+            continue
+        setattr(Tensor, name, _method(base, inplace))
+    from . import float32, float16, bfloat16, float64, int64, int32, bool as bool_, uint8, int8, int16
+    Tensor.to = _to
+    Tensor.cpu = _cpu
+    Tensor.cuda = _cuda
+    for name, dt in (("float", float32), ("half", float16), ("bfloat16", bfloat16),
+                     ("double", float64), ("long", int64), ("int", int32), ("bool", bool_),
+                     ("byte", uint8), ("char", int8), ("short", int16)):
+        setattr(Tensor, name, _type_conv(dt))
+    Tensor.__getitem__ = _getitem
+    Tensor.__setitem__ = _setitem
+    Tensor.__iter__ = _iter
+    Tensor.T = property(_T)
+    Tensor.grad = None
+    Tensor.__array_priority__ = 1000  # numpy defers to our reflected operators
