@@ -46,6 +46,29 @@ bp::object results_to_python(const OpEntry& op, Stack& s) {
   return bp::tuple(vals);
 }
 
+// torch's Python signatures let an int[] parameter absorb trailing ints: ones(2, 3), x.view(2, 3),
+// x.permute(1, 0). Packs them when the schema's first int list parameter receives a bare int and
+// either more positionals arrive than there are parameters or the list has no fixed length.
+std::vector<IValue> pack_varargs_sizes(const FunctionSchema& schema, const std::vector<IValue>& pos) {
+  size_t npos = 0;
+  int p = -1;
+  for (size_t i = 0; i < schema.args.size(); ++i) {
+    const Argument& a = schema.args[i];
+    if (a.kwarg_only) break;
+    ++npos;
+    const Type* t = a.type.get();
+    if (t->kind() == TypeKind::Optional) t = t->elem().get();
+    if (p < 0 && t->kind() == TypeKind::List && t->elem()->kind() == TypeKind::Int) p = static_cast<int>(i);
+  }
+  if (p < 0 || pos.size() <= static_cast<size_t>(p) || !pos[p].is_int()) return pos;
+  if (!(pos.size() > npos || schema.args[p].list_len == 0)) return pos;
+  for (size_t i = p; i < pos.size(); ++i)
+    if (!pos[i].is_int()) return pos;
+  std::vector<IValue> out(pos.begin(), pos.begin() + p);
+  out.push_back(IValue::list(std::vector<IValue>(pos.begin() + p, pos.end())));
+  return out;
+}
+
 bp::object call(const std::string& base, bp::tuple args, bp::dict kwargs) {
   const auto& overloads = find_overloads(base);
   AMPJIT_CHECK_T(NotImplementedError, !overloads.empty(), "ampjit does not implement '{}'", base);
@@ -67,7 +90,7 @@ bp::object call(const std::string& base, bp::tuple args, bp::dict kwargs) {
     for (size_t i = 0; i < kw_names.size(); ++i) kws.push_back({kw_names[i], kw_vals[i]});
     Stack s;
     try {
-      s = bind_arguments(op->schema, pos, std::move(kws));
+      s = bind_arguments(op->schema, pack_varargs_sizes(op->schema, pos), std::move(kws));
     } catch (const TypeError& e) {
       if (overloads.size() == 1) throw;
       errors += fmt::format("\n  {}\n    {}", op->schema.str(), e.what());
@@ -153,7 +176,11 @@ void check_and_infer(PyObject* o, const std::vector<int64_t>& shape, size_t dept
   else if (PyLong_Check(o)) kind = promote_types(kind, ScalarType::Int64);
   else if (PyFloat_Check(o)) kind = promote_types(kind, ScalarType::Float32);
   else {
-    IValue v = to_ivalue(o);
+    IValue v;
+    try {
+      v = to_ivalue(o);
+    } catch (const TypeError&) {
+    }
     AMPJIT_CHECK_T(TypeError, v.is_number(), "Could not infer dtype of {}", Py_TYPE(o)->tp_name);
     kind = promote_types(kind, v.is_double() ? ScalarType::Float32 : v.is_bool() ? ScalarType::Bool : ScalarType::Int64);
   }
