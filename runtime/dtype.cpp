@@ -53,6 +53,19 @@ ScalarType promote_types(ScalarType a, ScalarType b) {
   return table[static_cast<int>(a)][static_cast<int>(b)];
 }
 
+int64_t torch_dtype_code(ScalarType t) {
+  if (t == ScalarType::Bool) return 11;
+  if (t == ScalarType::BFloat16) return 15;
+  return static_cast<int64_t>(t);  // uint8..float64 share torch's numbering 0..7
+}
+
+std::optional<ScalarType> from_torch_dtype_code(int64_t code) {
+  if (code >= 0 && code <= 7) return static_cast<ScalarType>(code);
+  if (code == 11) return ScalarType::Bool;
+  if (code == 15) return ScalarType::BFloat16;
+  return std::nullopt;
+}
+
 void throw_unsupported_dtype(const char* op, ScalarType t) {
   throw Error(fmt::format("{}: not implemented for dtype {}", op, dtype_name(t)));
 }

@@ -42,6 +42,11 @@ const char* dtype_name(ScalarType t);  // "float32"
 // Parses "float32", "float", "torch.float32", "half", ...; nullopt when unknown.
 std::optional<ScalarType> parse_dtype(std::string_view name);
 
+// TorchScript encodes a dtype as an int with torch's c10::ScalarType numbering (float16 = 5,
+// bool = 11, bfloat16 = 15); graphs print and parse dtypes in that numbering.
+int64_t torch_dtype_code(ScalarType t);
+std::optional<ScalarType> from_torch_dtype_code(int64_t code);
+
 // torch.promote_types: the smallest type both operands convert to without losing category.
 ScalarType promote_types(ScalarType a, ScalarType b);
 

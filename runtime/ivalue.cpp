@@ -76,6 +76,10 @@ void IValue::throw_bad_tag(Tag t) const {
   throw TypeError(fmt::format("expected a value of type {} but got {}", probe.tag_name(), tag_name()));
 }
 
+void IValue::throw_bad_dtype_code() const {
+  throw TypeError(fmt::format("{} is not a valid dtype code", p_.i));
+}
+
 std::string IValue::repr() const {
   switch (tag_) {
     case Tag::None: return "None";

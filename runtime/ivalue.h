@@ -135,7 +135,11 @@ class IValue {
     return {};
   }
   ScalarType to_scalar_type() const {
-    if (tag_ == Tag::Int) return static_cast<ScalarType>(p_.i);  // TorchScript encodes dtypes as ints
+    if (tag_ == Tag::Int) {  // TorchScript encodes dtypes as ints (torch's numbering)
+      auto t = from_torch_dtype_code(p_.i);
+      if (!t) throw_bad_dtype_code();
+      return *t;
+    }
     expect(Tag::ScalarType);
     return static_cast<ScalarType>(p_.i);
   }
@@ -188,6 +192,7 @@ class IValue {
     if (tag_ != t) [[unlikely]] throw_bad_tag(t);
   }
   [[noreturn]] void throw_bad_tag(Tag t) const;
+  [[noreturn]] void throw_bad_dtype_code() const;
 
   Tag tag_;
   union Payload {

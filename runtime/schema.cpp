@@ -230,6 +230,8 @@ bool value_matches_type(const IValue& v, const Type& t) {
       return true;
     }
     case TypeKind::Tuple: return v.is_tuple();
+    case TypeKind::Function:
+    case TypeKind::Object: return v.is_object();
   }
   return false;
 }
@@ -332,6 +334,43 @@ AMPJIT_SINGLETON_TYPE(scalar_type, ScalarType)
 AMPJIT_SINGLETON_TYPE(device, Device)
 #undef AMPJIT_SINGLETON_TYPE
 
+TypePtr Type::tensor_of(std::optional<ScalarType> dtype, std::optional<std::vector<int64_t>> sizes,
+                        std::optional<Device> device) {
+  Ref<Type> t(new Type(TypeKind::Tensor));
+  t->dtype_ = dtype;
+  t->sizes_ = std::move(sizes);
+  t->device_ = device;
+  return TypePtr(t);
+}
+
+TypePtr Type::named(TypeKind kind, std::string name) {
+  Ref<Type> t(new Type(kind));
+  t->name_ = std::move(name);
+  return TypePtr(t);
+}
+
+TypePtr Type::unrefined() const {
+  if (kind_ == TypeKind::Tensor) return tensor();
+  return TypePtr(const_cast<Type*>(this));
+}
+
+// Torch's names for dtypes in refined tensor types: Float(2, 3), Half(4), Long().
+const char* tensor_type_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::Float32: return "Float";
+    case ScalarType::Float64: return "Double";
+    case ScalarType::Float16: return "Half";
+    case ScalarType::BFloat16: return "BFloat16";
+    case ScalarType::Int64: return "Long";
+    case ScalarType::Int32: return "Int";
+    case ScalarType::Int16: return "Short";
+    case ScalarType::Int8: return "Char";
+    case ScalarType::UInt8: return "Byte";
+    case ScalarType::Bool: return "Bool";
+    default: return "Tensor";
+  }
+}
+
 TypePtr Type::list(TypePtr e) { return TypePtr(new Type(TypeKind::List, {std::move(e)})); }
 TypePtr Type::optional(TypePtr e) { return TypePtr(new Type(TypeKind::Optional, {std::move(e)})); }
 TypePtr Type::tuple(std::vector<TypePtr> e) { return TypePtr(new Type(TypeKind::Tuple, std::move(e))); }
@@ -339,7 +378,20 @@ TypePtr Type::tuple(std::vector<TypePtr> e) { return TypePtr(new Type(TypeKind::
 std::string Type::str() const {
   switch (kind_) {
     case TypeKind::Any: return "Any";
-    case TypeKind::Tensor: return "Tensor";
+    case TypeKind::Tensor: {
+      if (!is_refined_tensor()) return "Tensor";
+      std::string s = dtype_ ? tensor_type_name(*dtype_) : "Tensor";
+      s += "(";
+      bool first = true;
+      if (sizes_) {
+        for (int64_t d : *sizes_) {
+          s += (first ? "" : ", ") + std::to_string(d);
+          first = false;
+        }
+      }
+      if (device_) s += std::string(first ? "" : ", ") + "device=" + device_->str();
+      return s + ")";
+    }
     case TypeKind::Int: return "int";
     case TypeKind::Float: return "float";
     case TypeKind::Bool: return "bool";
@@ -350,6 +402,8 @@ std::string Type::str() const {
     case TypeKind::Device: return "Device";
     case TypeKind::List: return elem()->str() + "[]";
     case TypeKind::Optional: return elem()->str() + "?";
+    case TypeKind::Function: return "Function<" + name_ + ">";
+    case TypeKind::Object: return name_;
     case TypeKind::Tuple: {
       std::string s = "(";
       for (size_t i = 0; i < contained_.size(); ++i) s += (i ? ", " : "") + contained_[i]->str();
@@ -361,6 +415,8 @@ std::string Type::str() const {
 
 bool Type::equals(const Type& o) const {
   if (kind_ != o.kind_ || contained_.size() != o.contained_.size()) return false;
+  if (dtype_ != o.dtype_ || sizes_ != o.sizes_ || name_ != o.name_) return false;
+  if (device_.has_value() != o.device_.has_value() || (device_ && !(*device_ == *o.device_))) return false;
   for (size_t i = 0; i < contained_.size(); ++i)
     if (!contained_[i]->equals(*o.contained_[i])) return false;
   return true;
@@ -368,6 +424,7 @@ bool Type::equals(const Type& o) const {
 
 bool Type::is_subtype_of(const Type& o) const {
   if (o.kind_ == TypeKind::Any || equals(o)) return true;
+  if (kind_ == TypeKind::Tensor && o.kind_ == TypeKind::Tensor) return !o.is_refined_tensor();
   if (o.kind_ == TypeKind::Optional) return kind_ == TypeKind::None || is_subtype_of(*o.elem());
   if (o.kind_ == TypeKind::Number) return kind_ == TypeKind::Int || kind_ == TypeKind::Float;
   return false;

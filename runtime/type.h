@@ -1,8 +1,10 @@
 // Static types of values: what schemas declare and, later, what the graph IR's values carry.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "runtime/device.h"
 #include "runtime/dtype.h"
 #include "runtime/intrusive_ptr.h"
 
@@ -10,7 +12,7 @@ namespace ampjit {
 
 enum class TypeKind : int8_t {
   Any, Tensor, Int, Float, Bool, Str, None, Number /* Scalar */, ScalarType, Device,
-  List, Tuple, Optional,
+  List, Tuple, Optional, Function, Object,
 };
 
 class Type;
@@ -42,10 +44,27 @@ class Type : public RefCounted {
   static TypePtr list(TypePtr elem);
   static TypePtr optional(TypePtr elem);
   static TypePtr tuple(std::vector<TypePtr> elems);
+  // A tensor type refined with what is known statically (traced graphs know all three).
+  static TypePtr tensor_of(std::optional<ScalarType> dtype, std::optional<std::vector<int64_t>> sizes,
+                           std::optional<Device> device);
+  // A named function or object type (graph calls, modules).
+  static TypePtr named(TypeKind kind, std::string name);
+
+  std::optional<ScalarType> tensor_dtype() const { return dtype_; }
+  const std::optional<std::vector<int64_t>>& tensor_sizes() const { return sizes_; }
+  std::optional<Device> tensor_device() const { return device_; }
+  const std::string& name() const { return name_; }
+  bool is_refined_tensor() const { return kind_ == TypeKind::Tensor && (dtype_ || sizes_ || device_); }
+  // The plain type with refinements dropped (what subtype checks compare).
+  TypePtr unrefined() const;
 
  private:
   TypeKind kind_;
   std::vector<TypePtr> contained_;
+  std::optional<ScalarType> dtype_;
+  std::optional<std::vector<int64_t>> sizes_;
+  std::optional<Device> device_;
+  std::string name_;
 };
 
 }  // namespace ampjit

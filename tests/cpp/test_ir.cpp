@@ -1,0 +1,182 @@
+// The graph IR: building, editing, printing, parsing (round trip), verification, FileCheck.
+#include <gmock/gmock.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "runtime/ir/filecheck.h"
+#include "runtime/ir/ir.h"
+#include "tests/cpp/testing.h"
+
+namespace ampjit {
+namespace {
+
+using ::testing::HasSubstr;
+
+// graph(%x, %y): %z = add(%x, %y, 1); return (%z)
+std::unique_ptr<Graph> small_graph() {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x");
+  Value* y = g->add_input("y");
+  Value* one = g->insert_constant(int64_t{1});
+  Value* z = g->insert_op(op_entry(OpId::add), {x, y, one}, SourceRange::location("f.py", 3, 8));
+  z->set_debug_name("z");
+  g->register_output(z);
+  return g;
+}
+
+TEST(IR, PrintsTorchScriptFormat) {
+  auto g = small_graph();
+  EXPECT_EQ(g->str(),
+            "graph(%x : Tensor,\n"
+            "      %y : Tensor):\n"
+            "  %0 : int = prim::Constant[value=1]()\n"
+            "  %z : Tensor = aten::add(%x, %y, %0) # f.py:3:8\n"
+            "  return (%z)\n");
+  g->verify();
+}
+
+TEST(IR, UsesAndReplaceAllUsesWith) {
+  auto g = small_graph();
+  Value* x = g->inputs()[0];
+  Value* y = g->inputs()[1];
+  Node* add = g->outputs()[0]->node();
+  EXPECT_EQ(x->uses().size(), 1u);
+  x->replace_all_uses_with(y);
+  EXPECT_FALSE(x->has_uses());
+  EXPECT_EQ(y->uses().size(), 2u);
+  EXPECT_EQ(add->input(0), y);
+  g->verify();
+}
+
+TEST(IR, DestroyRequiresNoUsesAndCleansUp) {
+  auto g = small_graph();
+  Node* add = g->outputs()[0]->node();
+  EXPECT_THAT([&] { add->destroy(); }, ::testing::ThrowsMessage<Error>(HasSubstr("still has 1 use(s)")));
+  g->block()->erase_output(0);
+  Value* one = add->input(2);
+  add->destroy();
+  EXPECT_FALSE(one->has_uses());
+  one->node()->destroy();
+  g->verify();
+  EXPECT_EQ(g->str(), "graph(%x : Tensor,\n      %y : Tensor):\n  return ()\n");
+}
+
+TEST(IR, InsertPointAndMoves) {
+  auto g = small_graph();
+  Node* add = g->outputs()[0]->node();
+  g->set_insert_point(add);
+  Value* neg = g->insert_op(op_entry(OpId::add_Scalar),
+                            {g->inputs()[0], g->insert_constant(2.5), g->insert_constant(int64_t{1})});
+  add->replace_input(0, neg);
+  g->verify();
+  EXPECT_TRUE(neg->node()->is_before(add));
+  // Moving the producer after its user breaks dominance, and verify says where.
+  neg->node()->move_after(add);
+  EXPECT_THAT([&] { g->verify(); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("used before it is defined")));
+}
+
+TEST(IR, VerifyCatchesTypeAndArityErrors) {
+  Graph g;
+  Value* x = g.add_input("x");
+  Node* n = g.insert(g.create_op(op_entry(OpId::add), {x, x}));  // missing alpha
+  g.register_output(n->output());
+  EXPECT_THAT([&] { g.verify(); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("aten::add.Tensor takes 3 inputs, node has 2")));
+  Graph g2;
+  Value* c = g2.add_input("c");  // a Tensor, not a bool
+  Node* iff = g2.insert(g2.create(sym::prim::If, {c}, 0));
+  iff->add_block();
+  iff->add_block();
+  EXPECT_THAT([&] { g2.verify(); }, ::testing::ThrowsMessage<Error>(HasSubstr("prim::If takes one bool condition")));
+}
+
+TEST(IR, InsertGraphInlinesAndCopyIsIndependent) {
+  auto callee = small_graph();
+  Graph caller;
+  Value* a = caller.add_input("a");
+  auto outs = caller.insert_graph(*callee, {a, a});
+  caller.register_output(outs[0]);
+  caller.verify();
+  EXPECT_THAT(caller.str(), HasSubstr("aten::add(%a, %a, %0)"));
+  auto copy = caller.copy();
+  copy->verify();
+  EXPECT_EQ(copy->str(), caller.str());
+}
+
+TEST(IR, ParseErrorsNameLineAndColumn) {
+  EXPECT_THAT([] { parse_graph("graph(%x : Tensor):\n  return (%y)\n"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("graph text:2:")));
+  EXPECT_THAT([] { parse_graph("graph(%x : Tensor):\n  return (%y)\n"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("use of undefined value %y")));
+  EXPECT_THAT([] { parse_graph("graph(%x : Tensor, %x : int):\n  return ()\n"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("defined twice")));
+}
+
+TEST(IR, ParsedAtenNodesResolveTheirOverload) {
+  auto g = parse_graph(
+      "graph(%x : Tensor):\n"
+      "  %1 : float = prim::Constant[value=2.5]()\n"
+      "  %2 : int = prim::Constant[value=1]()\n"
+      "  %y : Tensor = aten::add(%x, %1, %2)\n"
+      "  return (%y)\n");
+  ASSERT_NE(g->outputs()[0]->node()->op(), nullptr);
+  EXPECT_EQ(g->outputs()[0]->node()->op()->name, "aten::add.Scalar");
+  g->verify();
+}
+
+// ---- FileCheck ------------------------------------------------------------------------------
+
+TEST(FileCheck, DirectivesPassAndFailWithTheirLine) {
+  const std::string text = "a = foo()\nb = bar(a)\nc = baz(b)\n";
+  EXPECT_TRUE(filecheck(text, "# CHECK: foo\n# CHECK-NEXT: bar\n# CHECK: baz").ok);
+  EXPECT_TRUE(filecheck(text, "# CHECK: foo\n# CHECK-NOT: qux\n# CHECK: baz").ok);
+  EXPECT_TRUE(filecheck(text, "# CHECK: {{[a-c]}} = ba{{[rz]}}(a)").ok);
+  EXPECT_TRUE(filecheck("x x y", "# CHECK-COUNT-2: x\n# CHECK: y").ok);
+  auto r = filecheck(text, "# CHECK: foo\n# CHECK-NEXT: baz");
+  EXPECT_FALSE(r.ok);
+  EXPECT_THAT(r.message, HasSubstr("directive on line 2 (baz): CHECK-NEXT matched on output line 3"));
+  r = filecheck(text, "# CHECK: foo\n# CHECK-NOT: bar\n# CHECK: baz");
+  EXPECT_FALSE(r.ok);
+  EXPECT_THAT(r.message, HasSubstr("CHECK-NOT pattern found on output line 2"));
+  EXPECT_FALSE(filecheck(text, "# CHECK: baz\n# CHECK: foo").ok);  // order matters
+  EXPECT_FALSE(filecheck(text, "nothing here").ok);
+}
+
+// ---- Golden graphs: parse, check, and print -> parse -> print is the identity --------------
+
+class GoldenIR : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenIR, RoundTripsAndMatchesChecks) {
+  std::ifstream f(GetParam());
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string graph_text;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.starts_with("#")) graph_text += line + "\n";
+  auto g = parse_graph(graph_text);
+  g->verify();
+  const std::string printed = g->str();
+  auto r = filecheck(printed, text);
+  EXPECT_TRUE(r.ok) << r.message;
+  auto again = parse_graph(printed);
+  again->verify();
+  EXPECT_EQ(again->str(), printed);
+}
+
+std::vector<std::string> golden_files() {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(AMPJIT_SOURCE_DIR "/tests/golden/ir"))
+    if (e.path().extension() == ".graph") out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, GoldenIR, ::testing::ValuesIn(golden_files()),
+                         [](const auto& info) {
+                           return std::filesystem::path(info.param).stem().string();
+                         });
+
+}  // namespace
+}  // namespace ampjit
