@@ -77,6 +77,13 @@ class GraphParser {
       n->set_attr(sym::attr::value, zero_tensor_of(*n->output()->type()));
     }
     tensor_marker_ = false;
+    if (n->kind() == sym::prim::Constant && n->has_attr(sym::attr::value) && n->outputs().size() == 1) {
+      // Bools print as 1/0 and whole floats keep their type from the declaration.
+      const IValue& v = n->attr(sym::attr::value);
+      const TypeKind k = n->output()->type()->kind();
+      if (k == TypeKind::Bool && v.is_int()) n->set_attr(sym::attr::value, IValue(v.to_int() != 0));
+      if (k == TypeKind::Float && v.is_int()) n->set_attr(sym::attr::value, IValue(v.to_double()));
+    }
     if (kind.rfind("aten::", 0) == 0) resolve_op(n);
     skip_spaces();
     if (pos_ < s_.size() && s_[pos_] == '#') n->set_source_range(location_comment());

@@ -1,0 +1,326 @@
+// Compiling graphs to instructions, and the run loop (see interpreter.h).
+#include "runtime/interpreter.h"
+
+#include <mutex>
+#include <unordered_map>
+
+#include "runtime/dispatcher.h"
+
+namespace ampjit {
+
+namespace {
+std::mutex g_handlers_mu;
+std::unordered_map<uint32_t, PrimHandler>& handlers() {
+  static std::unordered_map<uint32_t, PrimHandler> h;
+  return h;
+}
+PrimHandler find_handler(Symbol k) {
+  std::lock_guard<std::mutex> lock(g_handlers_mu);
+  auto it = handlers().find(k.id());
+  return it == handlers().end() ? nullptr : it->second;
+}
+}  // namespace
+
+void register_prim_handler(Symbol kind, PrimHandler handler) {
+  std::lock_guard<std::mutex> lock(g_handlers_mu);
+  handlers()[kind.id()] = handler;
+}
+
+// ---- Compilation ------------------------------------------------------------------------------
+
+Code::Code(const Graph& graph) {
+  for (const Value* v : graph.inputs()) input_regs_.push_back(reg(v));
+  emit_block(*graph.block());
+  Instruction ret{Instruction::kReturn};
+  ret.args = operands(graph.outputs());
+  ret.nargs = static_cast<uint32_t>(graph.outputs().size());
+  instrs_.push_back(ret);
+}
+
+uint32_t Code::reg(const Value* v) {
+  auto it = regs_.find(v);
+  if (it != regs_.end()) return it->second;
+  const uint32_t r = static_cast<uint32_t>(num_regs_++);
+  regs_.emplace(v, r);
+  return r;
+}
+
+uint32_t Code::operands(const std::vector<Value*>& vs) {
+  const uint32_t start = static_cast<uint32_t>(operand_regs_.size());
+  for (const Value* v : vs) operand_regs_.push_back(reg(v));
+  return start;
+}
+
+void Code::emit_block(const Block& b) {
+  for (const Node* n : b) emit_node(*n);
+}
+
+void Code::emit_moves(const std::vector<Value*>& from, const std::vector<Value*>& to) {
+  // Parallel assignment through fresh temporaries, so swaps (a, b) <- (b, a) are safe.
+  std::vector<uint32_t> tmp;
+  for (const Value* f : from) {
+    Instruction m{Instruction::kMove};
+    m.a = static_cast<uint32_t>(num_regs_++);
+    m.b = reg(f);
+    tmp.push_back(m.a);
+    instrs_.push_back(m);
+  }
+  for (size_t i = 0; i < to.size(); ++i) {
+    Instruction m{Instruction::kMove};
+    m.a = reg(to[i]);
+    m.b = tmp[i];
+    instrs_.push_back(m);
+  }
+}
+
+void Code::emit_node(const Node& n) {
+  const Symbol k = n.kind();
+  Instruction ins{Instruction::kOp};
+  ins.node = &n;
+  ins.args = operands(n.inputs());
+  ins.nargs = static_cast<uint32_t>(n.inputs().size());
+  ins.outs = operands(n.outputs());
+  ins.nouts = static_cast<uint32_t>(n.outputs().size());
+  if (n.op()) {
+    ins.entry = n.op();
+    instrs_.push_back(ins);
+    return;
+  }
+  if (k == sym::prim::Constant) {
+    ins.op = Instruction::kConst;
+    ins.a = reg(n.output());
+    ins.b = static_cast<uint32_t>(constants_.size());
+    constants_.push_back(n.has_attr(sym::attr::value) ? n.attr(sym::attr::value) : IValue());
+  } else if (k == sym::prim::TupleConstruct) {
+    ins.op = Instruction::kTuple;
+  } else if (k == sym::prim::ListConstruct) {
+    ins.op = Instruction::kList;
+  } else if (k == sym::prim::TupleUnpack || k == sym::prim::ListUnpack) {
+    ins.op = Instruction::kUnpack;
+    ins.a = reg(n.input());
+  } else if (k == sym::prim::TupleIndex) {
+    ins.op = Instruction::kTupleIndex;
+    ins.a = reg(n.input(0));
+    ins.b = reg(n.input(1));
+  } else if (k == sym::prim::RaiseException) {
+    ins.op = Instruction::kRaise;
+    ins.a = reg(n.input(0));
+  } else if (k == sym::prim::CallFunction) {
+    ins.op = Instruction::kCall;
+    const IValue& f = n.attr(sym::attr::value);
+    auto* fo = dynamic_cast<FunctionObject*>(f.object());
+    AMPJIT_CHECK(fo, "prim::CallFunction: its `value` attribute is not a function");
+    ins.fn = fo->fn.get();
+    constants_.push_back(f);  // keeps the callee alive as long as this code
+  } else if (k == sym::prim::If) {
+    // cond; JumpIfFalse else; then-block; moves; Jump end; else: else-block; moves; end:
+    Instruction jf{Instruction::kJumpIfFalse};
+    jf.a = reg(n.input());
+    const size_t jf_at = instrs_.size();
+    instrs_.push_back(jf);
+    emit_block(*n.blocks()[0]);
+    emit_moves(n.blocks()[0]->outputs(), n.outputs());
+    const size_t j_at = instrs_.size();
+    instrs_.push_back(Instruction{Instruction::kJump});
+    instrs_[jf_at].b = static_cast<uint32_t>(instrs_.size());
+    emit_block(*n.blocks()[1]);
+    emit_moves(n.blocks()[1]->outputs(), n.outputs());
+    instrs_[j_at].b = static_cast<uint32_t>(instrs_.size());
+    return;
+  } else if (k == sym::prim::Loop) {
+    // i = 0; carried = inits; cond = init_cond
+    // top: LoopCheck(i < max && cond) else -> exit; body; (cond, carried) = body outputs; i++; jump top
+    const Block& body = *n.blocks()[0];
+    const uint32_t i_reg = reg(body.inputs()[0]);
+    Instruction zero{Instruction::kConst};
+    zero.a = i_reg;
+    zero.b = static_cast<uint32_t>(constants_.size());
+    constants_.push_back(IValue(int64_t{0}));
+    instrs_.push_back(zero);
+    const uint32_t cond_reg = static_cast<uint32_t>(num_regs_++);
+    Instruction c0{Instruction::kMove};
+    c0.a = cond_reg;
+    c0.b = reg(n.input(1));
+    instrs_.push_back(c0);
+    std::vector<Value*> carried_init(n.inputs().begin() + 2, n.inputs().end());
+    std::vector<Value*> carried_params(body.inputs().begin() + 1, body.inputs().end());
+    emit_moves(carried_init, carried_params);
+    const size_t top = instrs_.size();
+    Instruction check{Instruction::kLoopCheck};
+    check.a = i_reg;
+    check.b = reg(n.input(0));
+    check.c = cond_reg;
+    instrs_.push_back(check);
+    emit_block(body);
+    std::vector<Value*> outs(body.outputs().begin() + 1, body.outputs().end());
+    Instruction cm{Instruction::kMove};
+    cm.a = cond_reg;
+    cm.b = reg(body.outputs()[0]);
+    instrs_.push_back(cm);
+    emit_moves(outs, carried_params);
+    Instruction inc{Instruction::kIncrement};
+    inc.a = i_reg;
+    instrs_.push_back(inc);
+    Instruction back{Instruction::kJump};
+    back.b = static_cast<uint32_t>(top);
+    instrs_.push_back(back);
+    instrs_[top].target = static_cast<uint32_t>(instrs_.size());
+    // The loop's results are the carried values after the last iteration.
+    std::vector<Value*> results(n.outputs().begin(), n.outputs().end());
+    emit_moves(carried_params, results);
+    return;
+  } else if (find_handler(k)) {
+    ins.op = Instruction::kNode;
+  } else {
+    throw Error(fmt::format("the interpreter cannot run node {}{}", k.qualified(),
+                            n.source_range().valid() ? " at " + n.source_range().location_str() : ""));
+  }
+  instrs_.push_back(ins);
+}
+
+std::string Code::dump() const {
+  static const char* names[] = {"OP",    "CONST", "MOVE",  "JF",     "JMP",   "LOOP",  "INC", "TUPLE",
+                                "LIST",  "UNPACK", "TIDX", "CALL",   "RAISE", "NODE",  "RET"};
+  std::string s;
+  for (size_t i = 0; i < instrs_.size(); ++i) {
+    const Instruction& in = instrs_[i];
+    s += fmt::format("{:4} {:<6}", i, names[in.op]);
+    if (in.entry) s += " " + in.entry->name;
+    if (in.op == Instruction::kJump || in.op == Instruction::kJumpIfFalse) s += fmt::format(" -> {}", in.b);
+    if (in.op == Instruction::kLoopCheck) s += fmt::format(" exit -> {}", in.target);
+    s += "\n";
+  }
+  return s;
+}
+
+// ---- Execution ----------------------------------------------------------------------------
+
+namespace {
+// Re-raises `e` as the same exception class with the node's source location appended.
+[[noreturn]] void rethrow_at(const Instruction& in, const std::exception& e) {
+  std::string msg = e.what();
+  if (in.node && in.node->source_range().valid())
+    msg += fmt::format("\n  (in {} at {})", in.node->kind().qualified(), in.node->source_range().location_str());
+  if (dynamic_cast<const TypeError*>(&e)) throw TypeError(msg);
+  if (dynamic_cast<const ValueError*>(&e)) throw ValueError(msg);
+  if (dynamic_cast<const IndexError*>(&e)) throw IndexError(msg);
+  if (dynamic_cast<const NotImplementedError*>(&e)) throw NotImplementedError(msg);
+  throw Error(msg);
+}
+}  // namespace
+
+void Code::run(Stack& stack) const {
+  AMPJIT_CHECK_T(TypeError, stack.size() == input_regs_.size(),
+                 "expected {} argument{} but got {}", input_regs_.size(),
+                 input_regs_.size() == 1 ? "" : "s", stack.size());
+  std::vector<IValue> regs(num_regs_);
+  for (size_t i = 0; i < input_regs_.size(); ++i) regs[input_regs_[i]] = std::move(stack[i]);
+  stack.clear();
+  const uint32_t* ops = operand_regs_.data();
+  Stack args;
+  args.reserve(8);
+  size_t pc = 0;
+  for (;;) {
+    const Instruction& in = instrs_[pc];
+    switch (in.op) {
+      case Instruction::kOp: {
+        args.clear();
+        for (uint32_t i = 0; i < in.nargs; ++i) args.push_back(regs[ops[in.args + i]]);
+        try {
+          dispatch(*in.entry, args);
+        } catch (const std::exception& e) {
+          rethrow_at(in, e);
+        }
+        for (uint32_t i = 0; i < in.nouts; ++i) regs[ops[in.outs + i]] = std::move(args[i]);
+        ++pc;
+        break;
+      }
+      case Instruction::kConst:
+        regs[in.a] = constants_[in.b];
+        ++pc;
+        break;
+      case Instruction::kMove:
+        regs[in.a] = regs[in.b];
+        ++pc;
+        break;
+      case Instruction::kJumpIfFalse:
+        pc = regs[in.a].to_bool() ? pc + 1 : in.b;
+        break;
+      case Instruction::kJump:
+        pc = in.b;
+        break;
+      case Instruction::kLoopCheck:
+        pc = (regs[in.a].to_int() < regs[in.b].to_int() && regs[in.c].to_bool()) ? pc + 1 : in.target;
+        break;
+      case Instruction::kIncrement:
+        regs[in.a] = IValue(regs[in.a].to_int() + 1);
+        ++pc;
+        break;
+      case Instruction::kTuple:
+      case Instruction::kList: {
+        std::vector<IValue> el;
+        el.reserve(in.nargs);
+        for (uint32_t i = 0; i < in.nargs; ++i) el.push_back(regs[ops[in.args + i]]);
+        regs[ops[in.outs]] = in.op == Instruction::kTuple ? IValue::tuple(std::move(el)) : IValue::list(std::move(el));
+        ++pc;
+        break;
+      }
+      case Instruction::kUnpack: {
+        const IValue& v = regs[in.a];
+        const auto& el = v.is_tuple() ? v.tuple_elems() : v.list_elems();
+        if (el.size() != in.nouts) {
+          rethrow_at(in, ValueError(fmt::format("expected {} values to unpack, got {}", in.nouts, el.size())));
+        }
+        std::vector<IValue> copy = el;
+        for (uint32_t i = 0; i < in.nouts; ++i) regs[ops[in.outs + i]] = std::move(copy[i]);
+        ++pc;
+        break;
+      }
+      case Instruction::kTupleIndex: {
+        const IValue& t = regs[in.a];
+        const auto& el = t.is_tuple() ? t.tuple_elems() : t.list_elems();
+        int64_t i = regs[in.b].to_int();
+        if (i < 0) i += static_cast<int64_t>(el.size());
+        if (i < 0 || i >= static_cast<int64_t>(el.size())) rethrow_at(in, IndexError("tuple index out of range"));
+        regs[ops[in.outs]] = el[static_cast<size_t>(i)];
+        ++pc;
+        break;
+      }
+      case Instruction::kCall: {
+        Stack call_args;
+        for (uint32_t i = 0; i < in.nargs; ++i) call_args.push_back(regs[ops[in.args + i]]);
+        in.fn->run(call_args);
+        for (uint32_t i = 0; i < in.nouts; ++i) regs[ops[in.outs + i]] = std::move(call_args[i]);
+        ++pc;
+        break;
+      }
+      case Instruction::kRaise: {
+        const IValue& m = regs[in.a];
+        throw Error(m.is_string() ? m.to_string_ref() : m.repr());
+      }
+      case Instruction::kNode: {
+        Stack io;
+        for (uint32_t i = 0; i < in.nargs; ++i) io.push_back(regs[ops[in.args + i]]);
+        find_handler(in.node->kind())(*in.node, io);
+        for (uint32_t i = 0; i < in.nouts; ++i) regs[ops[in.outs + i]] = std::move(io.at(i));
+        ++pc;
+        break;
+      }
+      case Instruction::kReturn:
+        for (uint32_t i = 0; i < in.nargs; ++i) stack.push_back(std::move(regs[ops[in.args + i]]));
+        return;
+    }
+  }
+}
+
+// ---- Function -------------------------------------------------------------------------------
+
+Function::Function(std::string name, std::shared_ptr<Graph> graph)
+    : name_(std::move(name)), graph_(std::move(graph)) {}
+
+const Code& Function::code() const {
+  std::call_once(compiled_, [this] { code_ = std::make_unique<Code>(*graph_); });
+  return *code_;
+}
+
+}  // namespace ampjit
