@@ -28,6 +28,7 @@ _install_functions(globals())
 _install_tensor_methods()
 
 from . import jit  # noqa: E402
+from . import nn  # noqa: E402
 from ._grad_mode import no_grad, enable_grad, is_grad_enabled, set_grad_enabled  # noqa: E402
 
 __version__ = "0.1.0"

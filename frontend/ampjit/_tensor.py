@@ -224,8 +224,13 @@ def _T(self):
     return self.permute(list(range(self.dim() - 1, -1, -1)))
 
 
-def _new_init(self, *args, **kwargs):
-    raise TypeError("ampjit.Tensor cannot be constructed directly; use ampjit.tensor(data) or a factory")
+def _floordiv(self, other):
+    # torch 1.13: `a // b` is floor_divide, i.e. division rounded toward negative infinity.
+    return _C._call("aten::div", (self, other), {"rounding_mode": "floor"})
+
+
+def _rfloordiv(self, other):
+    return _C._call("aten::div", (_C.tensor(other), self), {"rounding_mode": "floor"})
 
 
 def _install_tensor_methods():
@@ -246,6 +251,8 @@ def _install_tensor_methods():
     Tensor.__getitem__ = _getitem
     Tensor.__setitem__ = _setitem
     Tensor.__iter__ = _iter
+    Tensor.__floordiv__ = _floordiv
+    Tensor.__rfloordiv__ = _rfloordiv
     Tensor.T = property(_T)
     Tensor.grad = None
     Tensor.__array_priority__ = 1000  # numpy defers to our reflected operators

@@ -145,7 +145,7 @@ def test_views_share_memory():
     a = ampjit.zeros(2, 3)
     v = a.view(3, 2)
     v.fill_(1.0)
-    assert a.sum().item() == 6.0 if hasattr(a, "sum") else a.tolist() == [[1.0] * 3] * 2
+    assert a.sum().item() == 6.0
     t = a.t()
     assert not t.is_contiguous() and t.contiguous().is_contiguous()
     assert a.T.shape == (3, 2)
@@ -170,7 +170,7 @@ def test_numpy_round_trip_shares_memory():
     with pytest.raises(TypeError, match="can't convert np.ndarray of type numpy.complex128"):
         ampjit.from_numpy(np.zeros(2, dtype=np.complex128))
     del arr  # the tensor keeps the array's memory alive
-    assert t.sum().item() == pytest.approx(110.0) if hasattr(t, "sum") else True
+    assert t.sum().item() == 109.0  # 0..5 with 0 -> 100 and 5 -> -1
 
 
 def test_item_tolist_and_python_number_conversions():

@@ -1,0 +1,24 @@
+"""The layers of ampjit.nn, one file per family as in torch/nn/modules."""
+from .module import Module
+from .container import Sequential, ModuleList, ModuleDict
+from .linear import Identity, Linear
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .activation import (ReLU, ReLU6, SiLU, Mish, Hardsigmoid, Hardswish, LeakyReLU, ELU, GELU, Sigmoid, Tanh,
+                         Softplus, Softmax, Softmin, LogSoftmax)
+from .normalization import LayerNorm, GroupNorm
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from .dropout import Dropout
+from .sparse import Embedding
+from .pooling import MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d
+from .flatten import Flatten
+from .loss import L1Loss, MSELoss, SmoothL1Loss, BCELoss, BCEWithLogitsLoss, NLLLoss, CrossEntropyLoss
+
+__all__ = [
+    "Module", "Sequential", "ModuleList", "ModuleDict", "Identity", "Linear",
+    "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "ReLU", "ReLU6", "SiLU", "Mish", "Hardsigmoid", "Hardswish", "LeakyReLU", "ELU", "GELU", "Sigmoid", "Tanh",
+    "Softplus", "Softmax", "Softmin", "LogSoftmax", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d",
+    "BatchNorm3d", "Dropout", "Embedding", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d", "Flatten", "L1Loss", "MSELoss", "SmoothL1Loss", "BCELoss", "BCEWithLogitsLoss", "NLLLoss",
+    "CrossEntropyLoss",
+]

@@ -1,0 +1,48 @@
+"""Identity and Linear."""
+import math
+
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+from .utils import _factory
+
+
+class Identity(Module):
+    """Returns its input; the constructor accepts and ignores any arguments."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Linear(Module):
+    """y = x W^T + b, W of shape (out_features, in_features), initialized like torch."""
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(_factory("empty", (out_features, in_features), device, dtype))
+        if bias:
+            self.bias = Parameter(_factory("empty", (out_features,), device, dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        # kaiming_uniform(a=sqrt(5)) gives U(-1/sqrt(fan_in), 1/sqrt(fan_in)); the bias uses the same bound.
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return "in_features={}, out_features={}, bias={}".format(self.in_features, self.out_features,
+                                                                 self.bias is not None)

@@ -1,0 +1,69 @@
+"""LayerNorm and GroupNorm."""
+import numbers
+
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+from .utils import _factory
+
+
+class LayerNorm(Module):
+    """Normalizes over the trailing ``normalized_shape`` dims; weight ones, bias zeros."""
+
+    def __init__(self, normalized_shape, eps=1e-05, elementwise_affine=True, device=None, dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if self.elementwise_affine:
+            self.weight = Parameter(_factory("empty", self.normalized_shape, device, dtype))
+            self.bias = Parameter(_factory("empty", self.normalized_shape, device, dtype))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}".format(**self.__dict__)
+
+
+class GroupNorm(Module):
+    """Normalizes each of ``num_groups`` channel groups; weight ones, bias zeros."""
+
+    def __init__(self, num_groups, num_channels, eps=1e-05, affine=True, device=None, dtype=None):
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        if self.affine:
+            self.weight = Parameter(_factory("empty", (num_channels,), device, dtype))
+            self.bias = Parameter(_factory("empty", (num_channels,), device, dtype))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.affine:
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return "{num_groups}, {num_channels}, eps={eps}, affine={affine}".format(**self.__dict__)

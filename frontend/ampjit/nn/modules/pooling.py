@@ -1,0 +1,89 @@
+"""Pooling: MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d."""
+from .. import functional as F
+from .module import Module
+
+
+class _MaxPoolNd(Module):
+    _fn = None
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if (stride is not None) else kernel_size
+        self.padding = padding
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input):
+        return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                              ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+    def extra_repr(self):
+        return "kernel_size={kernel_size}, stride={stride}, padding={padding}, dilation={dilation}, " \
+               "ceil_mode={ceil_mode}".format(**self.__dict__)
+
+
+class MaxPool1d(_MaxPoolNd):
+    _fn = staticmethod(F.max_pool1d)
+
+
+class MaxPool2d(_MaxPoolNd):
+    _fn = staticmethod(F.max_pool2d)
+
+
+class AvgPool1d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if (stride is not None) else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def forward(self, input):
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
+
+    def extra_repr(self):
+        return "kernel_size={}, stride={}, padding={}".format(self.kernel_size, self.stride, self.padding)
+
+
+class AvgPool2d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if (stride is not None) else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input):
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self):
+        return "kernel_size={}, stride={}, padding={}".format(self.kernel_size, self.stride, self.padding)
+
+
+class _AdaptiveAvgPoolNd(Module):
+    _fn = None
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input):
+        return type(self)._fn(input, self.output_size)
+
+    def extra_repr(self):
+        return "output_size={}".format(self.output_size)
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    _fn = staticmethod(F.adaptive_avg_pool1d)
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
+    _fn = staticmethod(F.adaptive_avg_pool2d)

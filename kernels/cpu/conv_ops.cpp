@@ -1,0 +1,289 @@
+// Convolutions (runtime/ops/conv.def): conv1d, conv2d, conv3d and conv_transpose2d, batched or
+// unbatched as in torch. One checked path (`convolution`) serves them all:
+//  - float32 runs oneDNN's (de)convolution (kernels/cpu/onednn.h);
+//  - float16 and bfloat16 are widened to float32 for it and rounded once (Note [oneDNN computes
+//    in float32 only] in onednn.h);
+//  - float64 runs a direct loop (oneDNN has no float64);
+//  - other dtypes are errors, as on torch's CPU.
+#include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/onednn.h"
+#include "runtime/boxing.h"
+#include "runtime/op_table.h"
+
+namespace ampjit::cpu {
+namespace {
+
+using onednn::cpp_type_name;
+
+struct ConvParams {
+  int nsp = 2;  // spatial dims
+  bool transposed = false;
+  int64_t groups = 1;
+  int64_t stride[3], padding[3], dilation[3], output_padding[3];
+};
+
+// torch accepts one value for every spatial dim, or one per dim.
+void expand_param(const char* name, const std::vector<int64_t>& v, int nsp, int64_t* dst) {
+  AMPJIT_CHECK(v.size() == 1 || v.size() == static_cast<size_t>(nsp),
+               "expected {} to be a single integer value or a list of {} values to match the "
+               "convolution dimensions, but got {}={}",
+               name, nsp, name, shape_str(v));
+  for (int i = 0; i < nsp; ++i) dst[i] = v.size() == 1 ? v[0] : v[i];
+}
+
+std::string join_x(const int64_t* v, int n) {
+  std::string s;
+  for (int i = 0; i < n; ++i) s += (i ? " x " : "") + std::to_string(v[i]);
+  return s;
+}
+
+// The float64 direct convolution: one gather per output element, so threads never share an
+// output. Spatial dims are padded to three (leading size-1 dims) by the caller.
+void conv_f64(const ConvParams& p, const double* x, const double* w, const double* bias, double* y,
+              int64_t n, int64_t ic, int64_t oc, const int64_t* in, const int64_t* out, const int64_t* k) {
+  const int64_t g = p.groups, icg = ic / g, ocg = oc / g;
+  const int64_t in_sz = in[0] * in[1] * in[2], out_sz = out[0] * out[1] * out[2], k_sz = k[0] * k[1] * k[2];
+  const int64_t* s = p.stride;
+  const int64_t* pd = p.padding;
+  const int64_t* d = p.dilation;
+  parallel_for(n * oc, 1, [&](int64_t b, int64_t e) {
+    for (int64_t no = b; no < e; ++no) {
+      const int64_t ni = no / oc, o = no % oc, gi = o / ocg, ol = o % ocg;
+      double* yp = y + no * out_sz;
+      for (int64_t z = 0; z < out[0]; ++z)
+        for (int64_t r = 0; r < out[1]; ++r)
+          for (int64_t c = 0; c < out[2]; ++c) {
+            double acc = bias ? bias[o] : 0.0;
+            for (int64_t il = 0; il < icg; ++il) {
+              // Convolution weight [OC, IC/G, k]; transposed weight [IC, OC/G, k].
+              const int64_t ci = gi * icg + il;
+              const double* xp = x + (ni * ic + ci) * in_sz;
+              const double* wp = p.transposed ? w + (ci * ocg + ol) * k_sz : w + (o * icg + il) * k_sz;
+              for (int64_t kz = 0; kz < k[0]; ++kz)
+                for (int64_t kr = 0; kr < k[1]; ++kr)
+                  for (int64_t kc = 0; kc < k[2]; ++kc) {
+                    const int64_t pos[3] = {z, r, c}, kk[3] = {kz, kr, kc};
+                    int64_t src[3];
+                    bool inside = true;
+                    for (int a = 0; a < 3 && inside; ++a) {
+                      if (!p.transposed) {
+                        src[a] = pos[a] * s[a] - pd[a] + kk[a] * d[a];
+                      } else {  // out = src * stride - pad + k * dilation, solved for src
+                        const int64_t t = pos[a] + pd[a] - kk[a] * d[a];
+                        inside = t >= 0 && t % s[a] == 0;
+                        src[a] = t / s[a];
+                      }
+                      inside = inside && src[a] >= 0 && src[a] < in[a];
+                    }
+                    if (inside) acc += xp[(src[0] * in[1] + src[1]) * in[2] + src[2]] * wp[(kz * k[1] + kr) * k[2] + kc];
+                  }
+            }
+            yp[(z * out[1] + r) * out[2] + c] = acc;
+          }
+    }
+  });
+}
+
+Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input_, const Tensor& weight,
+                   const std::optional<Tensor>& bias, const std::vector<int64_t>& stride,
+                   const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation,
+                   const std::vector<int64_t>& output_padding, int64_t groups) {
+  ConvParams p;
+  p.nsp = nsp;
+  p.transposed = transposed;
+  p.groups = groups;
+  expand_param("stride", stride, nsp, p.stride);
+  expand_param("padding", padding, nsp, p.padding);
+  expand_param("dilation", dilation, nsp, p.dilation);
+  expand_param("output_padding", output_padding, nsp, p.output_padding);
+  AMPJIT_CHECK(input_.dim() == nsp + 1 || input_.dim() == nsp + 2,
+               "Expected {}D (unbatched) or {}D (batched) input to {}, but got input of size: {}", nsp + 1,
+               nsp + 2, op, input_.shape_str());
+  const bool unbatched = input_.dim() == nsp + 1;
+  const Tensor input = unbatched ? input_.unsqueeze(0) : input_;
+  AMPJIT_CHECK(weight.dim() == nsp + 2,
+               "Expected {}-dimensional input for {}-dimensional weight {}, but got {}-dimensional input of "
+               "size {} instead",
+               weight.dim(), weight.dim(), weight.shape_str(), input.dim(), input.shape_str());
+  for (int i = 0; i < nsp; ++i) {
+    AMPJIT_CHECK(p.stride[i] > 0, "non-positive stride is not supported");
+    AMPJIT_CHECK(p.padding[i] >= 0, "negative padding is not supported");
+    AMPJIT_CHECK(p.dilation[i] > 0, "dilation should be greater than zero");
+    AMPJIT_CHECK(p.output_padding[i] >= 0, "negative output_padding is not supported");
+  }
+  AMPJIT_CHECK(groups > 0, "non-positive groups is not supported");
+  AMPJIT_CHECK(input.dtype() == weight.dtype(), "Input type ({}) and weight type ({}) should be the same",
+               cpp_type_name(input.dtype()), cpp_type_name(weight.dtype()));
+  if (bias) {
+    AMPJIT_CHECK(input.dtype() == bias->dtype(), "Input type ({}) and bias type ({}) should be the same",
+                 cpp_type_name(input.dtype()), cpp_type_name(bias->dtype()));
+  }
+  const int64_t n = input.size(0), ic = input.size(1);
+  AMPJIT_CHECK(weight.size(0) % groups == 0,
+               "Given groups={}, expected weight to be divisible by {} at dimension 0, but got weight of "
+               "size {} instead",
+               groups, groups, weight.shape_str());
+  int64_t oc;
+  if (!transposed) {
+    oc = weight.size(0);
+    AMPJIT_CHECK(ic == weight.size(1) * groups,
+                 "Given groups={}, weight of size {}, expected input{} to have {} channels, but got {} "
+                 "channels instead",
+                 groups, weight.shape_str(), input.shape_str(), weight.size(1) * groups, ic);
+  } else {
+    oc = weight.size(1) * groups;
+    AMPJIT_CHECK(ic == weight.size(0),
+                 "Given transposed=1, weight of size {}, expected input{} to have {} channels, but got {} "
+                 "channels instead",
+                 weight.shape_str(), input.shape_str(), weight.size(0), ic);
+  }
+  if (bias) {
+    AMPJIT_CHECK(bias->dim() == 1 && bias->size(0) == oc,
+                 "Given {}weight of size {}, expected bias to be 1-dimensional with {} elements, but got "
+                 "bias of size {} instead",
+                 transposed ? "transposed=1, " : "", weight.shape_str(), oc, bias->shape_str());
+  }
+  int64_t in[3], k[3], out[3];
+  for (int i = 0; i < nsp; ++i) {
+    in[i] = input.size(2 + i);
+    k[i] = weight.size(2 + i);
+  }
+  if (!transposed) {
+    int64_t padded[3], dk[3];
+    bool fits = true;
+    for (int i = 0; i < nsp; ++i) {
+      padded[i] = in[i] + 2 * p.padding[i];
+      dk[i] = p.dilation[i] * (k[i] - 1) + 1;
+      fits = fits && padded[i] >= dk[i];
+    }
+    AMPJIT_CHECK(fits,
+                 "Calculated padded input size per channel: ({}). Kernel size: ({}). Kernel size can't be "
+                 "greater than actual input size",
+                 join_x(padded, nsp), join_x(dk, nsp));
+    for (int i = 0; i < nsp; ++i) out[i] = (padded[i] - dk[i]) / p.stride[i] + 1;
+  } else {
+    bool op_ok = true;
+    for (int i = 0; i < nsp; ++i) {
+      op_ok = op_ok && (p.output_padding[i] < p.stride[i] || p.output_padding[i] < p.dilation[i]);
+    }
+    AMPJIT_CHECK(op_ok,
+                 "output padding must be smaller than either stride or dilation, but got output_padding: "
+                 "({}), stride: ({}), dilation: ({})",
+                 join_x(p.output_padding, nsp), join_x(p.stride, nsp), join_x(p.dilation, nsp));
+    bool positive = true;
+    for (int i = 0; i < nsp; ++i) {
+      out[i] = (in[i] - 1) * p.stride[i] - 2 * p.padding[i] + p.dilation[i] * (k[i] - 1) +
+               p.output_padding[i] + 1;
+      positive = positive && out[i] > 0;
+    }
+    AMPJIT_CHECK(positive,
+                 "Given input size per channel: ({}). Calculated output size per channel: ({}). Output size "
+                 "is too small",
+                 join_x(in, nsp), join_x(out, nsp));
+  }
+
+  std::vector<int64_t> out_shape = {n, oc};
+  for (int i = 0; i < nsp; ++i) out_shape.push_back(out[i]);
+  const ScalarType dt = input.dtype();
+  Tensor y = Tensor::empty(out_shape, dt);
+  int64_t in_numel = 1;
+  for (int i = 0; i < nsp; ++i) in_numel *= in[i];
+  if (y.numel() > 0 && (ic == 0 || in_numel == 0)) {
+    // Nothing to convolve (oneDNN cannot take empty dims): the bias, or zeros.
+    std::vector<int64_t> per_channel(static_cast<size_t>(nsp + 2), 1);
+    per_channel[1] = oc;
+    if (bias) y.copy_(bias->reshape(per_channel));
+    else y.fill_(0);
+  } else if (y.numel() > 0) {
+    const Tensor x = input.contiguous(), w = weight.contiguous();
+    const Tensor b = bias ? bias->contiguous() : Tensor();
+    if (dt == ScalarType::Float64) {
+      int64_t in3[3] = {1, 1, 1}, out3[3] = {1, 1, 1}, k3[3] = {1, 1, 1};
+      ConvParams p3 = p;
+      for (int a = 0; a < 3; ++a) {
+        const int i = a - (3 - nsp);
+        const bool real = i >= 0;
+        p3.stride[a] = real ? p.stride[i] : 1;
+        p3.padding[a] = real ? p.padding[i] : 0;
+        p3.dilation[a] = real ? p.dilation[i] : 1;
+        in3[a] = real ? in[i] : 1;
+        out3[a] = real ? out[i] : 1;
+        k3[a] = real ? k[i] : 1;
+      }
+      conv_f64(p3, x.data<double>(), w.data<double>(), b.defined() ? b.data<double>() : nullptr,
+               y.data<double>(), n, ic, oc, in3, out3, k3);
+    } else {
+      AMPJIT_CHECK(dt == ScalarType::Float32 || is_reduced_floating(dt), "{}: not implemented for dtype {}",
+                   op, dtype_name(dt));
+      onednn::ConvArgs a;
+      a.nsp = nsp;
+      a.transposed = transposed;
+      a.n = n;
+      a.ic = ic;
+      a.oc = oc;
+      a.groups = groups;
+      for (int i = 0; i < nsp; ++i) {
+        a.in[i] = in[i];
+        a.out[i] = out[i];
+        a.kernel[i] = k[i];
+        a.stride[i] = p.stride[i];
+        a.padding[i] = p.padding[i];
+        a.dilation[i] = p.dilation[i];
+        a.output_padding[i] = p.output_padding[i];
+      }
+      if (dt == ScalarType::Float32) {
+        a.src = x.data<float>();
+        a.weight = w.data<float>();
+        a.bias = b.defined() ? b.data<float>() : nullptr;
+        a.dst = y.data<float>();
+        onednn::convolution(a, op);
+      } else {
+        const int64_t nx = onednn::scratch_floats(x.numel()), nw = onednn::scratch_floats(w.numel());
+        const int64_t nb = b.defined() ? onednn::scratch_floats(oc) : 0, ny = y.numel();
+        onednn::Scratch scratch(nx + nw + nb + ny);
+        float* buf = scratch.data();
+        onednn::widen_to_float(x.raw_data(), dt, buf, x.numel());
+        onednn::widen_to_float(w.raw_data(), dt, buf + nx, w.numel());
+        if (nb) onednn::widen_to_float(b.raw_data(), dt, buf + nx + nw, oc);
+        a.src = buf;
+        a.weight = buf + nx;
+        a.bias = nb ? buf + nx + nw : nullptr;
+        a.dst = buf + nx + nw + nb;
+        onednn::convolution(a, op);
+        onednn::round_from_float(a.dst, y.raw_data(), dt, ny);
+      }
+    }
+  }
+  return unbatched ? y.squeeze(0) : y;
+}
+
+Tensor conv1d_k(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                const std::vector<int64_t>& dilation, int64_t groups) {
+  return convolution("conv1d", 1, false, input, weight, bias, stride, padding, dilation, {0}, groups);
+}
+Tensor conv2d_k(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                const std::vector<int64_t>& dilation, int64_t groups) {
+  return convolution("conv2d", 2, false, input, weight, bias, stride, padding, dilation, {0}, groups);
+}
+Tensor conv3d_k(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                const std::vector<int64_t>& dilation, int64_t groups) {
+  return convolution("conv3d", 3, false, input, weight, bias, stride, padding, dilation, {0}, groups);
+}
+Tensor conv_transpose2d_k(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                          const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                          const std::vector<int64_t>& output_padding, int64_t groups,
+                          const std::vector<int64_t>& dilation) {
+  return convolution("conv_transpose2d", 2, true, input, weight, bias, stride, padding, dilation,
+                     output_padding, groups);
+}
+
+}  // namespace
+}  // namespace ampjit::cpu
+
+AMPJIT_KERNEL(conv1d, cpu::conv1d_k)
+AMPJIT_KERNEL(conv2d, cpu::conv2d_k)
+AMPJIT_KERNEL(conv3d, cpu::conv3d_k)
+AMPJIT_KERNEL(conv_transpose2d, cpu::conv_transpose2d_k)

@@ -1,0 +1,514 @@
+// oneDNN behind onednn.h: one engine, one stream per thread, a cache of primitives, and the
+// float32 staging of float16/bfloat16 data. The only file that includes oneDNN's headers.
+#include "kernels/cpu/onednn.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
+#include "runtime/error.h"
+#include "runtime/half.h"
+#include "runtime/strided_loop.h"
+
+namespace ampjit::cpu::onednn {
+namespace {
+
+using dnnl::memory;
+using dt = memory::data_type;
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+// Streams are not thread-safe; a CPU stream is only a handle, so each thread keeps its own.
+dnnl::stream& cpu_stream() {
+  thread_local dnnl::stream s(cpu_engine());
+  return s;
+}
+
+[[noreturn]] void rethrow(const dnnl::error& e, const char* op, const char* what) {
+  throw Error(fmt::format("{}: oneDNN could not run the float32 {} ({}, status {})", op, what,
+                          e.what(), static_cast<int>(e.status)));
+}
+
+// Note [oneDNN primitive cache]
+// Creating a primitive JIT-compiles code (tens to hundreds of microseconds), so primitives are
+// kept in a small LRU keyed by everything they were created from: the op kind, sizes, strides and
+// attributes (alpha, beta, bias), packed as raw int64s. Creation happens outside the lock (two
+// threads may race to create the same one; the loser's copy is dropped). Entries are shared_ptrs,
+// so an entry evicted while another thread executes it stays alive until that thread is done.
+// Primitives run with a user-provided scratchpad (below), which makes concurrent execution of one
+// cached primitive from several threads safe.
+class CacheKey {
+ public:
+  void add(int64_t v) { bytes_.append(reinterpret_cast<const char*>(&v), sizeof v); }
+  void add(float f) { add(static_cast<int64_t>(std::bit_cast<uint32_t>(f))); }
+  const std::string& str() const { return bytes_; }
+
+ private:
+  std::string bytes_;
+};
+
+template <typename Entry>
+class PrimitiveCache {
+ public:
+  explicit PrimitiveCache(size_t capacity) : capacity_(capacity) {}
+
+  // Returns the entry for key, first filling a new one with make(Entry&) when there is none.
+  template <typename Make>
+  std::shared_ptr<const Entry> get(const CacheKey& key, Make&& make) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (auto it = map_.find(key.str()); it != map_.end()) {
+        lru_.splice(lru_.begin(), lru_, it->second);
+        return it->second->second;
+      }
+    }
+    auto fresh = std::make_shared<Entry>();
+    make(*fresh);
+    std::shared_ptr<const Entry> made = std::move(fresh);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = map_.find(key.str()); it != map_.end()) return it->second->second;
+    lru_.emplace_front(key.str(), made);
+    map_.emplace(key.str(), lru_.begin());
+    if (lru_.size() > capacity_) {
+      map_.erase(lru_.back().first);
+      lru_.pop_back();
+    }
+    return made;
+  }
+
+ private:
+  using Item = std::pair<std::string, std::shared_ptr<const Entry>>;
+  size_t capacity_;
+  std::mutex mu_;
+  std::list<Item> lru_;
+  std::unordered_map<std::string, typename std::list<Item>::iterator> map_;
+};
+
+constexpr size_t kCacheCapacity = 256;
+
+// The calling thread's scratchpad buffer, at least `bytes` long (primitives run in user
+// scratchpad mode).
+void* scratchpad_buffer(size_t bytes) {
+  thread_local std::vector<char> buf;
+  if (buf.size() < bytes) buf.resize(bytes);
+  return bytes ? buf.data() : nullptr;
+}
+memory scratchpad(const memory::desc& d) {
+  return memory(d, cpu_engine(), scratchpad_buffer(d.get_size()));
+}
+
+dnnl::primitive_attr base_attr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// --- matmul -------------------------------------------------------------------------------
+
+// The memory objects one execution binds. Creating a dnnl::memory costs ~0.7 us (four per call
+// would be several percent of a 256^3 gemm), while pointing an existing one at new data is a
+// store, so each entry keeps a pool of them: an execution takes a set, sets the data handles and
+// gives it back. One set per concurrently executing thread, in practice one.
+struct MatmulMemory {
+  memory a, b, c, bias, scratch;
+};
+
+struct MatmulEntry {
+  dnnl::matmul prim;
+  memory::desc a, b, c, bias, scratch;
+  mutable std::mutex pool_mu;
+  mutable std::vector<std::unique_ptr<MatmulMemory>> pool;
+
+  std::unique_ptr<MatmulMemory> take() const {
+    {
+      std::lock_guard<std::mutex> lock(pool_mu);
+      if (!pool.empty()) {
+        auto m = std::move(pool.back());
+        pool.pop_back();
+        return m;
+      }
+    }
+    auto& eng = cpu_engine();
+    return std::make_unique<MatmulMemory>(MatmulMemory{
+        memory(a, eng, nullptr), memory(b, eng, nullptr), memory(c, eng, nullptr),
+        bias ? memory(bias, eng, nullptr) : memory(), memory(scratch, eng, nullptr)});
+  }
+  void give_back(std::unique_ptr<MatmulMemory> m) const {
+    std::lock_guard<std::mutex> lock(pool_mu);
+    pool.push_back(std::move(m));
+  }
+};
+
+// One operand of a (batched) matmul. A broadcast operand (batch stride 0) gets batch dim 1,
+// which oneDNN broadcasts with its fast kernels (a 0 stride would select the reference kernel).
+memory::desc matrix_desc(bool batched, int64_t batch, int64_t rows, int64_t cols, int64_t bs,
+                         int64_t rs, int64_t cs) {
+  if (!batched) return memory::desc({rows, cols}, dt::f32, {rs, cs});
+  const int64_t nb = bs == 0 ? 1 : batch;
+  const int64_t bstride = bs == 0 ? std::max(rows * rs, cols * cs) : bs;
+  return memory::desc({nb, rows, cols}, dt::f32, {bstride, rs, cs});
+}
+
+void make_matmul(MatmulEntry& e, const MatmulArgs& p) {
+  const bool batched = p.batch > 1;
+  e.a = matrix_desc(batched, p.batch, p.m, p.k, p.a_bs, p.a_rs, p.a_cs);
+  e.b = matrix_desc(batched, p.batch, p.k, p.n, p.b_bs, p.b_rs, p.b_cs);
+  e.c = matrix_desc(batched, p.batch, p.m, p.n, p.c_bs, p.c_rs, 1);
+  if (p.bias) {
+    e.bias = batched ? memory::desc({1, 1, p.n}, dt::f32, {p.n, p.n, 1})
+                     : memory::desc({1, p.n}, dt::f32, {p.n, 1});
+  }
+  dnnl::primitive_attr attr = base_attr();
+  if (p.alpha != 1.f) attr.set_output_scales(0, {p.alpha});
+  if (p.beta != 0.f) {
+    dnnl::post_ops po;
+    po.append_sum(p.beta);
+    attr.set_post_ops(po);
+  }
+  const dnnl::matmul::desc d = p.bias ? dnnl::matmul::desc(e.a, e.b, e.bias, e.c)
+                                      : dnnl::matmul::desc(e.a, e.b, e.c);
+  const dnnl::matmul::primitive_desc pd(d, attr, cpu_engine());
+  e.scratch = pd.scratchpad_desc();
+  e.prim = dnnl::matmul(pd);
+}
+
+// --- convolution --------------------------------------------------------------------------
+
+struct ConvEntry {
+  dnnl::primitive prim;
+  memory::desc user_src, user_weight, user_dst, bias;
+  memory::desc src, weight, dst, scratch;  // the layouts the primitive chose
+  std::optional<dnnl::reorder> src_in, weight_in, dst_out;
+};
+
+memory::dims dims_of(const int64_t* v, int n) { return memory::dims(v, v + n); }
+
+// Plain (torch) layout strides for dims.
+memory::dims dense_strides(const memory::dims& d) {
+  memory::dims s(d.size(), 1);
+  for (size_t i = d.size() - 1; i-- > 0;) s[i] = s[i + 1] * d[i + 1];
+  return s;
+}
+
+void make_conv(ConvEntry& e, const ConvArgs& p) {
+  const int ns = p.nsp;
+  memory::dims src_d = {p.n, p.ic}, dst_d = {p.n, p.oc};
+  for (int i = 0; i < ns; ++i) {
+    src_d.push_back(p.in[i]);
+    dst_d.push_back(p.out[i]);
+  }
+  const int64_t g = p.groups;
+  const int64_t ksize = [&] {
+    int64_t s = 1;
+    for (int i = 0; i < ns; ++i) s *= p.kernel[i];
+    return s;
+  }();
+  // oneDNN weights are [G,] O, I, K... where O is the primitive's output channels. torch stores
+  // convolution weights as OC x IC/G x K (exactly goihw) and transposed ones as IC x OC/G x K,
+  // described here by strides.
+  memory::dims w_d, w_s;
+  const int64_t ocg = p.oc / g, icg = p.ic / g;
+  if (g > 1) w_d.push_back(g);
+  w_d.push_back(ocg);
+  w_d.push_back(icg);
+  for (int i = 0; i < ns; ++i) w_d.push_back(p.kernel[i]);
+  if (!p.transposed) {
+    w_s = dense_strides(w_d);
+  } else {
+    if (g > 1) w_s.push_back(icg * ocg * ksize);
+    w_s.push_back(ksize);
+    w_s.push_back(ocg * ksize);
+    const memory::dims ks = dense_strides(dims_of(p.kernel, ns));
+    for (int i = 0; i < ns; ++i) w_s.push_back(ks[i]);
+  }
+  e.user_src = memory::desc(src_d, dt::f32, dense_strides(src_d));
+  e.user_dst = memory::desc(dst_d, dt::f32, dense_strides(dst_d));
+  e.user_weight = memory::desc(w_d, dt::f32, w_s);
+  if (p.bias) e.bias = memory::desc({p.oc}, dt::f32, memory::format_tag::x);
+
+  memory::dims strides, dil, pad_l, pad_r;
+  for (int i = 0; i < ns; ++i) {
+    strides.push_back(p.stride[i]);
+    dil.push_back(p.dilation[i] - 1);  // oneDNN counts the gaps
+    pad_l.push_back(p.padding[i]);
+    pad_r.push_back(p.padding[i] - p.output_padding[i]);
+  }
+  const memory::desc src_any(src_d, dt::f32, memory::format_tag::any);
+  const memory::desc dst_any(dst_d, dt::f32, memory::format_tag::any);
+  const memory::desc w_any(w_d, dt::f32, memory::format_tag::any);
+  const memory::desc no_bias;
+  const dnnl::primitive_attr attr = base_attr();
+  auto finish = [&](const auto& pd) {
+    e.src = pd.src_desc();
+    e.weight = pd.weights_desc();
+    e.dst = pd.dst_desc();
+    e.scratch = pd.scratchpad_desc();
+  };
+  if (!p.transposed) {
+    const dnnl::convolution_forward::desc d(
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any, w_any,
+        p.bias ? e.bias : no_bias, dst_any, strides, dil, pad_l, pad_r);
+    const dnnl::convolution_forward::primitive_desc pd(d, attr, cpu_engine());
+    finish(pd);
+    e.prim = dnnl::convolution_forward(pd);
+  } else {
+    const dnnl::deconvolution_forward::desc d(
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, src_any, w_any,
+        p.bias ? e.bias : no_bias, dst_any, strides, dil, pad_l, pad_r);
+    const dnnl::deconvolution_forward::primitive_desc pd(d, attr, cpu_engine());
+    finish(pd);
+    e.prim = dnnl::deconvolution_forward(pd);
+  }
+  auto& eng = cpu_engine();
+  if (e.src != e.user_src) e.src_in = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e.user_src, eng, e.src));
+  if (e.weight != e.user_weight)
+    e.weight_in = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e.user_weight, eng, e.weight));
+  if (e.dst != e.user_dst) e.dst_out = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e.dst, eng, e.user_dst));
+}
+
+// --- float32 staging ----------------------------------------------------------------------
+
+void widen_run(const uint16_t* s, float* d, int64_t n, bool bf16) {
+  if (bf16) {
+    for (int64_t i = 0; i < n; ++i) d[i] = std::bit_cast<float>(static_cast<uint32_t>(s[i]) << 16);
+    return;
+  }
+  int64_t i = 0;
+#if defined(__F16C__)
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    _mm256_storeu_ps(d + i, _mm256_cvtph_ps(h));
+  }
+#endif
+  for (; i < n; ++i) d[i] = detail::half_bits_to_float(s[i]);
+}
+
+void round_run(const float* s, uint16_t* d, int64_t n, bool bf16) {
+  if (bf16) {
+    // detail::float_to_bfloat16_bits, written branch-free so that it vectorizes.
+    for (int64_t i = 0; i < n; ++i) {
+      const uint32_t u = std::bit_cast<uint32_t>(s[i]);
+      const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+      const uint32_t nan = (u >> 16) | 0x40u;
+      d[i] = static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+    }
+    return;
+  }
+  int64_t i = 0;
+#if defined(__F16C__)
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), h);
+  }
+#endif
+  for (; i < n; ++i) d[i] = detail::float_to_half_bits(s[i]);
+}
+
+bool is_bf16(ScalarType t) {
+  AMPJIT_CHECK(t == ScalarType::BFloat16 || t == ScalarType::Float16,
+               "float32 staging: unexpected dtype {}", dtype_name(t));
+  return t == ScalarType::BFloat16;
+}
+
+struct ThreadScratch {
+  Scratch::Buffer buf;
+  int64_t capacity = 0;
+  bool busy = false;
+};
+thread_local ThreadScratch t_scratch;
+// The largest buffer a thread keeps between calls (64 MiB: a 2048^3 gemm's three operands).
+constexpr int64_t kMaxKeptScratch = int64_t{16} << 20;
+
+}  // namespace
+
+bool normalize_gemm_layout(int64_t rows, int64_t cols, int64_t& rs, int64_t& cs) {
+  if (rows == 1 && cols == 1) {
+    rs = cs = 1;
+    return true;
+  }
+  if (rows == 1) {  // only cs matters
+    if (cs == 1) rs = cols;
+    else rs = 1;  // column-major with leading dimension cs >= 1 = rows
+    return cs >= 1;
+  }
+  if (cols == 1) {  // only rs matters
+    if (rs == 1) cs = rows;
+    else cs = 1;
+    return rs >= 1;
+  }
+  return (cs == 1 && rs >= cols) || (rs == 1 && cs >= rows);
+}
+
+void matmul(const MatmulArgs& p, const char* op) {
+  static PrimitiveCache<MatmulEntry> cache(kCacheCapacity);
+  CacheKey key;
+  for (int64_t v : {p.batch, p.m, p.n, p.k, p.a_bs, p.a_rs, p.a_cs, p.b_bs, p.b_rs, p.b_cs, p.c_bs,
+                    p.c_rs, int64_t{p.bias != nullptr}})
+    key.add(v);
+  key.add(p.alpha);
+  key.add(p.beta);
+  try {
+    auto e = cache.get(key, [&](MatmulEntry& e) { make_matmul(e, p); });
+    std::unique_ptr<MatmulMemory> m = e->take();
+    m->a.set_data_handle(const_cast<float*>(p.a));
+    m->b.set_data_handle(const_cast<float*>(p.b));
+    m->c.set_data_handle(p.c);
+    m->scratch.set_data_handle(scratchpad_buffer(e->scratch.get_size()));
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, m->a}, {DNNL_ARG_WEIGHTS, m->b}, {DNNL_ARG_DST, m->c}, {DNNL_ARG_SCRATCHPAD, m->scratch}};
+    if (p.bias) {
+      m->bias.set_data_handle(const_cast<float*>(p.bias));
+      args.emplace(DNNL_ARG_BIAS, m->bias);
+    }
+    e->prim.execute(cpu_stream(), args);
+    cpu_stream().wait();
+    e->give_back(std::move(m));
+  } catch (const dnnl::error& err) {
+    rethrow(err, op, "matmul");
+  }
+}
+
+void convolution(const ConvArgs& p, const char* op) {
+  static PrimitiveCache<ConvEntry> cache(kCacheCapacity);
+  CacheKey key;
+  for (int64_t v : {int64_t{p.nsp}, int64_t{p.transposed}, p.n, p.ic, p.oc, p.groups,
+                    int64_t{p.bias != nullptr}})
+    key.add(v);
+  for (int i = 0; i < p.nsp; ++i) {
+    for (int64_t v : {p.in[i], p.out[i], p.kernel[i], p.stride[i], p.padding[i], p.dilation[i],
+                      p.output_padding[i]})
+      key.add(v);
+  }
+  try {
+    auto e = cache.get(key, [&](ConvEntry& e) { make_conv(e, p); });
+    auto& eng = cpu_engine();
+    auto& s = cpu_stream();
+    memory src(e->user_src, eng, const_cast<float*>(p.src));
+    memory weight(e->user_weight, eng, const_cast<float*>(p.weight));
+    memory dst(e->user_dst, eng, p.dst);
+    if (e->src_in) {
+      memory staged(e->src, eng);
+      e->src_in->execute(s, src, staged);
+      src = staged;
+    }
+    if (e->weight_in) {
+      memory staged(e->weight, eng);
+      e->weight_in->execute(s, weight, staged);
+      weight = staged;
+    }
+    memory out = e->dst_out ? memory(e->dst, eng) : dst;
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, src},
+        {DNNL_ARG_WEIGHTS, weight},
+        {DNNL_ARG_DST, out},
+        {DNNL_ARG_SCRATCHPAD, scratchpad(e->scratch)},
+    };
+    if (p.bias) args.emplace(DNNL_ARG_BIAS, memory(e->bias, eng, const_cast<float*>(p.bias)));
+    e->prim.execute(s, args);
+    if (e->dst_out) e->dst_out->execute(s, out, dst);
+    s.wait();
+  } catch (const dnnl::error& err) {
+    rethrow(err, op, p.transposed ? "transposed convolution" : "convolution");
+  }
+}
+
+void widen_to_float(const void* src, ScalarType type, float* dst, int64_t n) {
+  const bool bf16 = is_bf16(type);
+  const auto* s = static_cast<const uint16_t*>(src);
+  parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) { widen_run(s + b, dst + b, e - b, bf16); });
+}
+
+void widen_rows_to_float(const void* src, ScalarType type, float* dst, int64_t nbatch,
+                         int64_t batch_stride, int64_t nrows, int64_t row_stride, int64_t len) {
+  const bool bf16 = is_bf16(type);
+  const auto* s = static_cast<const uint16_t*>(src);
+  const int64_t total = nbatch * nrows;
+  const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(len, 1));
+  parallel_for(total, grain, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const uint16_t* row = s + (r / nrows) * batch_stride + (r % nrows) * row_stride;
+      widen_run(row, dst + r * len, len, bf16);
+    }
+  });
+}
+
+void round_from_float(const float* src, void* dst, ScalarType type, int64_t n) {
+  const bool bf16 = is_bf16(type);
+  auto* d = static_cast<uint16_t*>(dst);
+  parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) { round_run(src + b, d + b, e - b, bf16); });
+}
+
+const char* scalar_type_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::UInt8: return "Byte";
+    case ScalarType::Int8: return "Char";
+    case ScalarType::Int16: return "Short";
+    case ScalarType::Int32: return "Int";
+    case ScalarType::Int64: return "Long";
+    case ScalarType::Float16: return "Half";
+    case ScalarType::Float32: return "Float";
+    case ScalarType::Float64: return "Double";
+    case ScalarType::Bool: return "Bool";
+    case ScalarType::BFloat16: return "BFloat16";
+    default: return "Undefined";
+  }
+}
+
+const char* cpp_type_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::UInt8: return "unsigned char";
+    case ScalarType::Int8: return "signed char";
+    case ScalarType::Int16: return "short int";
+    case ScalarType::Int32: return "int";
+    case ScalarType::Int64: return "long int";
+    case ScalarType::Float16: return "c10::Half";
+    case ScalarType::Float32: return "float";
+    case ScalarType::Float64: return "double";
+    case ScalarType::Bool: return "bool";
+    case ScalarType::BFloat16: return "c10::BFloat16";
+    default: return "Undefined";
+  }
+}
+
+constexpr std::align_val_t kScratchAlign{64};
+
+void Scratch::AlignedDelete::operator()(float* p) const { ::operator delete(p, kScratchAlign); }
+
+Scratch::Buffer Scratch::allocate(int64_t n) {
+  return Buffer(static_cast<float*>(::operator new(static_cast<size_t>(n) * sizeof(float), kScratchAlign)));
+}
+
+Scratch::Scratch(int64_t n) {
+  n = std::max<int64_t>(n, 1);
+  if (n <= kMaxKeptScratch && !t_scratch.busy) {
+    if (t_scratch.capacity < n) {
+      t_scratch.buf.reset();
+      t_scratch.buf = allocate(n);
+      t_scratch.capacity = n;
+    }
+    t_scratch.busy = true;
+    borrowed_ = true;
+    data_ = t_scratch.buf.get();
+  } else {
+    own_ = allocate(n);
+    data_ = own_.get();
+  }
+}
+
+Scratch::~Scratch() {
+  if (borrowed_) t_scratch.busy = false;
+}
+
+}  // namespace ampjit::cpu::onednn

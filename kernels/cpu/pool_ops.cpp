@@ -1,0 +1,242 @@
+// 2-D pooling (runtime/ops/conv.def): max_pool2d, avg_pool2d, adaptive_avg_pool2d, batched or
+// not, for float32/float64/float16/bfloat16 and int64 (torch's CPU set).
+//
+// Note [Pooling does not use oneDNN]
+// oneDNN's pooling differs from torch's at the edges, and torch's edges are the semantics:
+//  - max pooling: torch propagates NaN (a NaN anywhere in a window is the result); oneDNN's
+//    vector max drops it;
+//  - ceil_mode with count_include_pad: torch divides by the window clipped to the padded input
+//    (a window hanging past the right padding counts only up to it); oneDNN would express
+//    ceil_mode as extra right padding and count that too;
+//  - divisor_override, float64 and int64 have no oneDNN counterpart.
+// Pooling is memory-bound, so the direct loops below (one plane per task, each output a small
+// window reduction in the op-math type, rounded once) lose little against a primitive.
+#include "kernels/cpu/elementwise.h"
+#include "runtime/boxing.h"
+#include "runtime/op_table.h"
+
+namespace ampjit::cpu {
+namespace {
+
+// The dtypes torch's CPU pooling kernels take; one dispatch per op.
+template <typename F>
+decltype(auto) dispatch_pool(ScalarType t, const char* op, F&& f) {
+  if (t == ScalarType::Int64) return f.template operator()<int64_t>();
+  return dispatch_floating(t, op, std::forward<F>(f));
+}
+
+// A 2-element parameter from torch's int[2] (one value means both dims).
+struct Pair {
+  int64_t h, w;
+};
+Pair pair_of(const std::vector<int64_t>& v, const char* what) {
+  AMPJIT_CHECK(v.size() == 1 || v.size() == 2, "{}", what);
+  return v.size() == 1 ? Pair{v[0], v[0]} : Pair{v[0], v[1]};
+}
+
+// torch's pooling_output_shape: floor (or ceil) division, where with ceil_mode the last window
+// must start inside the input or its left padding.
+int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation, bool ceil_mode) {
+  const int64_t num = in + 2 * pad - dilation * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+// The shape checks torch's pool2d_shape_check makes, and the 4-D contiguous input.
+Tensor check_pool_input(const Tensor& self, const char* op) {
+  const bool ok_dims = self.dim() == 3 || self.dim() == 4;
+  bool nonempty = ok_dims;
+  for (int64_t d = self.dim() == 4 ? 1 : 0; ok_dims && d < self.dim(); ++d) nonempty &= self.size(d) != 0;
+  AMPJIT_CHECK(ok_dims && nonempty,
+               "{}: Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+               "got: {}",
+               op, self.shape_str());
+  return (self.dim() == 3 ? self.unsqueeze(0) : self).contiguous();
+}
+
+void check_window(Pair k, Pair s, Pair pad, Pair dil) {
+  AMPJIT_CHECK(k.w > 0 && k.h > 0, "kernel size should be greater than zero, but got kH: {} kW: {}", k.h, k.w);
+  AMPJIT_CHECK(s.w > 0 && s.h > 0, "stride should be greater than zero, but got dH: {} dW: {}", s.h, s.w);
+  AMPJIT_CHECK(dil.w > 0 && dil.h > 0,
+               "dilation should be greater than zero, but got dilationH: {} dilationW: {}", dil.h, dil.w);
+  AMPJIT_CHECK(k.w / 2 >= pad.w && k.h / 2 >= pad.h,
+               "pad should be smaller than or equal to half of kernel size, but got padW = {}, padH = {}, "
+               "kW = {}, kH = {}",
+               pad.w, pad.h, k.w, k.h);
+}
+
+void check_output(const Tensor& x4, int64_t oh, int64_t ow) {
+  AMPJIT_CHECK(oh >= 1 && ow >= 1,
+               "Given input size: ({}x{}x{}). Calculated output size: ({}x{}x{}). Output size is too small",
+               x4.size(1), x4.size(2), x4.size(3), x4.size(1), oh, ow);
+}
+
+// Output [N, C, oh, ow] for a 4-D input, viewed back to 3-D for an unbatched one.
+Tensor shaped_result(const Tensor& result, const Tensor& self) {
+  return self.dim() == 3 ? result.squeeze(0) : result;
+}
+
+// Runs body(in_plane, out_plane) for every (n, c) plane, in parallel.
+template <typename T, typename Body>
+void for_each_plane(const Tensor& x4, const Tensor& out, Body body) {
+  const int64_t planes = x4.size(0) * x4.size(1);
+  const int64_t in_sz = x4.size(2) * x4.size(3), out_sz = out.size(2) * out.size(3);
+  const T* in = x4.data<T>();
+  T* o = out.data<T>();
+  const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(in_sz + out_sz, 1));
+  parallel_for(planes, grain, [&](int64_t b, int64_t e) {
+    for (int64_t pl = b; pl < e; ++pl) body(in + pl * in_sz, o + pl * out_sz);
+  });
+}
+
+Tensor max_pool2d_k(const Tensor& self, const std::vector<int64_t>& kernel_size,
+                    const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                    const std::vector<int64_t>& dilation, bool ceil_mode) {
+  const Pair k = pair_of(kernel_size, "max_pool2d: kernel_size must either be a single int, or a tuple of two ints");
+  AMPJIT_CHECK(stride.size() <= 2,
+               "max_pool2d: stride must either be omitted, a single int, or a tuple of two ints");
+  const Pair s = stride.empty() ? k : pair_of(stride, "");
+  const Pair pad = pair_of(padding, "max_pool2d: padding must either be a single int, or a tuple of two ints");
+  const Pair dil = pair_of(dilation, "max_pool2d: dilation must be either a single int, or a tuple of two ints");
+  check_window(k, s, pad, dil);
+  const Tensor x = check_pool_input(self, "max_pool2d");
+  const int64_t H = x.size(2), W = x.size(3);
+  const int64_t oh = pooled_size(H, k.h, pad.h, s.h, dil.h, ceil_mode);
+  const int64_t ow = pooled_size(W, k.w, pad.w, s.w, dil.w, ceil_mode);
+  check_output(x, oh, ow);
+  Tensor out = Tensor::empty(std::vector<int64_t>{x.size(0), x.size(1), oh, ow}, x.dtype());
+  dispatch_pool(x.dtype(), "max_pool2d", [&]<typename T>() {
+    using M = opmath_t<T>;
+    for_each_plane<T>(x, out, [&](const T* in, T* o) {
+      for (int64_t i = 0; i < oh; ++i) {
+        // The kernel rows that land inside the input: a in [a0, a1).
+        const int64_t r0 = i * s.h - pad.h;
+        const int64_t a0 = r0 >= 0 ? 0 : (-r0 + dil.h - 1) / dil.h;
+        const int64_t a1 = std::min(k.h, (H - r0 + dil.h - 1) / dil.h);
+        for (int64_t j = 0; j < ow; ++j) {
+          const int64_t c0 = j * s.w - pad.w;
+          const int64_t b0 = c0 >= 0 ? 0 : (-c0 + dil.w - 1) / dil.w;
+          const int64_t b1 = std::min(k.w, (W - c0 + dil.w - 1) / dil.w);
+          // torch's rule: a value replaces the maximum when larger or NaN, so any NaN in the
+          // window is the result. Kept branch-free (a max, and a NaN flag on the side): random
+          // data mispredicts a compare-and-branch half the time. Windows are never empty
+          // (padding is at most half the kernel).
+          M best = std::numeric_limits<M>::lowest();
+          if constexpr (std::is_floating_point_v<M>) best = -std::numeric_limits<M>::infinity();
+          bool nan = false;
+          for (int64_t a = a0; a < a1; ++a) {
+            const T* row = in + (r0 + a * dil.h) * W + c0;
+            for (int64_t b = b0; b < b1; ++b) {
+              const M v = static_cast<M>(row[b * dil.w]);
+              best = v > best ? v : best;
+              nan |= v != v;
+            }
+          }
+          if constexpr (std::is_floating_point_v<M>) {
+            if (nan) best = std::numeric_limits<M>::quiet_NaN();
+          }
+          o[i * ow + j] = static_cast<T>(best);
+        }
+      }
+    });
+  });
+  return shaped_result(out, self);
+}
+
+Tensor avg_pool2d_k(const Tensor& self, const std::vector<int64_t>& kernel_size,
+                    const std::vector<int64_t>& stride, const std::vector<int64_t>& padding, bool ceil_mode,
+                    bool count_include_pad, std::optional<int64_t> divisor_override) {
+  const Pair k = pair_of(kernel_size, "avg_pool2d: kernel_size must either be a single int, or a tuple of two ints");
+  AMPJIT_CHECK(stride.size() <= 2,
+               "avg_pool2d: stride must either be omitted, a single int, or a tuple of two ints");
+  const Pair s = stride.empty() ? k : pair_of(stride, "");
+  const Pair pad = pair_of(padding, "avg_pool2d: padding must either be a single int, or a tuple of two ints");
+  AMPJIT_CHECK(!divisor_override || *divisor_override != 0, "divisor must be not zero");
+  check_window(k, s, pad, Pair{1, 1});
+  const Tensor x = check_pool_input(self, "avg_pool2d");
+  const int64_t H = x.size(2), W = x.size(3);
+  const int64_t oh = pooled_size(H, k.h, pad.h, s.h, 1, ceil_mode);
+  const int64_t ow = pooled_size(W, k.w, pad.w, s.w, 1, ceil_mode);
+  check_output(x, oh, ow);
+  Tensor out = Tensor::empty(std::vector<int64_t>{x.size(0), x.size(1), oh, ow}, x.dtype());
+  dispatch_pool(x.dtype(), "avg_pool2d", [&]<typename T>() {
+    using M = opmath_t<T>;
+    for_each_plane<T>(x, out, [&](const T* in, T* o) {
+      for (int64_t i = 0; i < oh; ++i) {
+        for (int64_t j = 0; j < ow; ++j) {
+          // torch's divisor: the window clipped to the padded input (count_include_pad), or to the
+          // input itself.
+          int64_t r0 = i * s.h - pad.h, c0 = j * s.w - pad.w;
+          int64_t r1 = std::min(r0 + k.h, H + pad.h), c1 = std::min(c0 + k.w, W + pad.w);
+          const int64_t padded_count = (r1 - r0) * (c1 - c0);
+          r0 = std::max<int64_t>(r0, 0);
+          c0 = std::max<int64_t>(c0, 0);
+          r1 = std::min(r1, H);
+          c1 = std::min(c1, W);
+          if (r0 >= r1 || c0 >= c1) {
+            o[i * ow + j] = static_cast<T>(M(0));
+            continue;
+          }
+          M sum = 0;
+          for (int64_t r = r0; r < r1; ++r)
+            for (int64_t c = c0; c < c1; ++c) sum += static_cast<M>(in[r * W + c]);
+          const int64_t divisor = divisor_override ? *divisor_override
+                                  : count_include_pad ? padded_count
+                                                      : (r1 - r0) * (c1 - c0);
+          o[i * ow + j] = static_cast<T>(sum / static_cast<M>(divisor));
+        }
+      }
+    });
+  });
+  return shaped_result(out, self);
+}
+
+// Output cell i of n over an input of length len covers [floor(i*len/n), ceil((i+1)*len/n)).
+int64_t adaptive_start(int64_t i, int64_t n, int64_t len) { return (i * len) / n; }
+int64_t adaptive_end(int64_t i, int64_t n, int64_t len) { return ((i + 1) * len + n - 1) / n; }
+
+Tensor adaptive_avg_pool2d_k(const Tensor& self, const std::vector<int64_t>& output_size) {
+  AMPJIT_CHECK(output_size.size() == 2 || output_size.size() == 1, "adaptive_avg_pool2d: output_size must be 2");
+  const Pair os = pair_of(output_size, "");
+  AMPJIT_CHECK(os.h >= 0 && os.w >= 0,
+               "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
+               "received {{{}, {}}}",
+               os.h, os.w);
+  AMPJIT_CHECK(self.dim() == 3 || self.dim() == 4, "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {}",
+               self.shape_str());
+  for (int64_t d = self.dim() - 3; d < self.dim(); ++d) {
+    AMPJIT_CHECK(self.size(d) > 0,
+                 "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, "
+                 "but input has sizes {} with dimension {} being empty",
+                 self.shape_str(), d);
+  }
+  const Tensor x = (self.dim() == 3 ? self.unsqueeze(0) : self).contiguous();
+  const int64_t H = x.size(2), W = x.size(3);
+  Tensor out = Tensor::empty(std::vector<int64_t>{x.size(0), x.size(1), os.h, os.w}, x.dtype());
+  if (out.numel() == 0) return shaped_result(out, self);
+  dispatch_pool(x.dtype(), "adaptive_avg_pool2d", [&]<typename T>() {
+    using M = opmath_t<T>;
+    for_each_plane<T>(x, out, [&](const T* in, T* o) {
+      for (int64_t i = 0; i < os.h; ++i) {
+        const int64_t r0 = adaptive_start(i, os.h, H), r1 = adaptive_end(i, os.h, H);
+        for (int64_t j = 0; j < os.w; ++j) {
+          const int64_t c0 = adaptive_start(j, os.w, W), c1 = adaptive_end(j, os.w, W);
+          M sum = 0;
+          for (int64_t r = r0; r < r1; ++r)
+            for (int64_t c = c0; c < c1; ++c) sum += static_cast<M>(in[r * W + c]);
+          // torch divides by the window height, then by its width.
+          o[i * os.w + j] = static_cast<T>(sum / static_cast<M>(r1 - r0) / static_cast<M>(c1 - c0));
+        }
+      }
+    });
+  });
+  return shaped_result(out, self);
+}
+
+}  // namespace
+}  // namespace ampjit::cpu
+
+AMPJIT_KERNEL(max_pool2d, cpu::max_pool2d_k)
+AMPJIT_KERNEL(avg_pool2d, cpu::avg_pool2d_k)
+AMPJIT_KERNEL(adaptive_avg_pool2d, cpu::adaptive_avg_pool2d_k)

@@ -1,0 +1,421 @@
+// Unary pointwise kernels (runtime/ops/pointwise.def): math functions (exp, log, ..., gelu), neg,
+// abs, sign, rounding, and clamp with relu and clamp_min/clamp_max, each with its in-place variant.
+//
+// Note [Unary math table]
+// The transcendental functions do not vectorize here (no -ffast-math, no vector libm), so calling
+// them through a pointer costs little next to the function itself. Each is a row of kMath (a float
+// and a double version) and all of them share ONE pointwise loop per dtype: 4 instantiations for
+// 15 ops instead of 60 (Note [One dispatch per op] in kernels/cpu/elementwise.h). Ops that do
+// vectorize (neg, abs, floor, clamp, ...) keep their own inlined lambda.
+#include <cmath>
+#include <limits>
+
+#include "kernels/cpu/elementwise.h"
+#include "runtime/boxing.h"
+#include "runtime/op_table.h"
+
+namespace ampjit::cpu {
+namespace {
+
+// ---- Math functions ----------------------------------------------------------------------------
+
+struct MathFn {
+  const char* name;
+  const char* inplace_name;
+  bool int_to_float;  // integer and bool inputs compute in float32 (torch's "int-to-float" ops)
+  float (*f32)(float);
+  double (*f64)(double);
+};
+
+// A row from one generic lambda `g`, instantiated for float and double.
+template <typename G>
+constexpr MathFn math_fn(const char* name, const char* inplace_name, bool int_to_float, G) {
+  return {name, inplace_name, int_to_float, [](float x) -> float { return G{}(x); },
+          [](double x) -> double { return G{}(x); }};
+}
+
+enum class Math {
+  Exp,
+  Log,
+  Log1p,
+  Sqrt,
+  Rsqrt,
+  Sin,
+  Cos,
+  Tan,
+  Tanh,
+  Sigmoid,
+  Erf,
+  Reciprocal,
+  Silu,
+  Gelu,
+  GeluTanh
+};
+
+// The formulas of torch's CPU kernels.
+constexpr MathFn kMath[] = {
+    math_fn("exp", "exp_", true, [](auto x) { return std::exp(x); }),
+    math_fn("log", "log_", true, [](auto x) { return std::log(x); }),
+    math_fn("log1p", "log1p_", true, [](auto x) { return std::log1p(x); }),
+    math_fn("sqrt", "sqrt_", true, [](auto x) { return std::sqrt(x); }),
+    math_fn("rsqrt", "rsqrt_", true, [](auto x) { return decltype(x)(1) / std::sqrt(x); }),
+    math_fn("sin", "sin_", true, [](auto x) { return std::sin(x); }),
+    math_fn("cos", "cos_", true, [](auto x) { return std::cos(x); }),
+    math_fn("tan", "tan_", true, [](auto x) { return std::tan(x); }),
+    math_fn("tanh", "tanh_", true, [](auto x) { return std::tanh(x); }),
+    math_fn("sigmoid", "sigmoid_", true,
+            [](auto x) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); }),
+    math_fn("erf", "erf_", true, [](auto x) { return std::erf(x); }),
+    math_fn("reciprocal", "reciprocal_", true, [](auto x) { return decltype(x)(1) / x; }),
+    math_fn("silu", "silu_", false, [](auto x) { return x / (decltype(x)(1) + std::exp(-x)); }),
+    math_fn("gelu", "gelu_", false,
+            [](auto x) {
+              using M = decltype(x);
+              return x * M(0.5) * (M(1) + std::erf(x * M(M_SQRT1_2)));
+            }),
+    math_fn("gelu", "gelu_", false,
+            [](auto x) {
+              using M = decltype(x);
+              const M beta = M(M_SQRT2 * M_2_SQRTPI * 0.5), kappa = M(0.044715);
+              const M inner = beta * (x + kappa * x * x * x);
+              return M(0.5) * x * (M(1) + std::tanh(inner));
+            }),
+};
+
+static_assert(std::size(kMath) == static_cast<size_t>(Math::GeluTanh) + 1, "one row per Math");
+
+Tensor math(Math m, const Tensor& self) {
+  const MathFn& fn = kMath[static_cast<int>(m)];
+  ScalarType rt = self.dtype();
+  if (!is_floating(rt)) {
+    if (!fn.int_to_float) throw_unsupported_dtype(fn.name, rt);
+    rt = ScalarType::Float32;
+  }
+  return dispatch_floating(rt, fn.name, [&]<typename T>() {
+    using M = opmath_t<T>;
+    M (*f)(M);
+    if constexpr (std::is_same_v<M, float>)
+      f = fn.f32;
+    else
+      f = fn.f64;
+    return map<T>(fn.name, std::array{self}, rt, [f](M x) { return f(x); });
+  });
+}
+template <Math m>
+Tensor math_k(const Tensor& self) {
+  return math(m, self);
+}
+template <Math m>
+Tensor math_inplace_k(Tensor self) {
+  return write_result(self, math(m, self), kMath[static_cast<int>(m)].inplace_name, true);
+}
+
+Math gelu_kind(const std::string& approximate) {
+  if (approximate == "none") return Math::Gelu;
+  if (approximate == "tanh") return Math::GeluTanh;
+  throw Error(
+      fmt::format("gelu: approximate argument must be either none or tanh, got '{}'", approximate));
+}
+Tensor gelu_k(const Tensor& self, std::string approximate) {
+  return math(gelu_kind(approximate), self);
+}
+Tensor gelu_inplace_k(Tensor self, std::string approximate) {
+  return write_result(self, math(gelu_kind(approximate), self), "gelu_", true);
+}
+
+// ---- neg, abs, sign ----------------------------------------------------------------------------
+
+// -x for integers without signed overflow (INT_MIN stays INT_MIN, as torch's wrapping results).
+template <typename I>
+I wrapping_neg(I x) {
+  return static_cast<I>(0 - static_cast<std::make_unsigned_t<I>>(x));
+}
+
+// One loop per numeric dtype, the result in self's dtype; f is a generic lambda over op math.
+template <typename F>
+Tensor numeric_unary(const char* op, const Tensor& self, F f) {
+  return dispatch_numeric(self.dtype(), op, [&]<typename T>() {
+    return map<T>(op, std::array{self}, self.dtype(), f);
+  });
+}
+
+Tensor neg_k(const Tensor& self) {
+  AMPJIT_CHECK(self.dtype() != ScalarType::Bool,
+               "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+               "to invert a mask, use the `~` or `logical_not()` operator instead.");
+  return numeric_unary("neg", self, [](auto x) {
+    if constexpr (std::is_integral_v<decltype(x)>)
+      return wrapping_neg(x);
+    else
+      return -x;
+  });
+}
+Tensor abs_k(const Tensor& self) {
+  return numeric_unary("abs", self, [](auto x) {
+    using M = decltype(x);
+    if constexpr (std::is_unsigned_v<M>)
+      return x;
+    else if constexpr (std::is_integral_v<M>)
+      return x < 0 ? wrapping_neg(x) : x;
+    else
+      return std::abs(x);
+  });
+}
+// sign(NaN) is 0, as torch's (0 < x) - (x < 0); bool stays bool.
+Tensor sign_k(const Tensor& self) {
+  if (self.dtype() == ScalarType::Bool) return self.clone();
+  return numeric_unary("sign", self, [](auto x) {
+    using M = decltype(x);
+    if constexpr (std::is_unsigned_v<M>)
+      return static_cast<M>(x != 0);
+    else
+      return static_cast<M>((M(0) < x) - (x < M(0)));
+  });
+}
+Tensor neg_inplace_k(Tensor self) {
+  return write_result(self, neg_k(self), "neg_", true);
+}
+Tensor abs_inplace_k(Tensor self) {
+  return write_result(self, abs_k(self), "abs_", true);
+}
+Tensor sign_inplace_k(Tensor self) {
+  return write_result(self, sign_k(self), "sign_", true);
+}
+
+// ---- floor, ceil, round ------------------------------------------------------------------------
+
+// Integer inputs are already integral: a copy, as in torch; bool is not supported.
+template <typename F>
+Tensor rounding_unary(const char* op, const Tensor& self, F f) {
+  if (is_integral(self.dtype())) return self.clone();
+  return dispatch_floating(self.dtype(), op, [&]<typename T>() {
+    return map<T>(op, std::array{self}, self.dtype(), f);
+  });
+}
+Tensor floor_k(const Tensor& self) {
+  return rounding_unary("floor", self, [](auto x) { return std::floor(x); });
+}
+Tensor ceil_k(const Tensor& self) {
+  return rounding_unary("ceil", self, [](auto x) { return std::ceil(x); });
+}
+// Half to even.
+Tensor round_k(const Tensor& self) {
+  return rounding_unary("round", self, [](auto x) { return std::nearbyint(x); });
+}
+// torch's round_decimals kernel: scale by 10^|decimals|, round half to even, scale back. Unlike
+// round, it refuses integer inputs (even with decimals=0), as torch does.
+Tensor round_decimals_k(const Tensor& self, int64_t decimals) {
+  if (!is_floating(self.dtype())) throw_unsupported_dtype("round", self.dtype());
+  if (decimals == 0) return round_k(self);
+  const bool neg = decimals < 0;
+  const double scale = std::pow(10.0, static_cast<double>(neg ? -decimals : decimals));
+  return dispatch_floating(self.dtype(), "round", [&]<typename T>() {
+    using M = opmath_t<T>;
+    const M s = static_cast<M>(scale);
+    return map<T>("round", std::array{self}, self.dtype(), [neg, s](M x) {
+      return neg ? std::nearbyint(x / s) * s : std::nearbyint(x * s) / s;
+    });
+  });
+}
+Tensor floor_inplace_k(Tensor self) {
+  return write_result(self, floor_k(self), "floor_", true);
+}
+Tensor ceil_inplace_k(Tensor self) {
+  return write_result(self, ceil_k(self), "ceil_", true);
+}
+Tensor round_inplace_k(Tensor self) {
+  return write_result(self, round_k(self), "round_", true);
+}
+Tensor round_decimals_inplace_k(Tensor self, int64_t decimals) {
+  return write_result(self, round_decimals_k(self, decimals), "round_", true);
+}
+
+// ---- clamp, clamp_min, clamp_max, relu ---------------------------------------------------------
+
+// Note [Clamp and NaN]
+// As torch: min(max(x, lo), hi), so a NaN input stays NaN and lo > hi gives hi. A NaN Scalar bound
+// makes the whole result NaN, except that clamp ignores it when it is its only bound (torch's
+// clamp kernel; clamp_min and clamp_max do not); a NaN in a Tensor bound gives NaN at that element.
+// A missing bound is the dtype's extreme (-inf, +inf for floats), so one loop per dtype serves
+// clamp, clamp_min, clamp_max and relu.
+template <typename M>
+M lowest_or_neg_inf() {
+  if constexpr (std::numeric_limits<M>::has_infinity)
+    return -std::numeric_limits<M>::infinity();
+  else
+    return std::numeric_limits<M>::lowest();
+}
+template <typename M>
+M highest_or_inf() {
+  if constexpr (std::numeric_limits<M>::has_infinity)
+    return std::numeric_limits<M>::infinity();
+  else
+    return std::numeric_limits<M>::max();
+}
+
+const char* const kClampNeedsBound = "torch.clamp: At least one of 'min' or 'max' must not be None";
+
+// clamp ignores a NaN Scalar bound that is its only bound; clamp_min and clamp_max do not.
+enum class LoneNaNBound { Ignored, PropagatesNaN };
+
+// Python-number bounds take part in type promotion unless self is already floating (torch's
+// clamp meta function): clamp(int_tensor, 0.5) is float32.
+Tensor clamp_scalar(const char* op, const Tensor& self, const std::optional<Scalar>& lo,
+                    const std::optional<Scalar>& hi,
+                    LoneNaNBound lone_nan = LoneNaNBound::Ignored) {
+  AMPJIT_CHECK(lo || hi, "{}", kClampNeedsBound);
+  ScalarType rt = self.dtype();
+  if (!is_floating(rt)) {
+    ResultTypeState s;
+    s.add(self);
+    if (lo) s.add(*lo);
+    if (hi) s.add(*hi);
+    rt = s.result();
+  }
+  const bool nan_lo = lo && std::isnan(lo->to_double()), nan_hi = hi && std::isnan(hi->to_double());
+  if ((nan_lo || nan_hi) && ((lo && hi) || lone_nan == LoneNaNBound::PropagatesNaN)) {
+    Tensor out = Tensor::empty(self.sizes(), rt, self.device());
+    out.fill_(Scalar(std::numeric_limits<double>::quiet_NaN()));
+    return out;
+  }
+  return dispatch_numeric(rt, op, [&]<typename T>() {
+    using M = opmath_t<T>;
+    // Bounds are rounded to the dtype first, as torch's Scalar::to<scalar_t>.
+    const M l = lo ? static_cast<M>(lo->to<T>()) : lowest_or_neg_inf<M>();
+    const M h = hi ? static_cast<M>(hi->to<T>()) : highest_or_inf<M>();
+    return map<T>(op, std::array{self}, rt, [l, h](M x) { return std::min(std::max(x, l), h); });
+  });
+}
+
+// Tensor bounds promote with self and broadcast.
+Tensor clamp_tensor(const char* op, const Tensor& self, const std::optional<Tensor>& lo,
+                    const std::optional<Tensor>& hi) {
+  AMPJIT_CHECK(lo || hi, "{}", kClampNeedsBound);
+  ResultTypeState s;
+  s.add(self);
+  if (lo) s.add(*lo);
+  if (hi) s.add(*hi);
+  const ScalarType rt = s.result();
+  return dispatch_numeric(rt, op, [&]<typename T>() {
+    using M = opmath_t<T>;
+    auto bound = [&](const std::optional<Tensor>& b, M missing) {
+      if (b) return *b;
+      Tensor t = Tensor::empty(IntArrayRef{}, rt, self.device());
+      *t.data<T>() = static_cast<T>(missing);
+      return t;
+    };
+    const std::array ins{self, bound(lo, lowest_or_neg_inf<M>()), bound(hi, highest_or_inf<M>())};
+    return map<T>(op, ins, rt, [](M x, M l, M h) -> M {
+      if constexpr (std::is_floating_point_v<M>) {
+        if (std::isnan(l) || std::isnan(h)) return std::numeric_limits<M>::quiet_NaN();
+      }
+      return std::min(std::max(x, l), h);
+    });
+  });
+}
+
+Tensor clamp_k(const Tensor& self, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  return clamp_scalar("clamp", self, lo, hi);
+}
+Tensor clamp_tensor_k(const Tensor& self, std::optional<Tensor> lo, std::optional<Tensor> hi) {
+  return clamp_tensor("clamp", self, lo, hi);
+}
+Tensor clamp_inplace_k(Tensor self, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  return write_result(self, clamp_scalar("clamp_", self, lo, hi), "clamp_", true);
+}
+Tensor clamp_tensor_inplace_k(Tensor self, std::optional<Tensor> lo, std::optional<Tensor> hi) {
+  return write_result(self, clamp_tensor("clamp_", self, lo, hi), "clamp_", true);
+}
+Tensor clamp_min_k(const Tensor& self, const Scalar& lo) {
+  return clamp_scalar("clamp_min", self, lo, std::nullopt, LoneNaNBound::PropagatesNaN);
+}
+Tensor clamp_min_tensor_k(const Tensor& self, const Tensor& lo) {
+  return clamp_tensor("clamp_min", self, lo, std::nullopt);
+}
+Tensor clamp_min_inplace_k(Tensor self, const Scalar& lo) {
+  return write_result(self, clamp_min_k(self, lo), "clamp_min_", true);
+}
+Tensor clamp_min_tensor_inplace_k(Tensor self, const Tensor& lo) {
+  return write_result(self, clamp_min_tensor_k(self, lo), "clamp_min_", true);
+}
+Tensor clamp_max_k(const Tensor& self, const Scalar& hi) {
+  return clamp_scalar("clamp_max", self, std::nullopt, hi, LoneNaNBound::PropagatesNaN);
+}
+Tensor clamp_max_tensor_k(const Tensor& self, const Tensor& hi) {
+  return clamp_tensor("clamp_max", self, std::nullopt, hi);
+}
+Tensor clamp_max_inplace_k(Tensor self, const Scalar& hi) {
+  return write_result(self, clamp_max_k(self, hi), "clamp_max_", true);
+}
+Tensor clamp_max_tensor_inplace_k(Tensor self, const Tensor& hi) {
+  return write_result(self, clamp_max_tensor_k(self, hi), "clamp_max_", true);
+}
+
+// relu is clamp_min(self, 0), as in torch.
+Tensor relu_k(const Tensor& self) {
+  AMPJIT_CHECK(self.dtype() != ScalarType::Bool, "Boolean inputs not supported for relu");
+  return clamp_scalar("relu", self, Scalar(int64_t{0}), std::nullopt);
+}
+Tensor relu_inplace_k(Tensor self) {
+  return write_result(self, relu_k(self), "relu_", true);
+}
+
+}  // namespace
+}  // namespace ampjit::cpu
+
+AMPJIT_KERNEL(neg, cpu::neg_k)
+AMPJIT_KERNEL(neg_, cpu::neg_inplace_k)
+AMPJIT_KERNEL(abs, cpu::abs_k)
+AMPJIT_KERNEL(abs_, cpu::abs_inplace_k)
+AMPJIT_KERNEL(sign, cpu::sign_k)
+AMPJIT_KERNEL(sign_, cpu::sign_inplace_k)
+AMPJIT_KERNEL(exp, cpu::math_k<cpu::Math::Exp>)
+AMPJIT_KERNEL(exp_, cpu::math_inplace_k<cpu::Math::Exp>)
+AMPJIT_KERNEL(log, cpu::math_k<cpu::Math::Log>)
+AMPJIT_KERNEL(log_, cpu::math_inplace_k<cpu::Math::Log>)
+AMPJIT_KERNEL(log1p, cpu::math_k<cpu::Math::Log1p>)
+AMPJIT_KERNEL(log1p_, cpu::math_inplace_k<cpu::Math::Log1p>)
+AMPJIT_KERNEL(sqrt, cpu::math_k<cpu::Math::Sqrt>)
+AMPJIT_KERNEL(sqrt_, cpu::math_inplace_k<cpu::Math::Sqrt>)
+AMPJIT_KERNEL(rsqrt, cpu::math_k<cpu::Math::Rsqrt>)
+AMPJIT_KERNEL(rsqrt_, cpu::math_inplace_k<cpu::Math::Rsqrt>)
+AMPJIT_KERNEL(sin, cpu::math_k<cpu::Math::Sin>)
+AMPJIT_KERNEL(sin_, cpu::math_inplace_k<cpu::Math::Sin>)
+AMPJIT_KERNEL(cos, cpu::math_k<cpu::Math::Cos>)
+AMPJIT_KERNEL(cos_, cpu::math_inplace_k<cpu::Math::Cos>)
+AMPJIT_KERNEL(tan, cpu::math_k<cpu::Math::Tan>)
+AMPJIT_KERNEL(tan_, cpu::math_inplace_k<cpu::Math::Tan>)
+AMPJIT_KERNEL(tanh, cpu::math_k<cpu::Math::Tanh>)
+AMPJIT_KERNEL(tanh_, cpu::math_inplace_k<cpu::Math::Tanh>)
+AMPJIT_KERNEL(sigmoid, cpu::math_k<cpu::Math::Sigmoid>)
+AMPJIT_KERNEL(sigmoid_, cpu::math_inplace_k<cpu::Math::Sigmoid>)
+AMPJIT_KERNEL(erf, cpu::math_k<cpu::Math::Erf>)
+AMPJIT_KERNEL(erf_, cpu::math_inplace_k<cpu::Math::Erf>)
+AMPJIT_KERNEL(reciprocal, cpu::math_k<cpu::Math::Reciprocal>)
+AMPJIT_KERNEL(reciprocal_, cpu::math_inplace_k<cpu::Math::Reciprocal>)
+AMPJIT_KERNEL(silu, cpu::math_k<cpu::Math::Silu>)
+AMPJIT_KERNEL(silu_, cpu::math_inplace_k<cpu::Math::Silu>)
+AMPJIT_KERNEL(gelu, cpu::gelu_k)
+AMPJIT_KERNEL(gelu_, cpu::gelu_inplace_k)
+AMPJIT_KERNEL(floor, cpu::floor_k)
+AMPJIT_KERNEL(floor_, cpu::floor_inplace_k)
+AMPJIT_KERNEL(ceil, cpu::ceil_k)
+AMPJIT_KERNEL(ceil_, cpu::ceil_inplace_k)
+AMPJIT_KERNEL(round, cpu::round_k)
+AMPJIT_KERNEL(round_decimals, cpu::round_decimals_k)
+AMPJIT_KERNEL(round_, cpu::round_inplace_k)
+AMPJIT_KERNEL(round__decimals, cpu::round_decimals_inplace_k)
+AMPJIT_KERNEL(relu, cpu::relu_k)
+AMPJIT_KERNEL(relu_, cpu::relu_inplace_k)
+AMPJIT_KERNEL(clamp, cpu::clamp_k)
+AMPJIT_KERNEL(clamp_Tensor, cpu::clamp_tensor_k)
+AMPJIT_KERNEL(clamp_, cpu::clamp_inplace_k)
+AMPJIT_KERNEL(clamp__Tensor, cpu::clamp_tensor_inplace_k)
+AMPJIT_KERNEL(clamp_min, cpu::clamp_min_k)
+AMPJIT_KERNEL(clamp_min_Tensor, cpu::clamp_min_tensor_k)
+AMPJIT_KERNEL(clamp_min_, cpu::clamp_min_inplace_k)
+AMPJIT_KERNEL(clamp_min__Tensor, cpu::clamp_min_tensor_inplace_k)
+AMPJIT_KERNEL(clamp_max, cpu::clamp_max_k)
+AMPJIT_KERNEL(clamp_max_Tensor, cpu::clamp_max_tensor_k)
+AMPJIT_KERNEL(clamp_max_, cpu::clamp_max_inplace_k)
+AMPJIT_KERNEL(clamp_max__Tensor, cpu::clamp_max_tensor_inplace_k)
