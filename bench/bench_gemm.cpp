@@ -22,11 +22,15 @@ namespace {
 using Dims = std::vector<int64_t>;
 
 void set_gflops(benchmark::State& state, int64_t n) {
-  const double flop = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
-  state.counters["GFLOP"] = benchmark::Counter(flop * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  const double flop =
+      2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  state.counters["GFLOP"] =
+      benchmark::Counter(flop * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-Tensor square(int64_t n, ScalarType dt) { return ops::randn(Dims{n, n}, dt); }
+Tensor square(int64_t n, ScalarType dt) {
+  return ops::randn(Dims{n, n}, dt);
+}
 
 void ampjit_mm(benchmark::State& state, ScalarType dt) {
   const int64_t n = state.range(0);
@@ -38,9 +42,15 @@ void ampjit_mm(benchmark::State& state, ScalarType dt) {
   set_gflops(state, n);
 }
 
-void BM_AmpjitMm_f32(benchmark::State& state) { ampjit_mm(state, ScalarType::Float32); }
-void BM_AmpjitMm_bf16(benchmark::State& state) { ampjit_mm(state, ScalarType::BFloat16); }
-void BM_AmpjitMm_f16(benchmark::State& state) { ampjit_mm(state, ScalarType::Float16); }
+void BM_AmpjitMm_f32(benchmark::State& state) {
+  ampjit_mm(state, ScalarType::Float32);
+}
+void BM_AmpjitMm_bf16(benchmark::State& state) {
+  ampjit_mm(state, ScalarType::BFloat16);
+}
+void BM_AmpjitMm_f16(benchmark::State& state) {
+  ampjit_mm(state, ScalarType::Float16);
+}
 
 // oneDNN's matmul on dense row-major n x n operands, primitive and buffers made once.
 void onednn_mm(benchmark::State& state, dnnl::memory::data_type dt) {
@@ -70,8 +80,12 @@ void onednn_mm(benchmark::State& state, dnnl::memory::data_type dt) {
   set_gflops(state, n);
 }
 
-void BM_OneDnnDirect_f32(benchmark::State& state) { onednn_mm(state, dnnl::memory::data_type::f32); }
-void BM_OneDnnDirect_bf16(benchmark::State& state) { onednn_mm(state, dnnl::memory::data_type::bf16); }
+void BM_OneDnnDirect_f32(benchmark::State& state) {
+  onednn_mm(state, dnnl::memory::data_type::f32);
+}
+void BM_OneDnnDirect_bf16(benchmark::State& state) {
+  onednn_mm(state, dnnl::memory::data_type::bf16);
+}
 
 // The alternatives Note [Widening bf16 for gemm] weighs against ampjit's per-thread row panels,
 // built from the same pieces (onednn.h's widening, float32 matmul and rounding):
@@ -107,8 +121,12 @@ void bf16_widened_mm(benchmark::State& state, int64_t panel) {
   }
   set_gflops(state, n);
 }
-void BM_Bf16WholeWidening(benchmark::State& state) { bf16_widened_mm(state, state.range(0)); }
-void BM_Bf16PanelWidening(benchmark::State& state) { bf16_widened_mm(state, state.range(1)); }
+void BM_Bf16WholeWidening(benchmark::State& state) {
+  bf16_widened_mm(state, state.range(0));
+}
+void BM_Bf16PanelWidening(benchmark::State& state) {
+  bf16_widened_mm(state, state.range(1));
+}
 
 }  // namespace
 

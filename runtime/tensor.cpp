@@ -29,6 +29,10 @@ void Storage::set_device_allocator(DeviceType type, DeviceAllocator a) {
   g_device_allocators[static_cast<int>(type)] = a;
 }
 
+bool Storage::has_device_allocator(DeviceType type) {
+  return g_device_allocators[static_cast<int>(type)].allocate != nullptr;
+}
+
 Ref<Storage> Storage::allocate(size_t nbytes, Device device) {
   if (device.is_cpu()) {
     // Note [Inline storage]: header and bytes share one malloc'd block; the bytes start at the

@@ -39,6 +39,7 @@ class Storage : public RefCounted {
     void (*free)(void* ptr, Device device);
   };
   static void set_device_allocator(DeviceType type, DeviceAllocator a);
+  static bool has_device_allocator(DeviceType type);
 
  private:
   Storage() = default;

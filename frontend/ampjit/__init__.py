@@ -28,6 +28,13 @@ _install_functions(globals())
 _install_tensor_methods()
 
 from . import jit  # noqa: E402
+from . import amp, cpu, cuda  # noqa: E402
+from .amp.autocast_mode import autocast  # noqa: E402
+from ._autocast_state import (  # noqa: E402
+    is_autocast_enabled, set_autocast_enabled, is_autocast_cpu_enabled, set_autocast_cpu_enabled,
+    get_autocast_cpu_dtype, set_autocast_cpu_dtype, get_autocast_gpu_dtype, set_autocast_gpu_dtype,
+    autocast_increment_nesting, autocast_decrement_nesting, clear_autocast_cache,
+    is_autocast_cache_enabled, set_autocast_cache_enabled)
 from . import nn  # noqa: E402
 from ._grad_mode import no_grad, enable_grad, is_grad_enabled, set_grad_enabled  # noqa: E402
 

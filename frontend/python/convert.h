@@ -51,5 +51,6 @@ bp::object make_size(IntArrayRef sizes);
 void register_conversions();
 void bind_tensor();
 void bind_module_functions();
+void bind_autocast();
 
 }  // namespace ampjit::python

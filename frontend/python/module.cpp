@@ -353,4 +353,5 @@ BOOST_PYTHON_MODULE(_C) {
   register_conversions();
   bind_tensor();
   bind_module_functions();
+  bind_autocast();
 }

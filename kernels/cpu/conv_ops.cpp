@@ -40,9 +40,11 @@ std::string join_x(const int64_t* v, int n) {
 // The float64 direct convolution: one gather per output element, so threads never share an
 // output. Spatial dims are padded to three (leading size-1 dims) by the caller.
 void conv_f64(const ConvParams& p, const double* x, const double* w, const double* bias, double* y,
-              int64_t n, int64_t ic, int64_t oc, const int64_t* in, const int64_t* out, const int64_t* k) {
+              int64_t n, int64_t ic, int64_t oc, const int64_t* in, const int64_t* out,
+              const int64_t* k) {
   const int64_t g = p.groups, icg = ic / g, ocg = oc / g;
-  const int64_t in_sz = in[0] * in[1] * in[2], out_sz = out[0] * out[1] * out[2], k_sz = k[0] * k[1] * k[2];
+  const int64_t in_sz = in[0] * in[1] * in[2], out_sz = out[0] * out[1] * out[2],
+                k_sz = k[0] * k[1] * k[2];
   const int64_t* s = p.stride;
   const int64_t* pd = p.padding;
   const int64_t* d = p.dilation;
@@ -58,7 +60,8 @@ void conv_f64(const ConvParams& p, const double* x, const double* w, const doubl
               // Convolution weight [OC, IC/G, k]; transposed weight [IC, OC/G, k].
               const int64_t ci = gi * icg + il;
               const double* xp = x + (ni * ic + ci) * in_sz;
-              const double* wp = p.transposed ? w + (ci * ocg + ol) * k_sz : w + (o * icg + il) * k_sz;
+              const double* wp =
+                  p.transposed ? w + (ci * ocg + ol) * k_sz : w + (o * icg + il) * k_sz;
               for (int64_t kz = 0; kz < k[0]; ++kz)
                 for (int64_t kr = 0; kr < k[1]; ++kr)
                   for (int64_t kc = 0; kc < k[2]; ++kc) {
@@ -75,7 +78,9 @@ void conv_f64(const ConvParams& p, const double* x, const double* w, const doubl
                       }
                       inside = inside && src[a] >= 0 && src[a] < in[a];
                     }
-                    if (inside) acc += xp[(src[0] * in[1] + src[1]) * in[2] + src[2]] * wp[(kz * k[1] + kr) * k[2] + kc];
+                    if (inside)
+                      acc += xp[(src[0] * in[1] + src[1]) * in[2] + src[2]] *
+                             wp[(kz * k[1] + kr) * k[2] + kc];
                   }
             }
             yp[(z * out[1] + r) * out[2] + c] = acc;
@@ -84,10 +89,11 @@ void conv_f64(const ConvParams& p, const double* x, const double* w, const doubl
   });
 }
 
-Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input_, const Tensor& weight,
-                   const std::optional<Tensor>& bias, const std::vector<int64_t>& stride,
-                   const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation,
-                   const std::vector<int64_t>& output_padding, int64_t groups) {
+Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input_,
+                   const Tensor& weight, const std::optional<Tensor>& bias,
+                   const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                   const std::vector<int64_t>& dilation, const std::vector<int64_t>& output_padding,
+                   int64_t groups) {
   ConvParams p;
   p.nsp = nsp;
   p.transposed = transposed;
@@ -97,14 +103,15 @@ Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input
   expand_param("dilation", dilation, nsp, p.dilation);
   expand_param("output_padding", output_padding, nsp, p.output_padding);
   AMPJIT_CHECK(input_.dim() == nsp + 1 || input_.dim() == nsp + 2,
-               "Expected {}D (unbatched) or {}D (batched) input to {}, but got input of size: {}", nsp + 1,
-               nsp + 2, op, input_.shape_str());
+               "Expected {}D (unbatched) or {}D (batched) input to {}, but got input of size: {}",
+               nsp + 1, nsp + 2, op, input_.shape_str());
   const bool unbatched = input_.dim() == nsp + 1;
   const Tensor input = unbatched ? input_.unsqueeze(0) : input_;
-  AMPJIT_CHECK(weight.dim() == nsp + 2,
-               "Expected {}-dimensional input for {}-dimensional weight {}, but got {}-dimensional input of "
-               "size {} instead",
-               weight.dim(), weight.dim(), weight.shape_str(), input.dim(), input.shape_str());
+  AMPJIT_CHECK(
+      weight.dim() == nsp + 2,
+      "Expected {}-dimensional input for {}-dimensional weight {}, but got {}-dimensional input of "
+      "size {} instead",
+      weight.dim(), weight.dim(), weight.shape_str(), input.dim(), input.shape_str());
   for (int i = 0; i < nsp; ++i) {
     AMPJIT_CHECK(p.stride[i] > 0, "non-positive stride is not supported");
     AMPJIT_CHECK(p.padding[i] >= 0, "negative padding is not supported");
@@ -112,36 +119,42 @@ Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input
     AMPJIT_CHECK(p.output_padding[i] >= 0, "negative output_padding is not supported");
   }
   AMPJIT_CHECK(groups > 0, "non-positive groups is not supported");
-  AMPJIT_CHECK(input.dtype() == weight.dtype(), "Input type ({}) and weight type ({}) should be the same",
+  AMPJIT_CHECK(input.dtype() == weight.dtype(),
+               "Input type ({}) and weight type ({}) should be the same",
                cpp_type_name(input.dtype()), cpp_type_name(weight.dtype()));
   if (bias) {
-    AMPJIT_CHECK(input.dtype() == bias->dtype(), "Input type ({}) and bias type ({}) should be the same",
+    AMPJIT_CHECK(input.dtype() == bias->dtype(),
+                 "Input type ({}) and bias type ({}) should be the same",
                  cpp_type_name(input.dtype()), cpp_type_name(bias->dtype()));
   }
   const int64_t n = input.size(0), ic = input.size(1);
-  AMPJIT_CHECK(weight.size(0) % groups == 0,
-               "Given groups={}, expected weight to be divisible by {} at dimension 0, but got weight of "
-               "size {} instead",
-               groups, groups, weight.shape_str());
+  AMPJIT_CHECK(
+      weight.size(0) % groups == 0,
+      "Given groups={}, expected weight to be divisible by {} at dimension 0, but got weight of "
+      "size {} instead",
+      groups, groups, weight.shape_str());
   int64_t oc;
   if (!transposed) {
     oc = weight.size(0);
-    AMPJIT_CHECK(ic == weight.size(1) * groups,
-                 "Given groups={}, weight of size {}, expected input{} to have {} channels, but got {} "
-                 "channels instead",
-                 groups, weight.shape_str(), input.shape_str(), weight.size(1) * groups, ic);
+    AMPJIT_CHECK(
+        ic == weight.size(1) * groups,
+        "Given groups={}, weight of size {}, expected input{} to have {} channels, but got {} "
+        "channels instead",
+        groups, weight.shape_str(), input.shape_str(), weight.size(1) * groups, ic);
   } else {
     oc = weight.size(1) * groups;
-    AMPJIT_CHECK(ic == weight.size(0),
-                 "Given transposed=1, weight of size {}, expected input{} to have {} channels, but got {} "
-                 "channels instead",
-                 weight.shape_str(), input.shape_str(), weight.size(0), ic);
+    AMPJIT_CHECK(
+        ic == weight.size(0),
+        "Given transposed=1, weight of size {}, expected input{} to have {} channels, but got {} "
+        "channels instead",
+        weight.shape_str(), input.shape_str(), weight.size(0), ic);
   }
   if (bias) {
-    AMPJIT_CHECK(bias->dim() == 1 && bias->size(0) == oc,
-                 "Given {}weight of size {}, expected bias to be 1-dimensional with {} elements, but got "
-                 "bias of size {} instead",
-                 transposed ? "transposed=1, " : "", weight.shape_str(), oc, bias->shape_str());
+    AMPJIT_CHECK(
+        bias->dim() == 1 && bias->size(0) == oc,
+        "Given {}weight of size {}, expected bias to be 1-dimensional with {} elements, but got "
+        "bias of size {} instead",
+        transposed ? "transposed=1, " : "", weight.shape_str(), oc, bias->shape_str());
   }
   int64_t in[3], k[3], out[3];
   for (int i = 0; i < nsp; ++i) {
@@ -156,30 +169,33 @@ Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input
       dk[i] = p.dilation[i] * (k[i] - 1) + 1;
       fits = fits && padded[i] >= dk[i];
     }
-    AMPJIT_CHECK(fits,
-                 "Calculated padded input size per channel: ({}). Kernel size: ({}). Kernel size can't be "
-                 "greater than actual input size",
-                 join_x(padded, nsp), join_x(dk, nsp));
+    AMPJIT_CHECK(
+        fits,
+        "Calculated padded input size per channel: ({}). Kernel size: ({}). Kernel size can't be "
+        "greater than actual input size",
+        join_x(padded, nsp), join_x(dk, nsp));
     for (int i = 0; i < nsp; ++i) out[i] = (padded[i] - dk[i]) / p.stride[i] + 1;
   } else {
     bool op_ok = true;
     for (int i = 0; i < nsp; ++i) {
       op_ok = op_ok && (p.output_padding[i] < p.stride[i] || p.output_padding[i] < p.dilation[i]);
     }
-    AMPJIT_CHECK(op_ok,
-                 "output padding must be smaller than either stride or dilation, but got output_padding: "
-                 "({}), stride: ({}), dilation: ({})",
-                 join_x(p.output_padding, nsp), join_x(p.stride, nsp), join_x(p.dilation, nsp));
+    AMPJIT_CHECK(
+        op_ok,
+        "output padding must be smaller than either stride or dilation, but got output_padding: "
+        "({}), stride: ({}), dilation: ({})",
+        join_x(p.output_padding, nsp), join_x(p.stride, nsp), join_x(p.dilation, nsp));
     bool positive = true;
     for (int i = 0; i < nsp; ++i) {
       out[i] = (in[i] - 1) * p.stride[i] - 2 * p.padding[i] + p.dilation[i] * (k[i] - 1) +
                p.output_padding[i] + 1;
       positive = positive && out[i] > 0;
     }
-    AMPJIT_CHECK(positive,
-                 "Given input size per channel: ({}). Calculated output size per channel: ({}). Output size "
-                 "is too small",
-                 join_x(in, nsp), join_x(out, nsp));
+    AMPJIT_CHECK(
+        positive,
+        "Given input size per channel: ({}). Calculated output size per channel: ({}). Output size "
+        "is too small",
+        join_x(in, nsp), join_x(out, nsp));
   }
 
   std::vector<int64_t> out_shape = {n, oc};
@@ -192,8 +208,10 @@ Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input
     // Nothing to convolve (oneDNN cannot take empty dims): the bias, or zeros.
     std::vector<int64_t> per_channel(static_cast<size_t>(nsp + 2), 1);
     per_channel[1] = oc;
-    if (bias) y.copy_(bias->reshape(per_channel));
-    else y.fill_(0);
+    if (bias)
+      y.copy_(bias->reshape(per_channel));
+    else
+      y.fill_(0);
   } else if (y.numel() > 0) {
     const Tensor x = input.contiguous(), w = weight.contiguous();
     const Tensor b = bias ? bias->contiguous() : Tensor();
@@ -213,8 +231,8 @@ Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input
       conv_f64(p3, x.data<double>(), w.data<double>(), b.defined() ? b.data<double>() : nullptr,
                y.data<double>(), n, ic, oc, in3, out3, k3);
     } else {
-      AMPJIT_CHECK(dt == ScalarType::Float32 || is_reduced_floating(dt), "{}: not implemented for dtype {}",
-                   op, dtype_name(dt));
+      AMPJIT_CHECK(dt == ScalarType::Float32 || is_reduced_floating(dt),
+                   "{}: not implemented for dtype {}", op, dtype_name(dt));
       onednn::ConvArgs a;
       a.nsp = nsp;
       a.transposed = transposed;
@@ -238,7 +256,8 @@ Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input
         a.dst = y.data<float>();
         onednn::convolution(a, op);
       } else {
-        const int64_t nx = onednn::scratch_floats(x.numel()), nw = onednn::scratch_floats(w.numel());
+        const int64_t nx = onednn::scratch_floats(x.numel()),
+                      nw = onednn::scratch_floats(w.numel());
         const int64_t nb = b.defined() ? onednn::scratch_floats(oc) : 0, ny = y.numel();
         onednn::Scratch scratch(nx + nw + nb + ny);
         float* buf = scratch.data();
@@ -260,20 +279,24 @@ Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input
 Tensor conv1d_k(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                 const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                 const std::vector<int64_t>& dilation, int64_t groups) {
-  return convolution("conv1d", 1, false, input, weight, bias, stride, padding, dilation, {0}, groups);
+  return convolution("conv1d", 1, false, input, weight, bias, stride, padding, dilation, {0},
+                     groups);
 }
 Tensor conv2d_k(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                 const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                 const std::vector<int64_t>& dilation, int64_t groups) {
-  return convolution("conv2d", 2, false, input, weight, bias, stride, padding, dilation, {0}, groups);
+  return convolution("conv2d", 2, false, input, weight, bias, stride, padding, dilation, {0},
+                     groups);
 }
 Tensor conv3d_k(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                 const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                 const std::vector<int64_t>& dilation, int64_t groups) {
-  return convolution("conv3d", 3, false, input, weight, bias, stride, padding, dilation, {0}, groups);
+  return convolution("conv3d", 3, false, input, weight, bias, stride, padding, dilation, {0},
+                     groups);
 }
-Tensor conv_transpose2d_k(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                          const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+Tensor conv_transpose2d_k(const Tensor& input, const Tensor& weight,
+                          const std::optional<Tensor>& bias, const std::vector<int64_t>& stride,
+                          const std::vector<int64_t>& padding,
                           const std::vector<int64_t>& output_padding, int64_t groups,
                           const std::vector<int64_t>& dilation) {
   return convolution("conv_transpose2d", 2, true, input, weight, bias, stride, padding, dilation,

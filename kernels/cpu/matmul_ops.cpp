@@ -154,7 +154,8 @@ void row_panel_gemm(const Tensor& a, const Tensor& b, onednn::MatmulArgs g, floa
       onednn::widen_rows_to_float(b16, dt, const_cast<float*>(mine.b), 1, 0, b_runs, b_ld, b_len);
     } else {
       const int64_t q0 = b_runs * t / nt, q1 = b_runs * (t + 1) / nt;
-      onednn::widen_rows_to_float(b16 + q0 * b_ld, dt, b32 + q0 * b_len, 1, 0, q1 - q0, b_ld, b_len);
+      onednn::widen_rows_to_float(b16 + q0 * b_ld, dt, b32 + q0 * b_len, 1, 0, q1 - q0, b_ld,
+                                  b_len);
       mine.b = b32;
     }
     const int64_t r0 = m * t / nt, rows = m * (t + 1) / nt - r0;
@@ -220,9 +221,11 @@ void float_gemm(Tensor a, Tensor b, const Tensor& addend, double beta, double al
 
   // float16/bfloat16: one aligned scratch for A, B, C (unless a float32 tensor holds C because it
   // starts as the addend) and the bias.
-  const bool row_panels = batch == 1 && k > 0 && max_threads() > 1 && m >= kMinPanelRows * max_threads();
+  const bool row_panels =
+      batch == 1 && k > 0 && max_threads() > 1 && m >= kMinPanelRows * max_threads();
   const int64_t na = onednn::scratch_floats(staged_numel(a));
-  const int64_t nb = row_panels ? row_panel_b_floats(k, n) : onednn::scratch_floats(staged_numel(b));
+  const int64_t nb =
+      row_panels ? row_panel_b_floats(k, n) : onednn::scratch_floats(staged_numel(b));
   const int64_t nc = use_addend ? 0 : onednn::scratch_floats(batch * m * n);
   onednn::Scratch scratch(na + nb + nc + (use_bias ? n : 0));
   float* const buf = scratch.data();
@@ -258,7 +261,8 @@ void exact_gemm(const Tensor& a, const Tensor& b, const Tensor& out, bool accumu
                 const Scalar& beta_s, const Scalar& alpha_s) {
   using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
   auto acc_of = [](auto v) { return static_cast<Acc>(v); };
-  const Acc beta = std::is_floating_point_v<T> ? acc_of(beta_s.to_double()) : acc_of(beta_s.to_int());
+  const Acc beta =
+      std::is_floating_point_v<T> ? acc_of(beta_s.to_double()) : acc_of(beta_s.to_int());
   const Acc alpha =
       std::is_floating_point_v<T> ? acc_of(alpha_s.to_double()) : acc_of(alpha_s.to_int());
   const int64_t batch = out.size(0), m = out.size(1), n = out.size(2), k = a.size(2);
@@ -304,25 +308,43 @@ Tensor gemm(const Tensor& a, const Tensor& b, const Tensor& addend, const Scalar
   const bool accumulate = addend.defined() && beta.to_double() != 0;
   if (accumulate) out.copy_(addend);
   switch (dt) {
-    case ScalarType::Float64: exact_gemm<double>(a, b, out, accumulate, beta, alpha); break;
-    case ScalarType::UInt8: exact_gemm<uint8_t>(a, b, out, accumulate, beta, alpha); break;
-    case ScalarType::Int8: exact_gemm<int8_t>(a, b, out, accumulate, beta, alpha); break;
-    case ScalarType::Int16: exact_gemm<int16_t>(a, b, out, accumulate, beta, alpha); break;
-    case ScalarType::Int32: exact_gemm<int32_t>(a, b, out, accumulate, beta, alpha); break;
-    case ScalarType::Int64: exact_gemm<int64_t>(a, b, out, accumulate, beta, alpha); break;
-    default: throw_unsupported_dtype(op, dt);
+    case ScalarType::Float64:
+      exact_gemm<double>(a, b, out, accumulate, beta, alpha);
+      break;
+    case ScalarType::UInt8:
+      exact_gemm<uint8_t>(a, b, out, accumulate, beta, alpha);
+      break;
+    case ScalarType::Int8:
+      exact_gemm<int8_t>(a, b, out, accumulate, beta, alpha);
+      break;
+    case ScalarType::Int16:
+      exact_gemm<int16_t>(a, b, out, accumulate, beta, alpha);
+      break;
+    case ScalarType::Int32:
+      exact_gemm<int32_t>(a, b, out, accumulate, beta, alpha);
+      break;
+    case ScalarType::Int64:
+      exact_gemm<int64_t>(a, b, out, accumulate, beta, alpha);
+      break;
+    default:
+      throw_unsupported_dtype(op, dt);
   }
   return out;
 }
 
-Tensor as_batch1(const Tensor& t) { return t.unsqueeze(0); }
-std::vector<int64_t> shape_of(IntArrayRef s) { return {s.begin(), s.end()}; }
+Tensor as_batch1(const Tensor& t) {
+  return t.unsqueeze(0);
+}
+std::vector<int64_t> shape_of(IntArrayRef s) {
+  return {s.begin(), s.end()};
+}
 
 // --- checks, with torch's messages ---------------------------------------------------------
 
 void check_mm_shapes(const Tensor& m1, const Tensor& m2) {
-  AMPJIT_CHECK(m1.size(1) == m2.size(0), "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
-               m1.size(0), m1.size(1), m2.size(0), m2.size(1));
+  AMPJIT_CHECK(m1.size(1) == m2.size(0),
+               "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", m1.size(0),
+               m1.size(1), m2.size(0), m2.size(1));
 }
 void check_mm_dtypes(const Tensor& m1, const Tensor& m2) {
   AMPJIT_CHECK(m1.dtype() == m2.dtype(),
@@ -361,7 +383,9 @@ Tensor mm_k(const Tensor& self, const Tensor& mat2) {
   check_mm_dtypes(self, mat2);
   return gemm(as_batch1(self), as_batch1(mat2), Tensor(), 0, 1, "mm").squeeze(0);
 }
-Tensor mm_out_k(const Tensor& self, const Tensor& mat2, Tensor out) { return write_out(out, mm_k(self, mat2)); }
+Tensor mm_out_k(const Tensor& self, const Tensor& mat2, Tensor out) {
+  return write_out(out, mm_k(self, mat2));
+}
 
 Tensor addmm_k(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
                const Scalar& alpha) {
@@ -369,7 +393,8 @@ Tensor addmm_k(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const
   AMPJIT_CHECK(mat2.dim() == 2, "mat2 must be a matrix, got {}-D tensor", mat2.dim());
   check_mm_shapes(mat1, mat2);
   check_mm_dtypes(mat1, mat2);
-  AMPJIT_CHECK(self.dtype() == mat2.dtype(), "self and mat2 must have the same dtype, but got {} and {}",
+  AMPJIT_CHECK(self.dtype() == mat2.dtype(),
+               "self and mat2 must have the same dtype, but got {} and {}",
                scalar_type_name(self.dtype()), scalar_type_name(mat2.dtype()));
   const Tensor addend = self.expand(std::vector<int64_t>{mat1.size(0), mat2.size(1)});
   return gemm(as_batch1(mat1), as_batch1(mat2), addend, beta, alpha, "addmm").squeeze(0);
@@ -387,20 +412,23 @@ Tensor bmm_k(const Tensor& self, const Tensor& mat2) {
   check_bmm(self, mat2);
   return gemm(self, mat2, Tensor(), 0, 1, "bmm");
 }
-Tensor bmm_out_k(const Tensor& self, const Tensor& mat2, Tensor out) { return write_out(out, bmm_k(self, mat2)); }
+Tensor bmm_out_k(const Tensor& self, const Tensor& mat2, Tensor out) {
+  return write_out(out, bmm_k(self, mat2));
+}
 
 Tensor baddbmm_k(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
                  const Scalar& alpha) {
   AMPJIT_CHECK(self.dtype() == batch1.dtype() && self.dtype() == batch2.dtype(),
                "Input dtypes must be the same, got: input {}, batch1: {}, batch2: {}",
-               cpp_type_name(self.dtype()), cpp_type_name(batch1.dtype()), cpp_type_name(batch2.dtype()));
+               cpp_type_name(self.dtype()), cpp_type_name(batch1.dtype()),
+               cpp_type_name(batch2.dtype()));
   check_bmm(batch1, batch2);
   const Tensor addend =
       self.expand(std::vector<int64_t>{batch1.size(0), batch1.size(1), batch2.size(2)});
   return gemm(batch1, batch2, addend, beta, alpha, "baddbmm");
 }
-Tensor baddbmm_inplace_k(Tensor self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
-                         const Scalar& alpha) {
+Tensor baddbmm_inplace_k(Tensor self, const Tensor& batch1, const Tensor& batch2,
+                         const Scalar& beta, const Scalar& alpha) {
   return write_result(self, baddbmm_k(self, batch1, batch2, beta, alpha), "baddbmm_", true);
 }
 
@@ -413,14 +441,16 @@ Tensor addbmm_k(const Tensor& self, const Tensor& batch1, const Tensor& batch2, 
   AMPJIT_CHECK(batch1.size(0) == batch2.size(0),
                "batch1 and batch2 must have same number of batches, got {} and {}", batch1.size(0),
                batch2.size(0));
-  AMPJIT_CHECK(batch1.size(2) == batch2.size(1), "Incompatible matrix sizes for bmm ({}x{} and {}x{})",
-               batch1.size(1), batch1.size(2), batch2.size(1), batch2.size(2));
+  AMPJIT_CHECK(batch1.size(2) == batch2.size(1),
+               "Incompatible matrix sizes for bmm ({}x{} and {}x{})", batch1.size(1),
+               batch1.size(2), batch2.size(1), batch2.size(2));
   check_same_scalar_type(batch1, batch2);
   AMPJIT_CHECK(self.dtype() == batch1.dtype(), "expected scalar type {} but found {}",
                scalar_type_name(batch1.dtype()), scalar_type_name(self.dtype()));
   const int64_t nb = batch1.size(0), n = batch1.size(1), m = batch1.size(2), p = batch2.size(2);
   const Tensor addend = self.expand(std::vector<int64_t>{n, p});
-  const Tensor a = batch1.permute(std::vector<int64_t>{1, 0, 2}).reshape(std::vector<int64_t>{n, nb * m});
+  const Tensor a =
+      batch1.permute(std::vector<int64_t>{1, 0, 2}).reshape(std::vector<int64_t>{n, nb * m});
   const Tensor b = batch2.reshape(std::vector<int64_t>{nb * m, p});
   return gemm(as_batch1(a), as_batch1(b), addend, beta, alpha, "addbmm").squeeze(0);
 }
@@ -436,7 +466,8 @@ void check_mv(const Tensor& mat, const Tensor& vec, int64_t self_dim, int64_t se
 Tensor mv_gemm(const Tensor& mat, const Tensor& vec, const Tensor& addend, const Scalar& beta,
                const Scalar& alpha, const char* op) {
   const Tensor col = vec.unsqueeze(1).unsqueeze(0);
-  const Tensor add = addend.defined() ? addend.expand(std::vector<int64_t>{mat.size(0)}).unsqueeze(1) : addend;
+  const Tensor add =
+      addend.defined() ? addend.expand(std::vector<int64_t>{mat.size(0)}).unsqueeze(1) : addend;
   return gemm(as_batch1(mat), col, add, beta, alpha, op).view(std::vector<int64_t>{mat.size(0)});
 }
 Tensor mv_k(const Tensor& self, const Tensor& vec) {
@@ -447,8 +478,8 @@ Tensor addmv_k(const Tensor& self, const Tensor& mat, const Tensor& vec, const S
                const Scalar& alpha) {
   check_mv(mat, vec, self.dim(), self.dim() >= 1 ? self.size(0) : 1);
   AMPJIT_CHECK(self.numel() == mat.size(0) || self.numel() == 1,
-               "size mismatch, got input ({}), mat ({}x{}), vec ({})", self.dim() ? self.size(0) : 1,
-               mat.size(0), mat.size(1), vec.size(0));
+               "size mismatch, got input ({}), mat ({}x{}), vec ({})",
+               self.dim() ? self.size(0) : 1, mat.size(0), mat.size(1), vec.size(0));
   check_same_scalar_type(mat, self);
   return mv_gemm(mat, vec, self, beta, alpha, "addmv");
 }
@@ -457,15 +488,16 @@ Tensor addmv_k(const Tensor& self, const Tensor& mat, const Tensor& vec, const S
 // reduced types, like BLAS sdot; double for float64; wrapping uint64 for integers) with eight
 // partial sums so the loop vectorizes.
 Tensor dot_k(const Tensor& self, const Tensor& other) {
-  AMPJIT_CHECK(self.dim() == 1 && other.dim() == 1, "1D tensors expected, but got {}D and {}D tensors",
-               self.dim(), other.dim());
+  AMPJIT_CHECK(self.dim() == 1 && other.dim() == 1,
+               "1D tensors expected, but got {}D and {}D tensors", self.dim(), other.dim());
   AMPJIT_CHECK(self.dtype() == other.dtype(),
                "dot : expected both vectors to have same dtype, but found {} and {}",
                scalar_type_name(self.dtype()), scalar_type_name(other.dtype()));
-  AMPJIT_CHECK(self.numel() == other.numel(),
-               "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number "
-               "of elements, but got {} and {} elements respectively",
-               self.numel(), other.numel(), self.numel(), other.numel());
+  AMPJIT_CHECK(
+      self.numel() == other.numel(),
+      "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number "
+      "of elements, but got {} and {} elements respectively",
+      self.numel(), other.numel(), self.numel(), other.numel());
   const ScalarType dt = self.dtype();
   Tensor out = Tensor::empty(std::vector<int64_t>{}, dt);
   dispatch_numeric(dt, "dot", [&]<typename T>() {
@@ -478,10 +510,14 @@ Tensor dot_k(const Tensor& self, const Tensor& other) {
     int64_t i = 0;
     if (sx == 1 && sy == 1) {
       for (; i + 8 <= n; i += 8) {
-        for (int j = 0; j < 8; ++j) part[j] += static_cast<Acc>(static_cast<M>(x[i + j])) * static_cast<Acc>(static_cast<M>(y[i + j]));
+        for (int j = 0; j < 8; ++j)
+          part[j] += static_cast<Acc>(static_cast<M>(x[i + j])) *
+                     static_cast<Acc>(static_cast<M>(y[i + j]));
       }
     }
-    for (; i < n; ++i) part[0] += static_cast<Acc>(static_cast<M>(x[i * sx])) * static_cast<Acc>(static_cast<M>(y[i * sy]));
+    for (; i < n; ++i)
+      part[0] +=
+          static_cast<Acc>(static_cast<M>(x[i * sx])) * static_cast<Acc>(static_cast<M>(y[i * sy]));
     Acc sum = 0;
     for (Acc v : part) sum += v;
     *out.data<T>() = static_cast<T>(sum);
@@ -498,8 +534,8 @@ Tensor dot_k(const Tensor& self, const Tensor& other) {
 // a row (left) or column (right) whose dim is dropped from the result.
 Tensor matmul_k(const Tensor& t1, const Tensor& t2) {
   const int64_t d1 = t1.dim(), d2 = t2.dim();
-  AMPJIT_CHECK(d1 > 0 && d2 > 0, "both arguments to matmul need to be at least 1D, but they are {}D and {}D",
-               d1, d2);
+  AMPJIT_CHECK(d1 > 0 && d2 > 0,
+               "both arguments to matmul need to be at least 1D, but they are {}D and {}D", d1, d2);
   if (d1 == 1 && d2 == 1) return dot_k(t1, t2);
   if (d1 == 2 && d2 == 1) return mv_k(t1, t2);
   if (d1 == 1 && d2 == 2) return mm_k(t1.unsqueeze(0), t2).squeeze(0);
@@ -532,25 +568,30 @@ Tensor matmul_k(const Tensor& t1, const Tensor& t2) {
   if (d2 > 1) out_shape.push_back(p);
   return gemm(a, b, Tensor(), 0, 1, "matmul").view(out_shape);
 }
-Tensor matmul_out_k(const Tensor& t1, const Tensor& t2, Tensor out) { return write_out(out, matmul_k(t1, t2)); }
+Tensor matmul_out_k(const Tensor& t1, const Tensor& t2, Tensor out) {
+  return write_out(out, matmul_k(t1, t2));
+}
 
 // linear: input [..., in] @ weight^T + bias, as torch.nn.functional.linear: input's leading dims
 // fold into the rows of one product, and a bias that only varies along the features is added by
 // oneDNN. A 1-D weight gives one output per row (no feature dim), as matmul(input, weight) does.
 Tensor linear_k(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
-  AMPJIT_CHECK(weight.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is {}D", weight.dim());
-  AMPJIT_CHECK(input.dim() >= 1 && weight.dim() >= 1,
-               "both arguments to matmul need to be at least 1D, but they are {}D and {}D", input.dim(),
+  AMPJIT_CHECK(weight.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is {}D",
                weight.dim());
+  AMPJIT_CHECK(input.dim() >= 1 && weight.dim() >= 1,
+               "both arguments to matmul need to be at least 1D, but they are {}D and {}D",
+               input.dim(), weight.dim());
   if (bias) {
-    AMPJIT_CHECK(bias->dtype() == weight.dtype(), "self and mat2 must have the same dtype, but got {} and {}",
+    AMPJIT_CHECK(bias->dtype() == weight.dtype(),
+                 "self and mat2 must have the same dtype, but got {} and {}",
                  scalar_type_name(bias->dtype()), scalar_type_name(weight.dtype()));
   }
   const Tensor wt = weight.dim() == 2 ? weight.t() : weight.unsqueeze(1);
   const Tensor x2 = input.reshape(std::vector<int64_t>{-1, input.size(-1)});
   check_mm_shapes(x2, wt);
   check_mm_dtypes(x2, wt);
-  std::vector<int64_t> out_shape = shape_of(input.sizes().first(static_cast<size_t>(input.dim() - 1)));
+  std::vector<int64_t> out_shape =
+      shape_of(input.sizes().first(static_cast<size_t>(input.dim() - 1)));
   if (weight.dim() == 2) out_shape.push_back(weight.size(0));
   Tensor addend;
   if (bias) {

@@ -141,9 +141,9 @@ struct MatmulEntry {
       }
     }
     auto& eng = cpu_engine();
-    return std::make_unique<MatmulMemory>(MatmulMemory{
-        memory(a, eng, nullptr), memory(b, eng, nullptr), memory(c, eng, nullptr),
-        bias ? memory(bias, eng, nullptr) : memory(), memory(scratch, eng, nullptr)});
+    return std::make_unique<MatmulMemory>(
+        MatmulMemory{memory(a, eng, nullptr), memory(b, eng, nullptr), memory(c, eng, nullptr),
+                     bias ? memory(bias, eng, nullptr) : memory(), memory(scratch, eng, nullptr)});
   }
   void give_back(std::unique_ptr<MatmulMemory> m) const {
     std::lock_guard<std::mutex> lock(pool_mu);
@@ -177,8 +177,8 @@ void make_matmul(MatmulEntry& e, const MatmulArgs& p) {
     po.append_sum(p.beta);
     attr.set_post_ops(po);
   }
-  const dnnl::matmul::desc d = p.bias ? dnnl::matmul::desc(e.a, e.b, e.bias, e.c)
-                                      : dnnl::matmul::desc(e.a, e.b, e.c);
+  const dnnl::matmul::desc d =
+      p.bias ? dnnl::matmul::desc(e.a, e.b, e.bias, e.c) : dnnl::matmul::desc(e.a, e.b, e.c);
   const dnnl::matmul::primitive_desc pd(d, attr, cpu_engine());
   e.scratch = pd.scratchpad_desc();
   e.prim = dnnl::matmul(pd);
@@ -193,7 +193,9 @@ struct ConvEntry {
   std::optional<dnnl::reorder> src_in, weight_in, dst_out;
 };
 
-memory::dims dims_of(const int64_t* v, int n) { return memory::dims(v, v + n); }
+memory::dims dims_of(const int64_t* v, int n) {
+  return memory::dims(v, v + n);
+}
 
 // Plain (torch) layout strides for dims.
 memory::dims dense_strides(const memory::dims& d) {
@@ -272,10 +274,12 @@ void make_conv(ConvEntry& e, const ConvArgs& p) {
     e.prim = dnnl::deconvolution_forward(pd);
   }
   auto& eng = cpu_engine();
-  if (e.src != e.user_src) e.src_in = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e.user_src, eng, e.src));
+  if (e.src != e.user_src)
+    e.src_in = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e.user_src, eng, e.src));
   if (e.weight != e.user_weight)
     e.weight_in = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e.user_weight, eng, e.weight));
-  if (e.dst != e.user_dst) e.dst_out = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e.dst, eng, e.user_dst));
+  if (e.dst != e.user_dst)
+    e.dst_out = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e.dst, eng, e.user_dst));
 }
 
 // --- float32 staging ----------------------------------------------------------------------
@@ -339,13 +343,17 @@ bool normalize_gemm_layout(int64_t rows, int64_t cols, int64_t& rs, int64_t& cs)
     return true;
   }
   if (rows == 1) {  // only cs matters
-    if (cs == 1) rs = cols;
-    else rs = 1;  // column-major with leading dimension cs >= 1 = rows
+    if (cs == 1)
+      rs = cols;
+    else
+      rs = 1;  // column-major with leading dimension cs >= 1 = rows
     return cs >= 1;
   }
   if (cols == 1) {  // only rs matters
-    if (rs == 1) cs = rows;
-    else cs = 1;
+    if (rs == 1)
+      cs = rows;
+    else
+      cs = 1;
     return rs >= 1;
   }
   return (cs == 1 && rs >= cols) || (rs == 1 && cs >= rows);
@@ -366,8 +374,10 @@ void matmul(const MatmulArgs& p, const char* op) {
     m->b.set_data_handle(const_cast<float*>(p.b));
     m->c.set_data_handle(p.c);
     m->scratch.set_data_handle(scratchpad_buffer(e->scratch.get_size()));
-    std::unordered_map<int, memory> args = {
-        {DNNL_ARG_SRC, m->a}, {DNNL_ARG_WEIGHTS, m->b}, {DNNL_ARG_DST, m->c}, {DNNL_ARG_SCRATCHPAD, m->scratch}};
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, m->a},
+                                            {DNNL_ARG_WEIGHTS, m->b},
+                                            {DNNL_ARG_DST, m->c},
+                                            {DNNL_ARG_SCRATCHPAD, m->scratch}};
     if (p.bias) {
       m->bias.set_data_handle(const_cast<float*>(p.bias));
       args.emplace(DNNL_ARG_BIAS, m->bias);
@@ -427,7 +437,8 @@ void convolution(const ConvArgs& p, const char* op) {
 void widen_to_float(const void* src, ScalarType type, float* dst, int64_t n) {
   const bool bf16 = is_bf16(type);
   const auto* s = static_cast<const uint16_t*>(src);
-  parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) { widen_run(s + b, dst + b, e - b, bf16); });
+  parallel_for(n, kParallelGrain,
+               [&](int64_t b, int64_t e) { widen_run(s + b, dst + b, e - b, bf16); });
 }
 
 void widen_rows_to_float(const void* src, ScalarType type, float* dst, int64_t nbatch,
@@ -447,47 +458,73 @@ void widen_rows_to_float(const void* src, ScalarType type, float* dst, int64_t n
 void round_from_float(const float* src, void* dst, ScalarType type, int64_t n) {
   const bool bf16 = is_bf16(type);
   auto* d = static_cast<uint16_t*>(dst);
-  parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) { round_run(src + b, d + b, e - b, bf16); });
+  parallel_for(n, kParallelGrain,
+               [&](int64_t b, int64_t e) { round_run(src + b, d + b, e - b, bf16); });
 }
 
 const char* scalar_type_name(ScalarType t) {
   switch (t) {
-    case ScalarType::UInt8: return "Byte";
-    case ScalarType::Int8: return "Char";
-    case ScalarType::Int16: return "Short";
-    case ScalarType::Int32: return "Int";
-    case ScalarType::Int64: return "Long";
-    case ScalarType::Float16: return "Half";
-    case ScalarType::Float32: return "Float";
-    case ScalarType::Float64: return "Double";
-    case ScalarType::Bool: return "Bool";
-    case ScalarType::BFloat16: return "BFloat16";
-    default: return "Undefined";
+    case ScalarType::UInt8:
+      return "Byte";
+    case ScalarType::Int8:
+      return "Char";
+    case ScalarType::Int16:
+      return "Short";
+    case ScalarType::Int32:
+      return "Int";
+    case ScalarType::Int64:
+      return "Long";
+    case ScalarType::Float16:
+      return "Half";
+    case ScalarType::Float32:
+      return "Float";
+    case ScalarType::Float64:
+      return "Double";
+    case ScalarType::Bool:
+      return "Bool";
+    case ScalarType::BFloat16:
+      return "BFloat16";
+    default:
+      return "Undefined";
   }
 }
 
 const char* cpp_type_name(ScalarType t) {
   switch (t) {
-    case ScalarType::UInt8: return "unsigned char";
-    case ScalarType::Int8: return "signed char";
-    case ScalarType::Int16: return "short int";
-    case ScalarType::Int32: return "int";
-    case ScalarType::Int64: return "long int";
-    case ScalarType::Float16: return "c10::Half";
-    case ScalarType::Float32: return "float";
-    case ScalarType::Float64: return "double";
-    case ScalarType::Bool: return "bool";
-    case ScalarType::BFloat16: return "c10::BFloat16";
-    default: return "Undefined";
+    case ScalarType::UInt8:
+      return "unsigned char";
+    case ScalarType::Int8:
+      return "signed char";
+    case ScalarType::Int16:
+      return "short int";
+    case ScalarType::Int32:
+      return "int";
+    case ScalarType::Int64:
+      return "long int";
+    case ScalarType::Float16:
+      return "c10::Half";
+    case ScalarType::Float32:
+      return "float";
+    case ScalarType::Float64:
+      return "double";
+    case ScalarType::Bool:
+      return "bool";
+    case ScalarType::BFloat16:
+      return "c10::BFloat16";
+    default:
+      return "Undefined";
   }
 }
 
 constexpr std::align_val_t kScratchAlign{64};
 
-void Scratch::AlignedDelete::operator()(float* p) const { ::operator delete(p, kScratchAlign); }
+void Scratch::AlignedDelete::operator()(float* p) const {
+  ::operator delete(p, kScratchAlign);
+}
 
 Scratch::Buffer Scratch::allocate(int64_t n) {
-  return Buffer(static_cast<float*>(::operator new(static_cast<size_t>(n) * sizeof(float), kScratchAlign)));
+  return Buffer(
+      static_cast<float*>(::operator new(static_cast<size_t>(n) * sizeof(float), kScratchAlign)));
 }
 
 Scratch::Scratch(int64_t n) {

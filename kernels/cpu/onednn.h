@@ -36,7 +36,7 @@ struct MatmulArgs {
   int64_t c_bs = 0, c_rs = 0;
   const float* bias = nullptr;  // n floats added to every row; only with alpha == 1
   float alpha = 1.f;
-  float beta = 0.f;             // != 0: C holds the addend on entry
+  float beta = 0.f;  // != 0: C holds the addend on entry
 };
 void matmul(const MatmulArgs& args, const char* op);
 
@@ -104,6 +104,8 @@ class Scratch {
   bool borrowed_ = false;
 };
 // n rounded up to whole 64-byte lines, the size of one part of a Scratch.
-constexpr int64_t scratch_floats(int64_t n) { return (n + 15) / 16 * 16; }
+constexpr int64_t scratch_floats(int64_t n) {
+  return (n + 15) / 16 * 16;
+}
 
 }  // namespace ampjit::cpu::onednn

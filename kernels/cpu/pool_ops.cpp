@@ -36,7 +36,8 @@ Pair pair_of(const std::vector<int64_t>& v, const char* what) {
 
 // torch's pooling_output_shape: floor (or ceil) division, where with ceil_mode the last window
 // must start inside the input or its left padding.
-int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation, bool ceil_mode) {
+int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation,
+                    bool ceil_mode) {
   const int64_t num = in + 2 * pad - dilation * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
   int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
   if (ceil_mode && (out - 1) * stride >= in + pad) --out;
@@ -47,29 +48,36 @@ int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t 
 Tensor check_pool_input(const Tensor& self, const char* op) {
   const bool ok_dims = self.dim() == 3 || self.dim() == 4;
   bool nonempty = ok_dims;
-  for (int64_t d = self.dim() == 4 ? 1 : 0; ok_dims && d < self.dim(); ++d) nonempty &= self.size(d) != 0;
-  AMPJIT_CHECK(ok_dims && nonempty,
-               "{}: Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
-               "got: {}",
-               op, self.shape_str());
+  for (int64_t d = self.dim() == 4 ? 1 : 0; ok_dims && d < self.dim(); ++d)
+    nonempty &= self.size(d) != 0;
+  AMPJIT_CHECK(
+      ok_dims && nonempty,
+      "{}: Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+      "got: {}",
+      op, self.shape_str());
   return (self.dim() == 3 ? self.unsqueeze(0) : self).contiguous();
 }
 
 void check_window(Pair k, Pair s, Pair pad, Pair dil) {
-  AMPJIT_CHECK(k.w > 0 && k.h > 0, "kernel size should be greater than zero, but got kH: {} kW: {}", k.h, k.w);
-  AMPJIT_CHECK(s.w > 0 && s.h > 0, "stride should be greater than zero, but got dH: {} dW: {}", s.h, s.w);
+  AMPJIT_CHECK(k.w > 0 && k.h > 0, "kernel size should be greater than zero, but got kH: {} kW: {}",
+               k.h, k.w);
+  AMPJIT_CHECK(s.w > 0 && s.h > 0, "stride should be greater than zero, but got dH: {} dW: {}", s.h,
+               s.w);
   AMPJIT_CHECK(dil.w > 0 && dil.h > 0,
-               "dilation should be greater than zero, but got dilationH: {} dilationW: {}", dil.h, dil.w);
-  AMPJIT_CHECK(k.w / 2 >= pad.w && k.h / 2 >= pad.h,
-               "pad should be smaller than or equal to half of kernel size, but got padW = {}, padH = {}, "
-               "kW = {}, kH = {}",
-               pad.w, pad.h, k.w, k.h);
+               "dilation should be greater than zero, but got dilationH: {} dilationW: {}", dil.h,
+               dil.w);
+  AMPJIT_CHECK(
+      k.w / 2 >= pad.w && k.h / 2 >= pad.h,
+      "pad should be smaller than or equal to half of kernel size, but got padW = {}, padH = {}, "
+      "kW = {}, kH = {}",
+      pad.w, pad.h, k.w, k.h);
 }
 
 void check_output(const Tensor& x4, int64_t oh, int64_t ow) {
-  AMPJIT_CHECK(oh >= 1 && ow >= 1,
-               "Given input size: ({}x{}x{}). Calculated output size: ({}x{}x{}). Output size is too small",
-               x4.size(1), x4.size(2), x4.size(3), x4.size(1), oh, ow);
+  AMPJIT_CHECK(
+      oh >= 1 && ow >= 1,
+      "Given input size: ({}x{}x{}). Calculated output size: ({}x{}x{}). Output size is too small",
+      x4.size(1), x4.size(2), x4.size(3), x4.size(1), oh, ow);
 }
 
 // Output [N, C, oh, ow] for a 4-D input, viewed back to 3-D for an unbatched one.
@@ -93,12 +101,15 @@ void for_each_plane(const Tensor& x4, const Tensor& out, Body body) {
 Tensor max_pool2d_k(const Tensor& self, const std::vector<int64_t>& kernel_size,
                     const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                     const std::vector<int64_t>& dilation, bool ceil_mode) {
-  const Pair k = pair_of(kernel_size, "max_pool2d: kernel_size must either be a single int, or a tuple of two ints");
+  const Pair k = pair_of(
+      kernel_size, "max_pool2d: kernel_size must either be a single int, or a tuple of two ints");
   AMPJIT_CHECK(stride.size() <= 2,
                "max_pool2d: stride must either be omitted, a single int, or a tuple of two ints");
   const Pair s = stride.empty() ? k : pair_of(stride, "");
-  const Pair pad = pair_of(padding, "max_pool2d: padding must either be a single int, or a tuple of two ints");
-  const Pair dil = pair_of(dilation, "max_pool2d: dilation must be either a single int, or a tuple of two ints");
+  const Pair pad =
+      pair_of(padding, "max_pool2d: padding must either be a single int, or a tuple of two ints");
+  const Pair dil =
+      pair_of(dilation, "max_pool2d: dilation must be either a single int, or a tuple of two ints");
   check_window(k, s, pad, dil);
   const Tensor x = check_pool_input(self, "max_pool2d");
   const int64_t H = x.size(2), W = x.size(3);
@@ -145,13 +156,16 @@ Tensor max_pool2d_k(const Tensor& self, const std::vector<int64_t>& kernel_size,
 }
 
 Tensor avg_pool2d_k(const Tensor& self, const std::vector<int64_t>& kernel_size,
-                    const std::vector<int64_t>& stride, const std::vector<int64_t>& padding, bool ceil_mode,
-                    bool count_include_pad, std::optional<int64_t> divisor_override) {
-  const Pair k = pair_of(kernel_size, "avg_pool2d: kernel_size must either be a single int, or a tuple of two ints");
+                    const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                    bool ceil_mode, bool count_include_pad,
+                    std::optional<int64_t> divisor_override) {
+  const Pair k = pair_of(
+      kernel_size, "avg_pool2d: kernel_size must either be a single int, or a tuple of two ints");
   AMPJIT_CHECK(stride.size() <= 2,
                "avg_pool2d: stride must either be omitted, a single int, or a tuple of two ints");
   const Pair s = stride.empty() ? k : pair_of(stride, "");
-  const Pair pad = pair_of(padding, "avg_pool2d: padding must either be a single int, or a tuple of two ints");
+  const Pair pad =
+      pair_of(padding, "avg_pool2d: padding must either be a single int, or a tuple of two ints");
   AMPJIT_CHECK(!divisor_override || *divisor_override != 0, "divisor must be not zero");
   check_window(k, s, pad, Pair{1, 1});
   const Tensor x = check_pool_input(self, "avg_pool2d");
@@ -181,7 +195,7 @@ Tensor avg_pool2d_k(const Tensor& self, const std::vector<int64_t>& kernel_size,
           M sum = 0;
           for (int64_t r = r0; r < r1; ++r)
             for (int64_t c = c0; c < c1; ++c) sum += static_cast<M>(in[r * W + c]);
-          const int64_t divisor = divisor_override ? *divisor_override
+          const int64_t divisor = divisor_override    ? *divisor_override
                                   : count_include_pad ? padded_count
                                                       : (r1 - r0) * (c1 - c0);
           o[i * ow + j] = static_cast<T>(sum / static_cast<M>(divisor));
@@ -193,23 +207,30 @@ Tensor avg_pool2d_k(const Tensor& self, const std::vector<int64_t>& kernel_size,
 }
 
 // Output cell i of n over an input of length len covers [floor(i*len/n), ceil((i+1)*len/n)).
-int64_t adaptive_start(int64_t i, int64_t n, int64_t len) { return (i * len) / n; }
-int64_t adaptive_end(int64_t i, int64_t n, int64_t len) { return ((i + 1) * len + n - 1) / n; }
+int64_t adaptive_start(int64_t i, int64_t n, int64_t len) {
+  return (i * len) / n;
+}
+int64_t adaptive_end(int64_t i, int64_t n, int64_t len) {
+  return ((i + 1) * len + n - 1) / n;
+}
 
 Tensor adaptive_avg_pool2d_k(const Tensor& self, const std::vector<int64_t>& output_size) {
-  AMPJIT_CHECK(output_size.size() == 2 || output_size.size() == 1, "adaptive_avg_pool2d: output_size must be 2");
+  AMPJIT_CHECK(output_size.size() == 2 || output_size.size() == 1,
+               "adaptive_avg_pool2d: output_size must be 2");
   const Pair os = pair_of(output_size, "");
-  AMPJIT_CHECK(os.h >= 0 && os.w >= 0,
-               "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
-               "received {{{}, {}}}",
-               os.h, os.w);
-  AMPJIT_CHECK(self.dim() == 3 || self.dim() == 4, "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {}",
-               self.shape_str());
+  AMPJIT_CHECK(
+      os.h >= 0 && os.w >= 0,
+      "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
+      "received {{{}, {}}}",
+      os.h, os.w);
+  AMPJIT_CHECK(self.dim() == 3 || self.dim() == 4,
+               "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {}", self.shape_str());
   for (int64_t d = self.dim() - 3; d < self.dim(); ++d) {
-    AMPJIT_CHECK(self.size(d) > 0,
-                 "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, "
-                 "but input has sizes {} with dimension {} being empty",
-                 self.shape_str(), d);
+    AMPJIT_CHECK(
+        self.size(d) > 0,
+        "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, "
+        "but input has sizes {} with dimension {} being empty",
+        self.shape_str(), d);
   }
   const Tensor x = (self.dim() == 3 ? self.unsqueeze(0) : self).contiguous();
   const int64_t H = x.size(2), W = x.size(3);

@@ -14,8 +14,8 @@ using testing::random_tensor;
 using testing::tol_for;
 using testing::values;
 using V = std::vector<int64_t>;
-constexpr ScalarType f32 = ScalarType::Float32, f64 = ScalarType::Float64, bf16 = ScalarType::BFloat16,
-                     i64 = ScalarType::Int64;
+constexpr ScalarType f32 = ScalarType::Float32, f64 = ScalarType::Float64,
+                     bf16 = ScalarType::BFloat16, i64 = ScalarType::Int64;
 
 std::string what_of(const std::function<void()>& f) {
   try {
@@ -50,7 +50,8 @@ Ref ref_conv(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv& c
   const int nsp = static_cast<int>(x.dim()) - 2;
   const std::vector<double> xv = values(x), wv = values(w);
   const std::vector<double> bv = bias ? values(*bias) : std::vector<double>();
-  const int64_t n = x.size(0), ic = x.size(1), oc = w.size(0), g = c.groups, icg = ic / g, ocg = oc / g;
+  const int64_t n = x.size(0), ic = x.size(1), oc = w.size(0), g = c.groups, icg = ic / g,
+                ocg = oc / g;
   V in(x.sizes().begin() + 2, x.sizes().end()), k(w.sizes().begin() + 2, w.sizes().end()), out(nsp);
   for (int i = 0; i < nsp; ++i) {
     out[i] = (in[i] + 2 * c.padding[i] - c.dilation[i] * (k[i] - 1) - 1) / c.stride[i] + 1;
@@ -89,10 +90,12 @@ Ref ref_conv(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv& c
 Ref ref_conv_transpose(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv& c) {
   const int nsp = static_cast<int>(x.dim()) - 2;
   const std::vector<double> xv = values(x), wv = values(w);
-  const int64_t n = x.size(0), ic = x.size(1), g = c.groups, icg = ic / g, ocg = w.size(1), oc = ocg * g;
+  const int64_t n = x.size(0), ic = x.size(1), g = c.groups, icg = ic / g, ocg = w.size(1),
+                oc = ocg * g;
   V in(x.sizes().begin() + 2, x.sizes().end()), k(w.sizes().begin() + 2, w.sizes().end()), out(nsp);
   for (int i = 0; i < nsp; ++i) {
-    out[i] = (in[i] - 1) * c.stride[i] - 2 * c.padding[i] + c.dilation[i] * (k[i] - 1) + c.output_padding[i] + 1;
+    out[i] = (in[i] - 1) * c.stride[i] - 2 * c.padding[i] + c.dilation[i] * (k[i] - 1) +
+             c.output_padding[i] + 1;
   }
   const int64_t in_sz = numel_of(in), out_sz = numel_of(out), k_sz = numel_of(k);
   Ref r;
@@ -137,7 +140,8 @@ Ref ref_conv_transpose(const Tensor& x, const Tensor& w, const Tensor* bias, con
 // float32 (float64) accumulator, and k terms summed in any order err by at most about
 // k * u * sum|terms|; tol_for() covers the final rounding to the result dtype.
 ::testing::AssertionResult matches(const Tensor& got, const Ref& r, ScalarType dt) {
-  if (got.dtype() != dt) return ::testing::AssertionFailure() << "dtype " << dtype_name(got.dtype());
+  if (got.dtype() != dt)
+    return ::testing::AssertionFailure() << "dtype " << dtype_name(got.dtype());
   testing::Tol t = tol_for(dt);
   const double u = dt == f64 ? 0x1p-53 : 0x1p-24;
   t.atol += static_cast<double>(std::max<int64_t>(r.k, 1)) * u * r.max_abs_sum * 2;
@@ -166,15 +170,16 @@ TEST(Conv2d, StridePaddingDilationGroupsBias) {
       {3, 4, 9, 8, 3, 3, {{1, 1}, {0, 0}, {1, 1}, {}, 1}},
       {3, 5, 9, 8, 3, 2, {{2, 1}, {1, 2}, {1, 1}, {}, 1}},
       {4, 6, 10, 9, 3, 3, {{1, 2}, {2, 1}, {2, 3}, {}, 1}},
-      {6, 9, 7, 7, 3, 3, {{1, 1}, {1, 1}, {1, 1}, {}, 3}},   // groups
-      {4, 4, 8, 8, 3, 3, {{2, 2}, {1, 1}, {1, 1}, {}, 4}},   // depthwise
-      {2, 3, 5, 6, 1, 1, {{1, 1}, {0, 0}, {1, 1}, {}, 1}},   // 1x1
-      {3, 2, 4, 4, 4, 4, {{1, 1}, {0, 0}, {1, 1}, {}, 1}},   // kernel == input
+      {6, 9, 7, 7, 3, 3, {{1, 1}, {1, 1}, {1, 1}, {}, 3}},  // groups
+      {4, 4, 8, 8, 3, 3, {{2, 2}, {1, 1}, {1, 1}, {}, 4}},  // depthwise
+      {2, 3, 5, 6, 1, 1, {{1, 1}, {0, 0}, {1, 1}, {}, 1}},  // 1x1
+      {3, 2, 4, 4, 4, 4, {{1, 1}, {0, 0}, {1, 1}, {}, 1}},  // kernel == input
   };
   uint64_t seed = 1;
   for (ScalarType dt : testing::float_types()) {
     for (const Case& k : cases) {
-      Tensor x = rnd({2, k.ic, k.h, k.w}, dt, seed++), w = rnd({k.oc, k.ic / k.c.groups, k.kh, k.kw}, dt, seed++);
+      Tensor x = rnd({2, k.ic, k.h, k.w}, dt, seed++),
+             w = rnd({k.oc, k.ic / k.c.groups, k.kh, k.kw}, dt, seed++);
       Tensor b = rnd({k.oc}, dt, seed++);
       EXPECT_TRUE(matches(run_conv(x, w, std::nullopt, k.c), ref_conv(x, w, nullptr, k.c), dt))
           << dtype_name(dt) << " ic " << k.ic << " groups " << k.c.groups;
@@ -188,13 +193,15 @@ TEST(Conv2d, UnbatchedNonContiguousAndScalarParameters) {
   uint64_t seed = 50;
   for (ScalarType dt : testing::float_types()) {
     const Conv c{{2, 2}, {1, 1}, {1, 1}, {}, 1};
-    Tensor x = rnd({3, 7, 6}, dt, seed++, true), w = rnd({4, 3, 3, 3}, dt, seed++, true), b = rnd({4}, dt, seed++);
+    Tensor x = rnd({3, 7, 6}, dt, seed++, true), w = rnd({4, 3, 3, 3}, dt, seed++, true),
+           b = rnd({4}, dt, seed++);
     EXPECT_FALSE(x.is_contiguous());
     Tensor y = ops::conv2d(x, w, b, V{2}, V{1});  // one int for both dims, as torch allows
     EXPECT_TRUE(matches(y, unbatch(ref_conv(x.unsqueeze(0), w, &b, c)), dt)) << dtype_name(dt);
     // A channels-last-like (permuted) batched input.
     Tensor xp = rnd({2, 7, 6, 3}, dt, seed++).permute(V{0, 3, 1, 2});
-    EXPECT_TRUE(matches(ops::conv2d(xp, w, b, V{2, 2}, V{1, 1}), ref_conv(xp, w, &b, c), dt)) << dtype_name(dt);
+    EXPECT_TRUE(matches(ops::conv2d(xp, w, b, V{2, 2}, V{1, 1}), ref_conv(xp, w, &b, c), dt))
+        << dtype_name(dt);
   }
   // Empty batch.
   Tensor y = ops::conv2d(rnd({0, 3, 5, 5}, f32, 1), rnd({2, 3, 3, 3}, f32, 2));
@@ -205,17 +212,21 @@ TEST(Conv1d, AndConv3d) {
   uint64_t seed = 100;
   for (ScalarType dt : testing::float_types()) {
     const Conv c1{{2}, {1}, {2}, {}, 2};
-    Tensor x1 = rnd({2, 4, 11}, dt, seed++), w1 = rnd({6, 2, 3}, dt, seed++), b1 = rnd({6}, dt, seed++);
+    Tensor x1 = rnd({2, 4, 11}, dt, seed++), w1 = rnd({6, 2, 3}, dt, seed++),
+           b1 = rnd({6}, dt, seed++);
     EXPECT_TRUE(matches(run_conv(x1, w1, b1, c1), ref_conv(x1, w1, &b1, c1), dt)) << dtype_name(dt);
     Tensor x1u = rnd({4, 11}, dt, seed++);
-    EXPECT_TRUE(matches(run_conv(x1u, w1, b1, c1), unbatch(ref_conv(x1u.unsqueeze(0), w1, &b1, c1)), dt));
+    EXPECT_TRUE(
+        matches(run_conv(x1u, w1, b1, c1), unbatch(ref_conv(x1u.unsqueeze(0), w1, &b1, c1)), dt));
 
     const Conv c3{{1, 2, 1}, {1, 0, 1}, {1, 1, 2}, {}, 1};
-    Tensor x3 = rnd({2, 3, 5, 6, 5}, dt, seed++), w3 = rnd({4, 3, 2, 3, 2}, dt, seed++), b3 = rnd({4}, dt, seed++);
+    Tensor x3 = rnd({2, 3, 5, 6, 5}, dt, seed++), w3 = rnd({4, 3, 2, 3, 2}, dt, seed++),
+           b3 = rnd({4}, dt, seed++);
     EXPECT_TRUE(matches(run_conv(x3, w3, b3, c3), ref_conv(x3, w3, &b3, c3), dt)) << dtype_name(dt);
     const Conv c3g{{1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {}, 2};
     Tensor x3g = rnd({1, 4, 4, 4, 4}, dt, seed++), w3g = rnd({2, 2, 2, 2, 2}, dt, seed++);
-    EXPECT_TRUE(matches(run_conv(x3g, w3g, std::nullopt, c3g), ref_conv(x3g, w3g, nullptr, c3g), dt));
+    EXPECT_TRUE(
+        matches(run_conv(x3g, w3g, std::nullopt, c3g), ref_conv(x3g, w3g, nullptr, c3g), dt));
   }
 }
 
@@ -234,13 +245,15 @@ TEST(ConvTranspose2d, StridePaddingOutputPaddingGroupsDilation) {
   for (ScalarType dt : testing::float_types()) {
     for (const Case& k : cases) {
       const int64_t oc = k.ocg * k.c.groups;
-      Tensor x = rnd({2, k.ic, k.h, k.w}, dt, seed++), w = rnd({k.ic, k.ocg, k.kh, k.kw}, dt, seed++);
+      Tensor x = rnd({2, k.ic, k.h, k.w}, dt, seed++),
+             w = rnd({k.ic, k.ocg, k.kh, k.kw}, dt, seed++);
       Tensor b = rnd({oc}, dt, seed++);
-      Tensor y = ops::conv_transpose2d(x, w, b, k.c.stride, k.c.padding, k.c.output_padding, k.c.groups,
-                                       k.c.dilation);
-      EXPECT_TRUE(matches(y, ref_conv_transpose(x, w, &b, k.c), dt)) << dtype_name(dt) << " ic " << k.ic;
-      Tensor y0 = ops::conv_transpose2d(x, w, std::nullopt, k.c.stride, k.c.padding, k.c.output_padding,
-                                        k.c.groups, k.c.dilation);
+      Tensor y = ops::conv_transpose2d(x, w, b, k.c.stride, k.c.padding, k.c.output_padding,
+                                       k.c.groups, k.c.dilation);
+      EXPECT_TRUE(matches(y, ref_conv_transpose(x, w, &b, k.c), dt))
+          << dtype_name(dt) << " ic " << k.ic;
+      Tensor y0 = ops::conv_transpose2d(x, w, std::nullopt, k.c.stride, k.c.padding,
+                                        k.c.output_padding, k.c.groups, k.c.dilation);
       EXPECT_TRUE(matches(y0, ref_conv_transpose(x, w, nullptr, k.c), dt)) << dtype_name(dt);
     }
     // Unbatched.
@@ -253,50 +266,88 @@ TEST(ConvTranspose2d, StridePaddingOutputPaddingGroupsDilation) {
 
 TEST(Conv, Errors) {
   Tensor x = rnd({2, 3, 10, 10}, f32, 1);
-  EXPECT_EQ(what_of([&] { ops::conv2d(x, rnd({8, 4, 3, 3}, f32, 2)); }),
-            "Given groups=1, weight of size [8, 4, 3, 3], expected input[2, 3, 10, 10] to have 4 channels, "
-            "but got 3 channels instead");
-  EXPECT_EQ(what_of([&] { ops::conv2d(rnd({2, 3}, f32, 1), rnd({8, 3, 3, 3}, f32, 2)); }),
-            "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [2, 3]");
-  EXPECT_EQ(what_of([&] { ops::conv2d(rnd({1, 3, 2, 2}, f32, 1), rnd({8, 3, 3, 3}, f32, 2)); }),
-            "Calculated padded input size per channel: (2 x 2). Kernel size: (3 x 3). Kernel size can't be "
-            "greater than actual input size");
-  EXPECT_EQ(what_of([&] { ops::conv2d(x, rnd({8, 3, 3, 3}, bf16, 2)); }),
-            "Input type (float) and weight type (c10::BFloat16) should be the same");
-  EXPECT_EQ(what_of([&] { ops::conv2d(x, rnd({8, 3, 3, 3}, f32, 2), rnd({8}, f64, 3)); }),
-            "Input type (float) and bias type (double) should be the same");
-  EXPECT_EQ(what_of([&] { ops::conv2d(x, rnd({8, 3, 3, 3}, f32, 2), rnd({7}, f32, 3)); }),
-            "Given weight of size [8, 3, 3, 3], expected bias to be 1-dimensional with 8 elements, but got "
-            "bias of size [7] instead");
-  EXPECT_EQ(what_of([&] { ops::conv2d(x, rnd({3, 1, 3, 3}, f32, 2), std::nullopt, V{1}, V{0}, V{1}, 2); }),
-            "Given groups=2, expected weight to be divisible by 2 at dimension 0, but got weight of size "
-            "[3, 1, 3, 3] instead");
-  EXPECT_EQ(what_of([&] { ops::conv2d(x, rnd({8, 3, 3}, f32, 2)); }),
-            "Expected 3-dimensional input for 3-dimensional weight [8, 3, 3], but got 4-dimensional input of "
-            "size [2, 3, 10, 10] instead");
-  EXPECT_EQ(what_of([&] { ops::conv2d(x, rnd({8, 3, 3, 3}, f32, 2), std::nullopt, V{1, 2, 3}); }),
-            "expected stride to be a single integer value or a list of 2 values to match the convolution "
-            "dimensions, but got stride=[1, 2, 3]");
-  EXPECT_EQ(what_of([&] { ops::conv2d(x, rnd({8, 3, 3, 3}, f32, 2), std::nullopt, V{0}); }),
-            "non-positive stride is not supported");
-  EXPECT_EQ(what_of([&] { ops::conv2d(x, rnd({8, 3, 3, 3}, f32, 2), std::nullopt, V{1}, V{-1}); }),
-            "negative padding is not supported");
-  EXPECT_THAT(what_of([&] { ops::conv2d(rnd({1, 3, 5, 5}, i64, 1), rnd({2, 3, 3, 3}, i64, 2)); }),
-              HasSubstr("conv2d: not implemented for dtype int64"));
-  EXPECT_EQ(what_of([&] { ops::conv_transpose2d(x, rnd({4, 8, 3, 3}, f32, 2)); }),
-            "Given transposed=1, weight of size [4, 8, 3, 3], expected input[2, 3, 10, 10] to have 4 channels, "
-            "but got 3 channels instead");
   EXPECT_EQ(what_of([&] {
-              ops::conv_transpose2d(x, rnd({3, 8, 3, 3}, f32, 2), std::nullopt, V{2, 1}, V{0}, V{2, 0});
+              ops::conv2d(x, rnd({8, 4, 3, 3}, f32, 2));
             }),
-            "output padding must be smaller than either stride or dilation, but got output_padding: (2 x 0), "
-            "stride: (2 x 1), dilation: (1 x 1)");
+            "Given groups=1, weight of size [8, 4, 3, 3], expected input[2, 3, 10, 10] to have 4 "
+            "channels, "
+            "but got 3 channels instead");
+  EXPECT_EQ(
+      what_of([&] {
+        ops::conv2d(rnd({2, 3}, f32, 1), rnd({8, 3, 3, 3}, f32, 2));
+      }),
+      "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [2, 3]");
+  EXPECT_EQ(what_of([&] {
+              ops::conv2d(rnd({1, 3, 2, 2}, f32, 1), rnd({8, 3, 3, 3}, f32, 2));
+            }),
+            "Calculated padded input size per channel: (2 x 2). Kernel size: (3 x 3). Kernel size "
+            "can't be "
+            "greater than actual input size");
+  EXPECT_EQ(what_of([&] {
+              ops::conv2d(x, rnd({8, 3, 3, 3}, bf16, 2));
+            }),
+            "Input type (float) and weight type (c10::BFloat16) should be the same");
+  EXPECT_EQ(what_of([&] {
+              ops::conv2d(x, rnd({8, 3, 3, 3}, f32, 2), rnd({8}, f64, 3));
+            }),
+            "Input type (float) and bias type (double) should be the same");
+  EXPECT_EQ(what_of([&] {
+              ops::conv2d(x, rnd({8, 3, 3, 3}, f32, 2), rnd({7}, f32, 3));
+            }),
+            "Given weight of size [8, 3, 3, 3], expected bias to be 1-dimensional with 8 elements, "
+            "but got "
+            "bias of size [7] instead");
+  EXPECT_EQ(
+      what_of([&] {
+        ops::conv2d(x, rnd({3, 1, 3, 3}, f32, 2), std::nullopt, V{1}, V{0}, V{1}, 2);
+      }),
+      "Given groups=2, expected weight to be divisible by 2 at dimension 0, but got weight of size "
+      "[3, 1, 3, 3] instead");
+  EXPECT_EQ(what_of([&] {
+              ops::conv2d(x, rnd({8, 3, 3}, f32, 2));
+            }),
+            "Expected 3-dimensional input for 3-dimensional weight [8, 3, 3], but got "
+            "4-dimensional input of "
+            "size [2, 3, 10, 10] instead");
+  EXPECT_EQ(
+      what_of([&] {
+        ops::conv2d(x, rnd({8, 3, 3, 3}, f32, 2), std::nullopt, V{1, 2, 3});
+      }),
+      "expected stride to be a single integer value or a list of 2 values to match the convolution "
+      "dimensions, but got stride=[1, 2, 3]");
+  EXPECT_EQ(what_of([&] {
+              ops::conv2d(x, rnd({8, 3, 3, 3}, f32, 2), std::nullopt, V{0});
+            }),
+            "non-positive stride is not supported");
+  EXPECT_EQ(what_of([&] {
+              ops::conv2d(x, rnd({8, 3, 3, 3}, f32, 2), std::nullopt, V{1}, V{-1});
+            }),
+            "negative padding is not supported");
+  EXPECT_THAT(what_of([&] {
+                ops::conv2d(rnd({1, 3, 5, 5}, i64, 1), rnd({2, 3, 3, 3}, i64, 2));
+              }),
+              HasSubstr("conv2d: not implemented for dtype int64"));
+  EXPECT_EQ(what_of([&] {
+              ops::conv_transpose2d(x, rnd({4, 8, 3, 3}, f32, 2));
+            }),
+            "Given transposed=1, weight of size [4, 8, 3, 3], expected input[2, 3, 10, 10] to have "
+            "4 channels, "
+            "but got 3 channels instead");
+  EXPECT_EQ(
+      what_of([&] {
+        ops::conv_transpose2d(x, rnd({3, 8, 3, 3}, f32, 2), std::nullopt, V{2, 1}, V{0}, V{2, 0});
+      }),
+      "output padding must be smaller than either stride or dilation, but got output_padding: (2 x "
+      "0), "
+      "stride: (2 x 1), dilation: (1 x 1)");
 }
 
 // --- pooling reference -------------------------------------------------------------------------
 
-int64_t ref_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil_mode) {
-  const double span = static_cast<double>(in + 2 * pad - dil * (k - 1) - 1) / static_cast<double>(stride);
+int64_t ref_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil,
+                     bool ceil_mode) {
+  const double span =
+      static_cast<double>(in + 2 * pad - dil * (k - 1) - 1) / static_cast<double>(stride);
   int64_t out = static_cast<int64_t>(ceil_mode ? std::ceil(span) : std::floor(span)) + 1;
   // The last window must start inside the input or the left padding.
   if (ceil_mode && (out - 1) * stride >= in + pad) --out;
@@ -332,8 +383,10 @@ std::vector<double> ref_pool(const Tensor& x, const Pool& p, int mode, V* shape)
             const double v = xv[(pl * H + r) * W + cc];
             ++inside;
             sum += v;
-            if (std::isnan(v) || std::isnan(best)) best = NAN;
-            else best = std::max(best, v);
+            if (std::isnan(v) || std::isnan(best))
+              best = NAN;
+            else
+              best = std::max(best, v);
           }
         }
         if (mode == 0) {
@@ -357,8 +410,8 @@ const std::vector<Pool>& pool_cases() {
       {3, 3, 2, 2, 1, 1, 1, 1, true},
       {2, 3, 3, 2, 1, 1, 1, 1, true},
       {3, 3, 3, 3, 0, 1, 1, 1, true},
-      {3, 3, 1, 1, 1, 1, 2, 2},          // dilation (max only)
-      {2, 2, 2, 2, 1, 0, 1, 3, true},    // dilation with ceil_mode (max only)
+      {3, 3, 1, 1, 1, 1, 2, 2},        // dilation (max only)
+      {2, 2, 2, 2, 1, 0, 1, 3, true},  // dilation with ceil_mode (max only)
   };
   return cases;
 }
@@ -369,10 +422,12 @@ TEST(MaxPool2d, WindowsCeilModeDilationAllDtypes) {
   types.push_back(i64);
   for (ScalarType dt : types) {
     for (const Pool& p : pool_cases()) {
-      Tensor x = is_floating(dt) ? rnd({2, 3, 9, 8}, dt, seed++) : random_tensor({2, 3, 9, 8}, dt, seed++, -50, 50);
+      Tensor x = is_floating(dt) ? rnd({2, 3, 9, 8}, dt, seed++)
+                                 : random_tensor({2, 3, 9, 8}, dt, seed++, -50, 50);
       V shape;
       const std::vector<double> want = ref_pool(x, p, 0, &shape);
-      Tensor y = ops::max_pool2d(x, V{p.kh, p.kw}, V{p.sh, p.sw}, V{p.ph, p.pw}, V{p.dh, p.dw}, p.ceil_mode);
+      Tensor y = ops::max_pool2d(x, V{p.kh, p.kw}, V{p.sh, p.sw}, V{p.ph, p.pw}, V{p.dh, p.dw},
+                                 p.ceil_mode);
       EXPECT_TRUE(testing::close(y, want, shape, {0, 0}))
           << dtype_name(dt) << " k " << p.kh << "x" << p.kw << " ceil " << p.ceil_mode;
     }
@@ -401,7 +456,8 @@ TEST(AvgPool2d, CeilModeCountIncludePadDivisorAllDtypes) {
     for (const Pool& base : pool_cases()) {
       if (base.dh != 1 || base.dw != 1) continue;  // avg_pool2d has no dilation
       for (bool include : {true, false}) {
-        for (std::optional<int64_t> divisor : {std::optional<int64_t>(), std::optional<int64_t>(5)}) {
+        for (std::optional<int64_t> divisor :
+             {std::optional<int64_t>(), std::optional<int64_t>(5)}) {
           Pool p = base;
           p.count_include_pad = include;
           p.divisor = divisor;
@@ -409,14 +465,16 @@ TEST(AvgPool2d, CeilModeCountIncludePadDivisorAllDtypes) {
           Tensor x = rnd({2, 3, 9, 8}, dt, seed++, noncontig);
           V shape;
           const std::vector<double> want = ref_pool(x, p, 1, &shape);
-          Tensor y = ops::avg_pool2d(x, V{p.kh, p.kw}, V{p.sh, p.sw}, V{p.ph, p.pw}, p.ceil_mode, include, divisor);
+          Tensor y = ops::avg_pool2d(x, V{p.kh, p.kw}, V{p.sh, p.sw}, V{p.ph, p.pw}, p.ceil_mode,
+                                     include, divisor);
           // At most kh*kw float additions, then one division: a few float32 ulps on top of the
           // result dtype's own rounding.
           testing::Tol t = tol_for(dt);
           t.atol += 1e-6;
           EXPECT_TRUE(testing::close(y, want, shape, t))
-              << dtype_name(dt) << " k " << p.kh << "x" << p.kw << " pad " << p.ph << "," << p.pw << " ceil "
-              << p.ceil_mode << " include_pad " << include << " divisor " << divisor.value_or(0);
+              << dtype_name(dt) << " k " << p.kh << "x" << p.kw << " pad " << p.ph << "," << p.pw
+              << " ceil " << p.ceil_mode << " include_pad " << include << " divisor "
+              << divisor.value_or(0);
         }
       }
     }
@@ -467,31 +525,49 @@ TEST(AdaptiveAvgPool2d, OutputSizesAndDtypes) {
     }
   }
   Tensor u = rnd({3, 6, 6}, f64, 1);
-  EXPECT_TRUE(testing::close(ops::adaptive_avg_pool2d(u, V{4}), ref_adaptive(u.unsqueeze(0), 4, 4), V{3, 4, 4},
-                             tol_for(f64)));
+  EXPECT_TRUE(testing::close(ops::adaptive_avg_pool2d(u, V{4}), ref_adaptive(u.unsqueeze(0), 4, 4),
+                             V{3, 4, 4}, tol_for(f64)));
 }
 
 TEST(Pool, Errors) {
   Tensor x = rnd({1, 3, 6, 6}, f32, 1);
   EXPECT_EQ(what_of([&] { ops::max_pool2d(x, V{3}, V{1}, V{2}); }),
-            "pad should be smaller than or equal to half of kernel size, but got padW = 2, padH = 2, kW = 3, kH = 3");
-  EXPECT_EQ(what_of([&] { ops::max_pool2d(x, V{0}); }), "kernel size should be greater than zero, but got kH: 0 kW: 0");
-  EXPECT_EQ(what_of([&] { ops::max_pool2d(x, V{2}, V{0}); }), "stride should be greater than zero, but got dH: 0 dW: 0");
-  EXPECT_EQ(what_of([&] { ops::max_pool2d(x, V{2, 2, 2}); }),
+            "pad should be smaller than or equal to half of kernel size, but got padW = 2, padH = "
+            "2, kW = 3, kH = 3");
+  EXPECT_EQ(what_of([&] { ops::max_pool2d(x, V{0}); }),
+            "kernel size should be greater than zero, but got kH: 0 kW: 0");
+  EXPECT_EQ(what_of([&] { ops::max_pool2d(x, V{2}, V{0}); }),
+            "stride should be greater than zero, but got dH: 0 dW: 0");
+  EXPECT_EQ(what_of([&] {
+              ops::max_pool2d(x, V{2, 2, 2});
+            }),
             "max_pool2d: kernel_size must either be a single int, or a tuple of two ints");
-  EXPECT_EQ(what_of([&] { ops::max_pool2d(rnd({1, 3, 2, 2}, f32, 2), V{3}, V{1}, V{0}); }),
+  EXPECT_EQ(what_of([&] {
+              ops::max_pool2d(rnd({1, 3, 2, 2}, f32, 2), V{3}, V{1}, V{0});
+            }),
             "Given input size: (3x2x2). Calculated output size: (3x0x0). Output size is too small");
-  EXPECT_EQ(what_of([&] { ops::max_pool2d(rnd({6, 6}, f32, 2), V{2}); }),
-            "max_pool2d: Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+  EXPECT_EQ(what_of([&] {
+              ops::max_pool2d(rnd({6, 6}, f32, 2), V{2});
+            }),
+            "max_pool2d: Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for "
+            "input, but "
             "got: [6, 6]");
   EXPECT_EQ(what_of([&] { ops::avg_pool2d(x, V{2}, V{}, V{0}, false, true, int64_t{0}); }),
             "divisor must be not zero");
-  EXPECT_EQ(what_of([&] { ops::adaptive_avg_pool2d(x, V{-1, 2}); }),
-            "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but received {-1, 2}");
-  EXPECT_EQ(what_of([&] { ops::adaptive_avg_pool2d(rnd({1, 0, 4}, f32, 2), V{2, 2}); }),
-            "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, but input has "
+  EXPECT_EQ(what_of([&] {
+              ops::adaptive_avg_pool2d(x, V{-1, 2});
+            }),
+            "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
+            "received {-1, 2}");
+  EXPECT_EQ(what_of([&] {
+              ops::adaptive_avg_pool2d(rnd({1, 0, 4}, f32, 2), V{2, 2});
+            }),
+            "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, "
+            "but input has "
             "sizes [1, 0, 4] with dimension 1 being empty");
-  EXPECT_THAT(what_of([&] { ops::max_pool2d(rnd({1, 1, 4, 4}, ScalarType::Int32, 1), V{2}); }),
+  EXPECT_THAT(what_of([&] {
+                ops::max_pool2d(rnd({1, 1, 4, 4}, ScalarType::Int32, 1), V{2});
+              }),
               HasSubstr("max_pool2d: not implemented for dtype int32"));
 }
 

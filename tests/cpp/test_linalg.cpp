@@ -16,8 +16,9 @@ using testing::random_tensor;
 using testing::tol_for;
 using testing::values;
 using V = std::vector<int64_t>;
-constexpr ScalarType f32 = ScalarType::Float32, f64 = ScalarType::Float64, f16 = ScalarType::Float16,
-                     bf16 = ScalarType::BFloat16, i64 = ScalarType::Int64;
+constexpr ScalarType f32 = ScalarType::Float32, f64 = ScalarType::Float64,
+                     f16 = ScalarType::Float16, bf16 = ScalarType::BFloat16,
+                     i64 = ScalarType::Int64;
 
 // --- the reference -------------------------------------------------------------------------
 
@@ -114,12 +115,17 @@ testing::Tol gemm_tol(ScalarType dt, const Ref& r) {
 }
 
 ::testing::AssertionResult matches(const Tensor& got, const Ref& r, ScalarType dt) {
-  if (got.dtype() != dt) return ::testing::AssertionFailure() << "dtype " << dtype_name(got.dtype());
+  if (got.dtype() != dt)
+    return ::testing::AssertionFailure() << "dtype " << dtype_name(got.dtype());
   return testing::close(got, r.v, r.shape, gemm_tol(dt, r));
 }
 
-double lo_of(ScalarType dt) { return is_floating(dt) ? -2.0 : -5.0; }
-double hi_of(ScalarType dt) { return is_floating(dt) ? 2.0 : 5.0; }
+double lo_of(ScalarType dt) {
+  return is_floating(dt) ? -2.0 : -5.0;
+}
+double hi_of(ScalarType dt) {
+  return is_floating(dt) ? 2.0 : 5.0;
+}
 Tensor rnd(V shape, ScalarType dt, uint64_t seed, bool noncontig = false) {
   return random_tensor(std::move(shape), dt, seed, lo_of(dt), hi_of(dt), noncontig);
 }
@@ -143,7 +149,8 @@ std::string what_of(const std::function<void()>& f) {
 // --- mm, bmm, mv, dot -----------------------------------------------------------------------
 
 TEST(Mm, AllDtypesAndShapes) {
-  const std::vector<V> shapes = {{5, 7, 3}, {33, 64, 17}, {1, 8, 1}, {1, 1, 1}, {16, 1, 9}, {3, 200, 2}};
+  const std::vector<V> shapes = {{5, 7, 3}, {33, 64, 17}, {1, 8, 1},
+                                 {1, 1, 1}, {16, 1, 9},   {3, 200, 2}};
   uint64_t seed = 1;
   for (ScalarType dt : all_types()) {
     for (const V& s : shapes) {
@@ -184,7 +191,8 @@ TEST(Mm, EmptyDimensions) {
     Tensor c = ops::mm(rnd({0, 3}, dt, 1), rnd({3, 4}, dt, 2));
     EXPECT_EQ(c.shape_str(), "[0, 4]");
     Tensor z = ops::mm(rnd({2, 0}, dt, 1), rnd({0, 3}, dt, 2));
-    EXPECT_TRUE(testing::close(z, std::vector<double>(6, 0.0), V{2, 3}, tol_for(dt))) << dtype_name(dt);
+    EXPECT_TRUE(testing::close(z, std::vector<double>(6, 0.0), V{2, 3}, tol_for(dt)))
+        << dtype_name(dt);
   }
 }
 
@@ -237,15 +245,18 @@ TEST(Mm, ReducedPrecisionRowPanels) {
     for (bool ta : {false, true}) {
       for (bool tb : {false, true}) {
         Tensor a = rnd({131, 45}, dt, seed++, ta), b = rnd({45, 23}, dt, seed++, tb);
-        EXPECT_TRUE(matches(ops::mm(a, b), ref_matmul(a, b), dt)) << dtype_name(dt) << " " << ta << tb;
+        EXPECT_TRUE(matches(ops::mm(a, b), ref_matmul(a, b), dt))
+            << dtype_name(dt) << " " << ta << tb;
         Tensor self = rnd({131, 23}, dt, seed++);
-        EXPECT_TRUE(matches(ops::addmm(self, a, b, 0.5, -2.0), ref_add(ref_matmul(a, b), self, 0.5, -2), dt));
+        EXPECT_TRUE(matches(ops::addmm(self, a, b, 0.5, -2.0),
+                            ref_add(ref_matmul(a, b), self, 0.5, -2), dt));
       }
     }
     // A B too large for a private copy per thread (one shared copy, widened in shares).
     Tensor ab = rnd({130, 520}, dt, seed++), bb = rnd({520, 520}, dt, seed++, true);
     EXPECT_TRUE(matches(ops::mm(ab, bb), ref_matmul(ab, bb), dt)) << dtype_name(dt) << " shared B";
-    Tensor x = rnd({2, 67, 19}, dt, seed++), w = rnd({7, 19}, dt, seed++), bias = rnd({7}, dt, seed++);
+    Tensor x = rnd({2, 67, 19}, dt, seed++), w = rnd({7, 19}, dt, seed++),
+           bias = rnd({7}, dt, seed++);
     EXPECT_TRUE(matches(ops::linear(x, w, bias), ref_add(ref_matmul(x, w.t()), bias, 1, 1), dt));
     Tensor e = ops::mm(rnd({128, 0}, dt, 1), rnd({0, 5}, dt, 2));
     EXPECT_TRUE(testing::close(e, std::vector<double>(640, 0.0), V{128, 5}, tol_for(dt)));
@@ -263,18 +274,25 @@ TEST(Mm, OutVariant) {
   Tensor ot = parent.t();
   ops::mm_out(a, b, ot);
   EXPECT_TRUE(matches(ot, ref_matmul(a, b), f32));
-  EXPECT_THAT(what_of([&] { ops::mm_out(a, b, Tensor::empty(V{4, 3}, f64)); }),
+  EXPECT_THAT(what_of([&] {
+                ops::mm_out(a, b, Tensor::empty(V{4, 3}, f64));
+              }),
               HasSubstr("Expected out tensor to have dtype float, but got double instead"));
 }
 
 TEST(Mm, Errors) {
   Tensor a = rnd({2, 3}, f32, 1), b = rnd({4, 5}, f32, 2);
-  EXPECT_EQ(what_of([&] { ops::mm(a, b); }), "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)");
-  EXPECT_EQ(what_of([&] { ops::mm(a, rnd({3, 5}, bf16, 3)); }),
+  EXPECT_EQ(what_of([&] { ops::mm(a, b); }),
+            "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)");
+  EXPECT_EQ(what_of([&] {
+              ops::mm(a, rnd({3, 5}, bf16, 3));
+            }),
             "expected m1 and m2 to have the same dtype, but got: float != c10::BFloat16");
   EXPECT_EQ(what_of([&] { ops::mm(rnd({2, 3, 4}, f32, 1), b); }), "self must be a matrix");
   EXPECT_EQ(what_of([&] { ops::mm(a, rnd({3}, f32, 1)); }), "mat2 must be a matrix");
-  EXPECT_THAT(what_of([&] { ops::mm(rnd({2, 2}, ScalarType::Bool, 1), rnd({2, 2}, ScalarType::Bool, 2)); }),
+  EXPECT_THAT(what_of([&] {
+                ops::mm(rnd({2, 2}, ScalarType::Bool, 1), rnd({2, 2}, ScalarType::Bool, 2));
+              }),
               HasSubstr("not implemented for dtype bool"));
 }
 
@@ -292,17 +310,26 @@ TEST(Bmm, AllDtypesLayoutsAndOut) {
   Tensor out = Tensor::empty(V{0}, f32);
   ops::bmm_out(a, b, out);
   EXPECT_TRUE(matches(out, ref_matmul(a, b), f32));
-  EXPECT_EQ(Tensor(ops::bmm(rnd({0, 3, 4}, f32, 1), rnd({0, 4, 5}, f32, 2))).shape_str(), "[0, 3, 5]");
+  EXPECT_EQ(Tensor(ops::bmm(rnd({0, 3, 4}, f32, 1), rnd({0, 4, 5}, f32, 2))).shape_str(),
+            "[0, 3, 5]");
 }
 
 TEST(Bmm, Errors) {
   Tensor a = rnd({2, 3, 4}, f32, 1);
-  EXPECT_EQ(what_of([&] { ops::bmm(a, rnd({2, 5, 6}, f32, 2)); }),
-            "Expected size for first two dimensions of batch2 tensor to be: [2, 4] but got: [2, 5].");
-  EXPECT_EQ(what_of([&] { ops::bmm(a, rnd({3, 4, 6}, f32, 2)); }),
-            "Expected size for first two dimensions of batch2 tensor to be: [2, 4] but got: [3, 4].");
+  EXPECT_EQ(
+      what_of([&] {
+        ops::bmm(a, rnd({2, 5, 6}, f32, 2));
+      }),
+      "Expected size for first two dimensions of batch2 tensor to be: [2, 4] but got: [2, 5].");
+  EXPECT_EQ(
+      what_of([&] {
+        ops::bmm(a, rnd({3, 4, 6}, f32, 2));
+      }),
+      "Expected size for first two dimensions of batch2 tensor to be: [2, 4] but got: [3, 4].");
   EXPECT_EQ(what_of([&] { ops::bmm(rnd({3, 4}, f32, 1), a); }), "batch1 must be a 3D tensor");
-  EXPECT_EQ(what_of([&] { ops::bmm(a, rnd({2, 4, 6}, bf16, 2)); }),
+  EXPECT_EQ(what_of([&] {
+              ops::bmm(a, rnd({2, 4, 6}, bf16, 2));
+            }),
             "expected scalar type Float but found BFloat16");
 }
 
@@ -312,9 +339,13 @@ TEST(Mv, AllDtypesAndLayouts) {
     Tensor m = rnd({7, 9}, dt, seed++, true), v = rnd({9}, dt, seed++, true);
     EXPECT_TRUE(matches(ops::mv(m, v), ref_matmul(m, v), dt)) << dtype_name(dt);
   }
-  EXPECT_EQ(what_of([&] { ops::mv(rnd({2, 3}, f32, 1), rnd({4}, f32, 2)); }),
+  EXPECT_EQ(what_of([&] {
+              ops::mv(rnd({2, 3}, f32, 1), rnd({4}, f32, 2));
+            }),
             "size mismatch, got input (2), mat (2x3), vec (4)");
-  EXPECT_EQ(what_of([&] { ops::mv(rnd({2, 3}, f32, 1), rnd({3, 1}, f32, 2)); }),
+  EXPECT_EQ(what_of([&] {
+              ops::mv(rnd({2, 3}, f32, 1), rnd({3, 1}, f32, 2));
+            }),
             "vector + matrix @ vector expected, got 1, 2, 2");
 }
 
@@ -338,7 +369,9 @@ TEST(Dot, Errors) {
             "elements, but got 3 and 4 elements respectively");
   EXPECT_EQ(what_of([&] { ops::dot(rnd({3}, f32, 1), rnd({3}, bf16, 2)); }),
             "dot : expected both vectors to have same dtype, but found Float and BFloat16");
-  EXPECT_EQ(what_of([&] { ops::dot(rnd({2, 2}, f32, 1), rnd({2, 2}, f32, 2)); }),
+  EXPECT_EQ(what_of([&] {
+              ops::dot(rnd({2, 2}, f32, 1), rnd({2, 2}, f32, 2));
+            }),
             "1D tensors expected, but got 2D and 2D tensors");
 }
 
@@ -348,10 +381,22 @@ TEST(Matmul, EveryRankCombination) {
   // (left shape, right shape): dot, mv, vector-matrix, mm, folded N-D x 1-D / 2-D, 1-D / 2-D x
   // N-D, batched with and without batch broadcasting.
   const std::vector<std::pair<V, V>> cases = {
-      {{5}, {5}},          {{3, 5}, {5}},          {{5}, {5, 4}},          {{3, 5}, {5, 4}},
-      {{2, 3, 5}, {5}},    {{2, 3, 5}, {5, 4}},    {{2, 2, 3, 5}, {5, 4}}, {{5}, {2, 5, 4}},
-      {{3, 5}, {2, 5, 4}}, {{2, 3, 5}, {2, 5, 4}}, {{2, 1, 3, 5}, {4, 5, 2}}, {{1, 3, 5}, {6, 5, 2}},
-      {{6, 3, 5}, {1, 5, 2}}, {{2, 3, 3, 5}, {5}},  {{5}, {3, 2, 5, 4}},    {{2, 1, 3, 5}, {1, 2, 5, 4}},
+      {{5}, {5}},
+      {{3, 5}, {5}},
+      {{5}, {5, 4}},
+      {{3, 5}, {5, 4}},
+      {{2, 3, 5}, {5}},
+      {{2, 3, 5}, {5, 4}},
+      {{2, 2, 3, 5}, {5, 4}},
+      {{5}, {2, 5, 4}},
+      {{3, 5}, {2, 5, 4}},
+      {{2, 3, 5}, {2, 5, 4}},
+      {{2, 1, 3, 5}, {4, 5, 2}},
+      {{1, 3, 5}, {6, 5, 2}},
+      {{6, 3, 5}, {1, 5, 2}},
+      {{2, 3, 3, 5}, {5}},
+      {{5}, {3, 2, 5, 4}},
+      {{2, 1, 3, 5}, {1, 2, 5, 4}},
   };
   uint64_t seed = 500;
   for (ScalarType dt : all_types()) {
@@ -359,7 +404,8 @@ TEST(Matmul, EveryRankCombination) {
       for (bool nc : {false, true}) {
         Tensor a = rnd(sa, dt, seed++, nc), b = rnd(sb, dt, seed++, nc);
         EXPECT_TRUE(matches(ops::matmul(a, b), ref_matmul(a, b), dt))
-            << dtype_name(dt) << " " << shape_str(sa) << " @ " << shape_str(sb) << (nc ? " noncontig" : "");
+            << dtype_name(dt) << " " << shape_str(sa) << " @ " << shape_str(sb)
+            << (nc ? " noncontig" : "");
       }
     }
   }
@@ -372,13 +418,22 @@ TEST(Matmul, OutVariantAndErrors) {
   EXPECT_TRUE(matches(out, ref_matmul(a, b), f32));
   EXPECT_EQ(what_of([&] { ops::matmul(Tensor::empty(V{}, f32), b); }),
             "both arguments to matmul need to be at least 1D, but they are 0D and 2D");
-  EXPECT_EQ(what_of([&] { ops::matmul(rnd({2, 3}, f32, 1), b); }),
+  EXPECT_EQ(what_of([&] {
+              ops::matmul(rnd({2, 3}, f32, 1), b);
+            }),
             "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)");
-  EXPECT_EQ(what_of([&] { ops::matmul(a, rnd({2, 5, 6}, f32, 3)); }),
-            "Expected size for first two dimensions of batch2 tensor to be: [2, 4] but got: [2, 5].");
-  EXPECT_THAT(what_of([&] { ops::matmul(rnd({2, 3, 4}, f32, 1), rnd({3, 4, 6}, f32, 3)); }),
+  EXPECT_EQ(
+      what_of([&] {
+        ops::matmul(a, rnd({2, 5, 6}, f32, 3));
+      }),
+      "Expected size for first two dimensions of batch2 tensor to be: [2, 4] but got: [2, 5].");
+  EXPECT_THAT(what_of([&] {
+                ops::matmul(rnd({2, 3, 4}, f32, 1), rnd({3, 4, 6}, f32, 3));
+              }),
               HasSubstr("must match the size of tensor b (3) at non-singleton dimension 0"));
-  EXPECT_EQ(what_of([&] { ops::matmul(a, rnd({4, 5}, bf16, 3)); }),
+  EXPECT_EQ(what_of([&] {
+              ops::matmul(a, rnd({4, 5}, bf16, 3));
+            }),
             "expected m1 and m2 to have the same dtype, but got: float != c10::BFloat16");
 }
 
@@ -392,12 +447,14 @@ TEST(Addmm, BetaAlphaAndAddendShapes) {
     for (const V& cs : addend_shapes) {
       for (auto [beta, alpha] : coefs) {
         if (!is_floating(dt) && (beta != std::floor(beta) || alpha != std::floor(alpha))) continue;
-        Tensor self = rnd(cs, dt, seed++), m1 = rnd({4, 5}, dt, seed++), m2 = rnd({5, 6}, dt, seed++, true);
+        Tensor self = rnd(cs, dt, seed++), m1 = rnd({4, 5}, dt, seed++),
+               m2 = rnd({5, 6}, dt, seed++, true);
         const Scalar b = is_floating(dt) ? Scalar(beta) : Scalar(static_cast<int64_t>(beta));
         const Scalar a = is_floating(dt) ? Scalar(alpha) : Scalar(static_cast<int64_t>(alpha));
         Tensor got = ops::addmm(self, m1, m2, b, a);
         EXPECT_TRUE(matches(got, ref_add(ref_matmul(m1, m2), self, beta, alpha), dt))
-            << dtype_name(dt) << " self " << shape_str(cs) << " beta " << beta << " alpha " << alpha;
+            << dtype_name(dt) << " self " << shape_str(cs) << " beta " << beta << " alpha "
+            << alpha;
       }
     }
   }
@@ -424,7 +481,9 @@ TEST(Addmm, InPlaceAndOut) {
     EXPECT_TRUE(matches(out, ref_add(ref_matmul(m1, m2), s2, 1, 1), dt)) << dtype_name(dt);
   }
   Tensor small = rnd({4}, f32, 1);
-  EXPECT_THAT(what_of([&] { ops::addmm_(small, rnd({4, 5}, f32, 2), rnd({5, 4}, f32, 3)); }),
+  EXPECT_THAT(what_of([&] {
+                ops::addmm_(small, rnd({4, 5}, f32, 2), rnd({5, 4}, f32, 3));
+              }),
               HasSubstr("doesn't match the broadcast shape"));
 }
 
@@ -432,14 +491,20 @@ TEST(Addmm, Errors) {
   Tensor m1 = rnd({2, 3}, f32, 1), m2 = rnd({3, 4}, f32, 2);
   EXPECT_EQ(what_of([&] { ops::addmm(rnd({4}, bf16, 3), m1, m2); }),
             "self and mat2 must have the same dtype, but got BFloat16 and Float");
-  EXPECT_EQ(what_of([&] { ops::addmm(rnd({4}, f32, 3), m1, rnd({3, 4}, f16, 4)); }),
+  EXPECT_EQ(what_of([&] {
+              ops::addmm(rnd({4}, f32, 3), m1, rnd({3, 4}, f16, 4));
+            }),
             "expected m1 and m2 to have the same dtype, but got: float != c10::Half");
-  EXPECT_EQ(what_of([&] { ops::addmm(rnd({4}, f32, 3), m1, rnd({5, 4}, f32, 4)); }),
+  EXPECT_EQ(what_of([&] {
+              ops::addmm(rnd({4}, f32, 3), m1, rnd({5, 4}, f32, 4));
+            }),
             "mat1 and mat2 shapes cannot be multiplied (2x3 and 5x4)");
   EXPECT_EQ(what_of([&] { ops::addmm(rnd({3}, f32, 3), m1, m2); }),
             "The expanded size of the tensor (4) must match the existing size (3) at non-singleton "
             "dimension 1.  Target sizes: [2, 4].  Tensor sizes: [3]");
-  EXPECT_EQ(what_of([&] { ops::addmm(rnd({4}, f32, 3), rnd({2, 3, 1}, f32, 4), m2); }),
+  EXPECT_EQ(what_of([&] {
+              ops::addmm(rnd({4}, f32, 3), rnd({2, 3, 1}, f32, 4), m2);
+            }),
             "mat1 must be a matrix, got 3-D tensor");
 }
 
@@ -447,15 +512,19 @@ TEST(Addmv, AllDtypes) {
   uint64_t seed = 700;
   for (ScalarType dt : all_types()) {
     for (const V& cs : {V{7}, V{1}, V{}}) {
-      Tensor self = rnd(cs, dt, seed++), m = rnd({7, 9}, dt, seed++, true), v = rnd({9}, dt, seed++);
+      Tensor self = rnd(cs, dt, seed++), m = rnd({7, 9}, dt, seed++, true),
+             v = rnd({9}, dt, seed++);
       const double beta = is_floating(dt) ? 0.5 : 2, alpha = is_floating(dt) ? 1.5 : 3;
       const Scalar b = is_floating(dt) ? Scalar(beta) : Scalar(static_cast<int64_t>(beta));
       const Scalar a = is_floating(dt) ? Scalar(alpha) : Scalar(static_cast<int64_t>(alpha));
-      EXPECT_TRUE(matches(ops::addmv(self, m, v, b, a), ref_add(ref_matmul(m, v), self, beta, alpha), dt))
+      EXPECT_TRUE(
+          matches(ops::addmv(self, m, v, b, a), ref_add(ref_matmul(m, v), self, beta, alpha), dt))
           << dtype_name(dt) << " self " << shape_str(cs);
     }
   }
-  EXPECT_EQ(what_of([&] { ops::addmv(rnd({3}, f32, 1), rnd({2, 3}, f32, 2), rnd({3}, f32, 3)); }),
+  EXPECT_EQ(what_of([&] {
+              ops::addmv(rnd({3}, f32, 1), rnd({2, 3}, f32, 2), rnd({3}, f32, 3));
+            }),
             "size mismatch, got input (3), mat (2x3), vec (3)");
 }
 
@@ -477,15 +546,22 @@ Ref ref_addbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, double be
 TEST(Addbmm, AllDtypes) {
   uint64_t seed = 800;
   for (ScalarType dt : all_types()) {
-    Tensor self = rnd({3, 5}, dt, seed++), b1 = rnd({4, 3, 6}, dt, seed++, true), b2 = rnd({4, 6, 5}, dt, seed++);
+    Tensor self = rnd({3, 5}, dt, seed++), b1 = rnd({4, 3, 6}, dt, seed++, true),
+           b2 = rnd({4, 6, 5}, dt, seed++);
     const Scalar two = is_floating(dt) ? Scalar(2.0) : Scalar(int64_t{2});
-    EXPECT_TRUE(matches(ops::addbmm(self, b1, b2, two, two), ref_addbmm(self, b1, b2, 2, 2), dt)) << dtype_name(dt);
+    EXPECT_TRUE(matches(ops::addbmm(self, b1, b2, two, two), ref_addbmm(self, b1, b2, 2, 2), dt))
+        << dtype_name(dt);
     Tensor row = rnd({5}, dt, seed++);
-    EXPECT_TRUE(matches(ops::addbmm(row, b1, b2), ref_addbmm(row, b1, b2, 1, 1), dt)) << dtype_name(dt);
+    EXPECT_TRUE(matches(ops::addbmm(row, b1, b2), ref_addbmm(row, b1, b2, 1, 1), dt))
+        << dtype_name(dt);
   }
-  EXPECT_EQ(what_of([&] { ops::addbmm(rnd({3, 5}, f32, 1), rnd({4, 3, 6}, f32, 2), rnd({3, 6, 5}, f32, 3)); }),
+  EXPECT_EQ(what_of([&] {
+              ops::addbmm(rnd({3, 5}, f32, 1), rnd({4, 3, 6}, f32, 2), rnd({3, 6, 5}, f32, 3));
+            }),
             "batch1 and batch2 must have same number of batches, got 4 and 3");
-  EXPECT_EQ(what_of([&] { ops::addbmm(rnd({3, 5}, f32, 1), rnd({4, 3, 6}, f32, 2), rnd({4, 7, 5}, f32, 3)); }),
+  EXPECT_EQ(what_of([&] {
+              ops::addbmm(rnd({3, 5}, f32, 1), rnd({4, 3, 6}, f32, 2), rnd({4, 7, 5}, f32, 3));
+            }),
             "Incompatible matrix sizes for bmm (3x6 and 7x5)");
 }
 
@@ -493,10 +569,12 @@ TEST(Baddbmm, AllDtypesInPlaceAndErrors) {
   uint64_t seed = 900;
   for (ScalarType dt : all_types()) {
     for (const V& cs : {V{2, 3, 5}, V{3, 5}, V{1, 1, 5}}) {
-      Tensor self = rnd(cs, dt, seed++), b1 = rnd({2, 3, 4}, dt, seed++), b2 = rnd({2, 4, 5}, dt, seed++, true);
+      Tensor self = rnd(cs, dt, seed++), b1 = rnd({2, 3, 4}, dt, seed++),
+             b2 = rnd({2, 4, 5}, dt, seed++, true);
       const Scalar beta = is_floating(dt) ? Scalar(-0.5) : Scalar(int64_t{-1});
       const double bv = is_floating(dt) ? -0.5 : -1;
-      EXPECT_TRUE(matches(ops::baddbmm(self, b1, b2, beta, 1.0), ref_add(ref_matmul(b1, b2), self, bv, 1), dt))
+      EXPECT_TRUE(matches(ops::baddbmm(self, b1, b2, beta, 1.0),
+                          ref_add(ref_matmul(b1, b2), self, bv, 1), dt))
           << dtype_name(dt) << " self " << shape_str(cs);
     }
   }
@@ -504,8 +582,11 @@ TEST(Baddbmm, AllDtypesInPlaceAndErrors) {
   const Ref want = ref_add(ref_matmul(b1, b2), self, 1, 1);
   ops::baddbmm_(self, b1, b2);
   EXPECT_TRUE(matches(self, want, bf16));
-  EXPECT_EQ(what_of([&] { ops::baddbmm(rnd({2, 3, 5}, f32, 1), b1, b2); }),
-            "Input dtypes must be the same, got: input float, batch1: c10::BFloat16, batch2: c10::BFloat16");
+  EXPECT_EQ(what_of([&] {
+              ops::baddbmm(rnd({2, 3, 5}, f32, 1), b1, b2);
+            }),
+            "Input dtypes must be the same, got: input float, batch1: c10::BFloat16, batch2: "
+            "c10::BFloat16");
 }
 
 // --- linear ---------------------------------------------------------------------------------
@@ -518,7 +599,8 @@ TEST(Linear, WithAndWithoutBiasOverInputRanks) {
       for (bool nc : {false, true}) {
         Tensor x = rnd(xs, dt, seed++, nc);
         const Ref plain = ref_matmul(x, w.t());
-        EXPECT_TRUE(matches(ops::linear(x, w), plain, dt)) << dtype_name(dt) << " " << shape_str(xs);
+        EXPECT_TRUE(matches(ops::linear(x, w), plain, dt))
+            << dtype_name(dt) << " " << shape_str(xs);
         Tensor bias = rnd({6}, dt, seed++);
         EXPECT_TRUE(matches(ops::linear(x, w, bias), ref_add(plain, bias, 1, 1), dt))
             << dtype_name(dt) << " " << shape_str(xs);
@@ -530,11 +612,17 @@ TEST(Linear, WithAndWithoutBiasOverInputRanks) {
     Tensor w1 = rnd({5}, dt, seed++), b0 = rnd({}, dt, seed++);
     EXPECT_TRUE(matches(ops::linear(x, w1, b0), ref_add(ref_matmul(x, w1), b0, 1, 1), dt));
   }
-  EXPECT_EQ(what_of([&] { ops::linear(rnd({4, 5}, f32, 1), rnd({6, 4}, f32, 2)); }),
+  EXPECT_EQ(what_of([&] {
+              ops::linear(rnd({4, 5}, f32, 1), rnd({6, 4}, f32, 2));
+            }),
             "mat1 and mat2 shapes cannot be multiplied (4x5 and 4x6)");
-  EXPECT_EQ(what_of([&] { ops::linear(rnd({4, 5}, f32, 1), rnd({6, 5}, bf16, 2)); }),
+  EXPECT_EQ(what_of([&] {
+              ops::linear(rnd({4, 5}, f32, 1), rnd({6, 5}, bf16, 2));
+            }),
             "expected m1 and m2 to have the same dtype, but got: float != c10::BFloat16");
-  EXPECT_EQ(what_of([&] { ops::linear(rnd({4, 5}, f32, 1), rnd({6, 5}, f32, 2), rnd({6}, f16, 3)); }),
+  EXPECT_EQ(what_of([&] {
+              ops::linear(rnd({4, 5}, f32, 1), rnd({6, 5}, f32, 2), rnd({6}, f16, 3));
+            }),
             "self and mat2 must have the same dtype, but got Half and Float");
 }
 

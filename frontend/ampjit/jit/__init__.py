@@ -15,3 +15,4 @@ def is_scripting():
 
 def is_tracing():
     return False
+

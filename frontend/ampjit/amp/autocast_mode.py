@@ -1,0 +1,114 @@
+"""The autocast context manager and decorator, with torch's semantics (torch/amp/autocast_mode.py).
+
+__enter__ saves and sets the device's enabled flag, dtype and the cache flag, and increments the
+nesting; __exit__ decrements it, clears the weight-cast cache when the outermost region exits, and
+restores the saved state, also when an exception leaves the region.
+"""
+import functools
+import warnings
+
+from .. import _C
+
+
+def _profile_allows_cpu_float16():
+    # PyTorch 1.13 accepts only bfloat16 for CPU autocast; 2.x accepts float16 too.
+    return _C._autocast_get_profile() == "torch-2"
+
+
+class autocast:
+    def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+        from .. import bfloat16, float16
+        if not isinstance(device_type, str):
+            raise ValueError("Expected `device_type` of type `str`, got: `{}`".format(type(device_type)))
+        if device_type not in ("cpu", "cuda"):
+            raise RuntimeError(
+                "User specified autocast device_type must be 'cuda' or 'cpu', but got '{}'".format(device_type))
+        self.device = device_type
+        self.fast_dtype = _C._autocast_get_dtype(device_type)
+        self._cache_enabled = _C._autocast_is_cache_enabled()
+        if enabled and device_type == "cuda" and not _C._cuda_is_available():
+            warnings.warn("User provided device_type of 'cuda', but CUDA is not available. Disabling")
+            enabled = False
+        if dtype is not None:
+            self.fast_dtype = dtype
+        if cache_enabled is not None:
+            self._cache_enabled = cache_enabled
+        if not isinstance(enabled, bool):
+            raise TypeError("autocast(): enabled must be a bool, got {}".format(type(enabled).__name__))
+        if device_type == "cpu":
+            supported = [bfloat16, float16] if _profile_allows_cpu_float16() else [bfloat16]
+            if enabled and self.fast_dtype not in supported:
+                warnings.warn(
+                    "In CPU autocast, but the target dtype is not supported. Disabling autocast.\n"
+                    "CPU Autocast only supports dtype of {} currently.".format(
+                        " and ".join(repr(d) for d in supported)))
+                enabled = False
+        elif self.fast_dtype not in (float16, bfloat16):
+            raise RuntimeError("In CUDA autocast, the target dtype must be torch.float16 or torch.bfloat16")
+        self._enabled = enabled
+
+    def __enter__(self):
+        self.prev = _C._autocast_is_enabled(self.device)
+        self.prev_fastdtype = _C._autocast_get_dtype(self.device)
+        self.prev_cache_enabled = _C._autocast_is_cache_enabled()
+        _C._autocast_set_enabled(self.device, self._enabled)
+        if self._enabled:
+            _C._autocast_set_dtype(self.device, self.fast_dtype)
+        _C._autocast_increment_nesting()
+        _C._autocast_set_cache_enabled(self._cache_enabled)
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        if _C._autocast_decrement_nesting() == 0:
+            _C._autocast_clear_cache()
+        _C._autocast_set_enabled(self.device, self.prev)
+        _C._autocast_set_dtype(self.device, self.prev_fastdtype)
+        _C._autocast_set_cache_enabled(self.prev_cache_enabled)
+        return False
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def decorate_autocast(*args, **kwargs):
+            with self:
+                return func(*args, **kwargs)
+        # The attribute torch's script compiler looks for (set without class-private name mangling).
+        setattr(decorate_autocast, "__script_unsupported", "@autocast() decorator is not supported in script mode")
+        return decorate_autocast
+
+
+def _cast(value, dtype):
+    from .. import Tensor
+    if isinstance(value, Tensor):
+        return value.to(dtype) if value.is_floating_point() and value.dtype != _double() else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(v, dtype) for v in value)
+    if isinstance(value, dict):
+        return {k: _cast(v, dtype) for k, v in value.items()}
+    return value
+
+
+def _double():
+    from .. import float64
+    return float64
+
+
+def custom_fwd(fwd=None, *, device_type="cuda", cast_inputs=None):
+    """Decorator for a custom function's forward: runs it with autocast's state at call time, or
+    with inputs cast to `cast_inputs` and autocast disabled (torch.amp.custom_fwd)."""
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def decorate_fwd(*args, **kwargs):
+        if cast_inputs is None or not _C._autocast_is_enabled(device_type):
+            return fwd(*args, **kwargs)
+        with autocast(device_type, enabled=False):
+            return fwd(*_cast(args, cast_inputs), **_cast(kwargs, cast_inputs))
+    return decorate_fwd
+
+
+def custom_bwd(bwd=None, *, device_type="cuda"):
+    """Decorator for a custom function's backward (ampjit has no autograd yet: runs it as is)."""
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+    return bwd

@@ -1,0 +1,2 @@
+"""ampjit.cpu"""
+from . import amp  # noqa: F401
