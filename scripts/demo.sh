@@ -5,3 +5,4 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh build
 build/tools/ampjit-demo
+PYTHONPATH=build/python /usr/bin/python3 tools/demo.py

@@ -1,0 +1,52 @@
+"""ampjit demo: eager mixed precision with `import ampjit as torch`.
+
+Shows the dtypes ops produce inside and outside autocast regions, nesting and disabled
+sub-regions, the policy classes, a small nn model, and a per-op policy override.
+"""
+import ampjit as torch
+
+
+def show(label, t):
+    print("  {:<46} -> {}".format(label, repr(t.dtype)))
+
+
+def main():
+    torch.manual_seed(0)
+    a, b = torch.randn(8, 8), torch.randn(8, 8)
+    print("Outside any autocast region (float32 inputs):")
+    show("torch.mm(a, b)", torch.mm(a, b))
+
+    print("\nInside torch.autocast('cpu') (default dtype bfloat16, profile {}):".format(
+        torch.amp.get_autocast_profile()))
+    with torch.autocast("cpu"):
+        show("torch.mm(a, b)            [lower_precision_fp]", torch.mm(a, b))
+        show("mse_loss(a, b)            [fp32]", torch.nn.functional.mse_loss(a.bfloat16(), b))
+        show("torch.exp(a)              [no policy]", torch.exp(a))
+        show("torch.stack([a, b.bf16])  [promote]", torch.stack([a, b.bfloat16()]))
+        show("torch.mm(a.double(), b.double())  [float64 is never cast]", torch.mm(a.double(), b.double()))
+        with torch.autocast("cpu", enabled=False):
+            show("nested autocast(enabled=False): torch.mm(a, b)", torch.mm(a, b))
+        show("back in the outer region: torch.mm(a, b)", torch.mm(a, b))
+
+    print("\nA small model (Linear -> ReLU -> LayerNorm -> Linear) under autocast:")
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.LayerNorm(16),
+                                torch.nn.Linear(16, 4))
+    print("  " + repr(model).replace("\n", "\n  "))
+    x = torch.randn(2, 8)
+    with torch.autocast("cpu"):
+        y = model(x)
+    show("model(x) under autocast", y)
+    show("model(x) without autocast", model(x))
+    diff = (y.float() - model(x)).abs().max().item()
+    print("  max |bfloat16 result - float32 result| = {:.4f}".format(diff))
+    print(y)
+
+    print("\nPer-op override (pytorch issue 75956): run aten::exp in lower precision on cpu")
+    torch.amp.set_op_policy("cpu", "aten::exp", "lower_precision_fp")
+    with torch.autocast("cpu"):
+        show("torch.exp(a) with the override", torch.exp(a))
+    torch.amp.reset_op_policy("cpu", "aten::exp")
+
+
+if __name__ == "__main__":
+    main()
