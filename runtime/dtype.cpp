@@ -8,13 +8,17 @@
 namespace ampjit {
 
 const DTypeTraits kDTypeTraits[kNumScalarTypes] = {
-#define AMPJIT_DTYPE(E, C, N, A, F, I, S) {ScalarType::E, N, A, sizeof(C), F, I, S},
+#define AMPJIT_DTYPE(E, C, N, A, T, F, I, S) {ScalarType::E, N, A, T, sizeof(C), F, I, S},
 #include "runtime/dtypes.def"
 #undef AMPJIT_DTYPE
 };
 
 const char* dtype_name(ScalarType t) {
   return t == ScalarType::Undefined ? "undefined" : traits(t).name;
+}
+
+const char* torch_type_name(ScalarType t) {
+  return t == ScalarType::Undefined ? "Undefined" : traits(t).c10_name;
 }
 
 std::optional<ScalarType> parse_dtype(std::string_view name) {

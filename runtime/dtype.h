@@ -10,7 +10,7 @@
 namespace ampjit {
 
 enum class ScalarType : int8_t {
-#define AMPJIT_DTYPE(E, C, N, A, F, I, S) E,
+#define AMPJIT_DTYPE(E, C, N, A, T, F, I, S) E,
 #include "runtime/dtypes.def"
 #undef AMPJIT_DTYPE
   Undefined,
@@ -21,6 +21,7 @@ struct DTypeTraits {
   ScalarType type;
   const char* name;   // torch name without the "torch." prefix: "float32"
   const char* alias;  // torch's alias ("float" for float32), "" when none
+  const char* c10_name;  // torch's C++ name: "Float", "BFloat16", "Long"
   uint8_t itemsize;
   bool is_floating;
   bool is_integral;  // bool is neither floating nor integral, as in torch
@@ -39,6 +40,7 @@ inline bool is_reduced_floating(ScalarType t) {
   return t == ScalarType::Float16 || t == ScalarType::BFloat16;
 }
 const char* dtype_name(ScalarType t);  // "float32"
+const char* torch_type_name(ScalarType t);  // "Float" (torch's C++ name, as its messages use)
 // Parses "float32", "float", "torch.float32", "half", ...; nullopt when unknown.
 std::optional<ScalarType> parse_dtype(std::string_view name);
 
@@ -52,12 +54,12 @@ ScalarType promote_types(ScalarType a, ScalarType b);
 
 // The C++ type of a scalar type, and back.
 template <ScalarType T> struct CTypeOf;
-#define AMPJIT_DTYPE(E, C, N, A, F, I, S) \
+#define AMPJIT_DTYPE(E, C, N, A, T, F, I, S) \
   template <> struct CTypeOf<ScalarType::E> { using type = C; };
 #include "runtime/dtypes.def"
 #undef AMPJIT_DTYPE
 template <typename C> constexpr ScalarType scalar_type_of();
-#define AMPJIT_DTYPE(E, C, N, A, F, I, S) \
+#define AMPJIT_DTYPE(E, C, N, A, T, F, I, S) \
   template <> constexpr ScalarType scalar_type_of<C>() { return ScalarType::E; }
 #include "runtime/dtypes.def"
 #undef AMPJIT_DTYPE
@@ -69,7 +71,7 @@ template <typename C> constexpr ScalarType scalar_type_of();
 template <typename F>
 decltype(auto) dispatch_all(ScalarType t, const char* op, F&& f) {
   switch (t) {
-#define AMPJIT_DTYPE(E, C, N, A, FL, I, S) \
+#define AMPJIT_DTYPE(E, C, N, A, T, FL, I, S) \
   case ScalarType::E:                     \
     return f.template operator()<C>();
 #include "runtime/dtypes.def"

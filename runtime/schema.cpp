@@ -354,23 +354,6 @@ TypePtr Type::unrefined() const {
   return TypePtr(const_cast<Type*>(this));
 }
 
-// Torch's names for dtypes in refined tensor types: Float(2, 3), Half(4), Long().
-const char* tensor_type_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::Float32: return "Float";
-    case ScalarType::Float64: return "Double";
-    case ScalarType::Float16: return "Half";
-    case ScalarType::BFloat16: return "BFloat16";
-    case ScalarType::Int64: return "Long";
-    case ScalarType::Int32: return "Int";
-    case ScalarType::Int16: return "Short";
-    case ScalarType::Int8: return "Char";
-    case ScalarType::UInt8: return "Byte";
-    case ScalarType::Bool: return "Bool";
-    default: return "Tensor";
-  }
-}
-
 TypePtr Type::list(TypePtr e) { return TypePtr(new Type(TypeKind::List, {std::move(e)})); }
 TypePtr Type::optional(TypePtr e) { return TypePtr(new Type(TypeKind::Optional, {std::move(e)})); }
 TypePtr Type::tuple(std::vector<TypePtr> e) { return TypePtr(new Type(TypeKind::Tuple, std::move(e))); }
@@ -380,7 +363,7 @@ std::string Type::str() const {
     case TypeKind::Any: return "Any";
     case TypeKind::Tensor: {
       if (!is_refined_tensor()) return "Tensor";
-      std::string s = dtype_ ? tensor_type_name(*dtype_) : "Tensor";
+      std::string s = dtype_ ? torch_type_name(*dtype_) : "Tensor";
       s += "(";
       bool first = true;
       if (sizes_) {

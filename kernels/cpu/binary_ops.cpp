@@ -29,12 +29,6 @@ namespace ampjit::cpu {
 namespace {
 
 // A Python number as a 0-dim wrapped-number tensor: it promotes like the Scalar it came from.
-Tensor wrap_scalar(const Scalar& s) {
-  Tensor t = Tensor::empty(IntArrayRef{}, s.type());
-  t.fill_(s);
-  t.impl()->is_wrapped_number = true;
-  return t;
-}
 
 // True division and the float-only ops compute integer and bool inputs in float32 (torch's
 // "int-to-float" promotion to the default dtype).
@@ -64,11 +58,6 @@ Scalar negated(const Scalar& s) {
   return s.is_floating() ? Scalar(-s.to_double()) : Scalar(-s.to_int());
 }
 
-// -x for integers without signed overflow (INT_MIN stays INT_MIN, as torch's wrapping results).
-template <typename I>
-I wrapping_neg(I x) {
-  return static_cast<I>(0 - static_cast<std::make_unsigned_t<I>>(x));
-}
 
 // ---- add, sub, rsub ----------------------------------------------------------------------------
 

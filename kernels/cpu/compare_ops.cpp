@@ -16,12 +16,6 @@ namespace ampjit::cpu {
 namespace {
 
 // A Python number as a 0-dim wrapped-number tensor: it promotes like the Scalar it came from.
-Tensor wrap_scalar(const Scalar& s) {
-  Tensor t = Tensor::empty(IntArrayRef{}, s.type());
-  t.fill_(s);
-  t.impl()->is_wrapped_number = true;
-  return t;
-}
 
 // ---- eq, ne, lt, le, gt, ge --------------------------------------------------------------------
 

@@ -115,6 +115,21 @@ inline Tensor cast_to(const Tensor& t, ScalarType dtype) { return t.dtype() == d
 // shape [..]") when self cannot hold the broadcast result.
 Tensor& write_result(Tensor& out, const Tensor& result, const char* op, bool inplace);
 
+// A Python number as a 0-dim wrapped-number tensor: it promotes like the Scalar it came from.
+inline Tensor wrap_scalar(const Scalar& s) {
+  Tensor t = Tensor::empty(IntArrayRef{}, s.type());
+  t.fill_(s);
+  t.impl()->is_wrapped_number = true;
+  return t;
+}
+
+// Two's-complement negation without signed-overflow UB (torch wraps INT_MIN to itself).
+template <typename I>
+I wrapping_neg(I x) {
+  using U = std::make_unsigned_t<I>;
+  return static_cast<I>(U(0) - static_cast<U>(x));
+}
+
 // Resizes an out= tensor to `sizes` (reallocating when the element count changes).
 void resize_out(Tensor& out, IntArrayRef sizes);
 

@@ -20,7 +20,6 @@ namespace ampjit::cpu {
 namespace {
 
 using onednn::cpp_type_name;
-using onednn::scalar_type_name;
 
 // Note [Widening bf16 for gemm]
 // float16/bfloat16 operands are widened by hand into 64-byte-aligned float32 scratch, keeping each
@@ -353,7 +352,7 @@ void check_mm_dtypes(const Tensor& m1, const Tensor& m2) {
 }
 void check_same_scalar_type(const Tensor& expected, const Tensor& found) {
   AMPJIT_CHECK(expected.dtype() == found.dtype(), "expected scalar type {} but found {}",
-               scalar_type_name(expected.dtype()), scalar_type_name(found.dtype()));
+               torch_type_name(expected.dtype()), torch_type_name(found.dtype()));
 }
 void check_bmm(const Tensor& b1, const Tensor& b2) {
   AMPJIT_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
@@ -395,7 +394,7 @@ Tensor addmm_k(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const
   check_mm_dtypes(mat1, mat2);
   AMPJIT_CHECK(self.dtype() == mat2.dtype(),
                "self and mat2 must have the same dtype, but got {} and {}",
-               scalar_type_name(self.dtype()), scalar_type_name(mat2.dtype()));
+               torch_type_name(self.dtype()), torch_type_name(mat2.dtype()));
   const Tensor addend = self.expand(std::vector<int64_t>{mat1.size(0), mat2.size(1)});
   return gemm(as_batch1(mat1), as_batch1(mat2), addend, beta, alpha, "addmm").squeeze(0);
 }
@@ -446,7 +445,7 @@ Tensor addbmm_k(const Tensor& self, const Tensor& batch1, const Tensor& batch2, 
                batch1.size(2), batch2.size(1), batch2.size(2));
   check_same_scalar_type(batch1, batch2);
   AMPJIT_CHECK(self.dtype() == batch1.dtype(), "expected scalar type {} but found {}",
-               scalar_type_name(batch1.dtype()), scalar_type_name(self.dtype()));
+               torch_type_name(batch1.dtype()), torch_type_name(self.dtype()));
   const int64_t nb = batch1.size(0), n = batch1.size(1), m = batch1.size(2), p = batch2.size(2);
   const Tensor addend = self.expand(std::vector<int64_t>{n, p});
   const Tensor a =
@@ -492,7 +491,7 @@ Tensor dot_k(const Tensor& self, const Tensor& other) {
                "1D tensors expected, but got {}D and {}D tensors", self.dim(), other.dim());
   AMPJIT_CHECK(self.dtype() == other.dtype(),
                "dot : expected both vectors to have same dtype, but found {} and {}",
-               scalar_type_name(self.dtype()), scalar_type_name(other.dtype()));
+               torch_type_name(self.dtype()), torch_type_name(other.dtype()));
   AMPJIT_CHECK(
       self.numel() == other.numel(),
       "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number "
@@ -584,7 +583,7 @@ Tensor linear_k(const Tensor& input, const Tensor& weight, const std::optional<T
   if (bias) {
     AMPJIT_CHECK(bias->dtype() == weight.dtype(),
                  "self and mat2 must have the same dtype, but got {} and {}",
-                 scalar_type_name(bias->dtype()), scalar_type_name(weight.dtype()));
+                 torch_type_name(bias->dtype()), torch_type_name(weight.dtype()));
   }
   const Tensor wt = weight.dim() == 2 ? weight.t() : weight.unsqueeze(1);
   const Tensor x2 = input.reshape(std::vector<int64_t>{-1, input.size(-1)});

@@ -462,32 +462,6 @@ void round_from_float(const float* src, void* dst, ScalarType type, int64_t n) {
                [&](int64_t b, int64_t e) { round_run(src + b, d + b, e - b, bf16); });
 }
 
-const char* scalar_type_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::UInt8:
-      return "Byte";
-    case ScalarType::Int8:
-      return "Char";
-    case ScalarType::Int16:
-      return "Short";
-    case ScalarType::Int32:
-      return "Int";
-    case ScalarType::Int64:
-      return "Long";
-    case ScalarType::Float16:
-      return "Half";
-    case ScalarType::Float32:
-      return "Float";
-    case ScalarType::Float64:
-      return "Double";
-    case ScalarType::Bool:
-      return "Bool";
-    case ScalarType::BFloat16:
-      return "BFloat16";
-    default:
-      return "Undefined";
-  }
-}
 
 const char* cpp_type_name(ScalarType t) {
   switch (t) {

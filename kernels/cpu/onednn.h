@@ -74,9 +74,6 @@ void widen_rows_to_float(const void* src, ScalarType type, float* dst, int64_t n
 // Rounds n floats into `type` (Float16 or BFloat16), to nearest even, NaN kept.
 void round_from_float(const float* src, void* dst, ScalarType type, int64_t n);
 
-// torch's spellings of a dtype in the error messages these ops share: its ScalarType names
-// ("Float", "BFloat16") and its C++ type names ("float", "c10::BFloat16").
-const char* scalar_type_name(ScalarType t);
 const char* cpp_type_name(ScalarType t);
 
 // A per-thread float32 scratch buffer reused across calls (fresh pages for every large gemm would

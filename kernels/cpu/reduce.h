@@ -226,8 +226,6 @@ constexpr bool is_nan_value(T v) {
   }
 }
 
-// torch's ScalarType names ("Long", "Float"), which its error messages print.
-const char* torch_type_name(ScalarType t);
 
 // Internal entry points shared with the loss kernels (no dispatcher round trip).
 // `dims` empty means every dim.

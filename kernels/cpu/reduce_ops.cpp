@@ -93,32 +93,6 @@ RowPlan plan_rows_along(const Tensor& in, int64_t dim, const Tensor& out) {
   return p;
 }
 
-const char* torch_type_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::UInt8:
-      return "Byte";
-    case ScalarType::Int8:
-      return "Char";
-    case ScalarType::Int16:
-      return "Short";
-    case ScalarType::Int32:
-      return "Int";
-    case ScalarType::Int64:
-      return "Long";
-    case ScalarType::Float16:
-      return "Half";
-    case ScalarType::Float32:
-      return "Float";
-    case ScalarType::Float64:
-      return "Double";
-    case ScalarType::Bool:
-      return "Bool";
-    case ScalarType::BFloat16:
-      return "BFloat16";
-    default:
-      return "Undefined";
-  }
-}
 
 namespace {
 

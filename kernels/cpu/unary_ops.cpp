@@ -125,11 +125,6 @@ Tensor gelu_inplace_k(Tensor self, std::string approximate) {
 
 // ---- neg, abs, sign ----------------------------------------------------------------------------
 
-// -x for integers without signed overflow (INT_MIN stays INT_MIN, as torch's wrapping results).
-template <typename I>
-I wrapping_neg(I x) {
-  return static_cast<I>(0 - static_cast<std::make_unsigned_t<I>>(x));
-}
 
 // One loop per numeric dtype, the result in self's dtype; f is a generic lambda over op math.
 template <typename F>
