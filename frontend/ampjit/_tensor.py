@@ -56,8 +56,9 @@ def _method(base, inplace):
 
 # --- dtype and device conversions ----------------------------------------------------------
 
-def _to(self, *args, **kwargs):
-    """Tensor.to(dtype) / to(device) / to(device, dtype) / to(other), with copy= and non_blocking=."""
+def _parse_to(*args, **kwargs):
+    """The arguments of Tensor.to and Module.to: (device, dtype, non_blocking, copy) from
+    to(dtype), to(device), to(device, dtype), to(tensor), with non_blocking= and copy=."""
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
@@ -73,8 +74,14 @@ def _to(self, *args, **kwargs):
             dtype, device = a.dtype, a.device
         elif isinstance(a, builtins.bool):
             non_blocking = a
-        else:
+        elif a is not None:
             raise TypeError("to() received an invalid combination of arguments: {!r}".format(a))
+    return device, dtype, non_blocking, copy
+
+
+def _to(self, *args, **kwargs):
+    """Tensor.to(dtype) / to(device) / to(device, dtype) / to(other), with copy= and non_blocking=."""
+    device, dtype, non_blocking, copy = _parse_to(*args, **kwargs)
     if device is not None:
         return _C._call_overload("aten::to.device", (self, device, dtype, non_blocking, copy), {})
     if dtype is None:

@@ -9,6 +9,7 @@ from ... import _C, float16, float32, float64, bfloat16
 from ..._C import Tensor
 from ..._grad_mode import no_grad
 from ..parameter import Parameter
+from ..._tensor import _parse_to as _tensor_parse_to
 
 _TENSOR_TYPE_NAMES = {
     "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
@@ -46,24 +47,10 @@ def _addindent(s, num_spaces):
 
 
 def _parse_to(*args, **kwargs):
-    """The arguments of Module.to: (device, dtype, non_blocking) from to(device=None, dtype=None,
-    non_blocking=False), to(dtype, non_blocking=False) or to(tensor, non_blocking=False)."""
-    device = kwargs.pop("device", None)
-    dtype = kwargs.pop("dtype", None)
-    non_blocking = kwargs.pop("non_blocking", False)
-    if kwargs:
-        raise TypeError("to() got an unexpected keyword argument '{}'".format(next(iter(kwargs))))
-    for a in args:
-        if isinstance(a, _C.dtype):
-            dtype = a
-        elif isinstance(a, (str, _C.device)):
-            device = a
-        elif isinstance(a, Tensor):
-            dtype, device = a.dtype, a.device
-        elif isinstance(a, builtins.bool):
-            non_blocking = a
-        elif a is not None:
-            raise TypeError("to() received an invalid combination of arguments: {!r}".format(a))
+    """The arguments of Module.to: (device, dtype, non_blocking), parsed as Tensor.to parses them."""
+    if "copy" in kwargs:
+        raise TypeError("to() got an unexpected keyword argument 'copy'")
+    device, dtype, non_blocking, _ = _tensor_parse_to(*args, **kwargs)
     return device, dtype, non_blocking
 
 
