@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "runtime/dispatcher.h"
+#include "runtime/module_object.h"
 
 namespace ampjit {
 
@@ -102,6 +103,11 @@ void Code::emit_node(const Node& n) {
     ins.op = Instruction::kTupleIndex;
     ins.a = reg(n.input(0));
     ins.b = reg(n.input(1));
+  } else if (k == sym::prim::GetAttr) {
+    ins.op = Instruction::kGetAttr;
+    ins.a = reg(n.input());
+    ins.b = static_cast<uint32_t>(constants_.size());
+    constants_.push_back(n.attr(sym::attr::name));
   } else if (k == sym::prim::RaiseException) {
     ins.op = Instruction::kRaise;
     ins.a = reg(n.input(0));
@@ -180,7 +186,7 @@ void Code::emit_node(const Node& n) {
 
 std::string Code::dump() const {
   static const char* names[] = {"OP",    "CONST", "MOVE",  "JF",     "JMP",   "LOOP",  "INC", "TUPLE",
-                                "LIST",  "UNPACK", "TIDX", "CALL",   "RAISE", "NODE",  "RET"};
+                                "LIST",  "UNPACK", "TIDX", "GETATTR", "CALL", "RAISE", "NODE", "RET"};
   std::string s;
   for (size_t i = 0; i < instrs_.size(); ++i) {
     const Instruction& in = instrs_[i];
@@ -283,6 +289,18 @@ void Code::run(Stack& stack) const {
         if (i < 0) i += static_cast<int64_t>(el.size());
         if (i < 0 || i >= static_cast<int64_t>(el.size())) rethrow_at(in, IndexError("tuple index out of range"));
         regs[ops[in.outs]] = el[static_cast<size_t>(i)];
+        ++pc;
+        break;
+      }
+      case Instruction::kGetAttr: {
+        const IValue& o = regs[in.a];
+        auto* m = o.is_object() ? dynamic_cast<const ModuleObject*>(o.object()) : nullptr;
+        if (!m) rethrow_at(in, TypeError(fmt::format("prim::GetAttr on a value that is not a module ({})", o.repr())));
+        try {
+          regs[ops[in.outs]] = m->attr(constants_[in.b].to_string_ref());
+        } catch (const std::exception& e) {
+          rethrow_at(in, e);
+        }
         ++pc;
         break;
       }

@@ -28,6 +28,7 @@ struct Instruction {
     kList,        // regs[out] = list(regs[args..])
     kUnpack,      // regs[outs..] = elements of regs[a] (tuple or list)
     kTupleIndex,  // regs[out] = regs[a][regs[b]]
+    kGetAttr,     // regs[out] = attribute constants[b] (a name) of the module in regs[a]
     kCall,        // regs[outs..] = fn(regs[args..])
     kRaise,       // throw Error(regs[a])
     kNode,        // a prim node with a registered handler (extension point, e.g. autocast regions)

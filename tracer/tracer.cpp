@@ -1,6 +1,8 @@
 // Recording dispatched ops into a graph (see tracer.h).
 #include "tracer/tracer.h"
 
+#include <cctype>
+
 namespace ampjit::tracer {
 
 namespace {
@@ -74,6 +76,11 @@ TracingState::TracingState() : graph(std::make_shared<Graph>()) {}
 Value* TracingState::value_of(const Tensor& t) {
   auto it = env_.find(t.impl());
   if (it != env_.end()) return it->second.second;
+  if (auto p = pending_attrs_.find(t.impl()); p != pending_attrs_.end()) {
+    Value* v = emit_attr_chain(p->second);
+    bind(t, v);
+    return v;
+  }
   // A tensor the trace did not produce: it becomes a constant (torch does the same), except that
   // a tensor requiring grad cannot be baked in (torch: "Cannot insert a Tensor that requires
   // grad as a constant").
@@ -95,6 +102,158 @@ Value* TracingState::add_input(const Tensor& t, const std::string& name) {
   v->set_type(Type::tensor_of(t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), t.device()));
   bind(t, v);
   return v;
+}
+
+namespace {
+// Python-style type names for diagnostics: Tensor, int, Tuple[Tensor, int], List[Tensor].
+std::string py_type_name(const IValue& v) {
+  if (v.is_tensor()) return "Tensor";
+  if (v.is_bool()) return "bool";
+  if (v.is_int()) return "int";
+  if (v.is_double()) return "float";
+  if (v.is_string()) return "str";
+  if (v.is_none()) return "NoneType";
+  if (v.is_tuple() || v.is_list()) {
+    const auto& el = v.is_tuple() ? v.tuple_elems() : v.list_elems();
+    std::string s = v.is_tuple() ? "Tuple[" : "List[";
+    if (v.is_list()) return s + (el.empty() ? "Tensor" : py_type_name(el[0])) + "]";
+    for (size_t i = 0; i < el.size(); ++i) s += (i ? ", " : "") + py_type_name(el[i]);
+    return s + "]";
+  }
+  if (v.is_object()) return v.object()->type_name();
+  return v.repr();
+}
+
+bool traceable(const IValue& v) {
+  if (v.is_tensor()) return true;
+  if (!v.is_tuple() && !v.is_list()) return false;
+  for (const IValue& e : v.is_tuple() ? v.tuple_elems() : v.list_elems())
+    if (!traceable(e)) return false;
+  return true;
+}
+
+TypePtr traced_type(const IValue& v) {
+  if (v.is_tensor()) {
+    const Tensor t = v.to_tensor();
+    return Type::tensor_of(t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), t.device());
+  }
+  const auto& el = v.is_tuple() ? v.tuple_elems() : v.list_elems();
+  if (v.is_list()) return Type::list(Type::tensor());
+  std::vector<TypePtr> ts;
+  for (const IValue& e : el) ts.push_back(traced_type(e));
+  return Type::tuple(std::move(ts));
+}
+}  // namespace
+
+void TracingState::check_traceable_inputs(const std::vector<IValue>& inputs) {
+  bool ok = true;
+  for (const IValue& v : inputs) ok = ok && traceable(v);
+  if (ok) return;
+  std::string t = "Tuple[";
+  for (size_t i = 0; i < inputs.size(); ++i) t += (i ? ", " : "") + py_type_name(inputs[i]);
+  throw Error(fmt::format("Type '{}]' cannot be traced. Only Tensors and (possibly nested) Lists, "
+                          "Dicts, and Tuples of Tensors can be traced", t));
+}
+
+Value* TracingState::add_input(const IValue& v, const std::string& name) {
+  if (v.is_tensor()) return add_input(v.to_tensor(), name);
+  check_traceable_inputs({v});
+  Value* in = graph->add_input(name);
+  in->set_type(traced_type(v));
+  // Unpack recursively at the top of the graph so each tensor has its own value.
+  std::function<void(const IValue&, Value*)> unpack = [&](const IValue& c, Value* cv) {
+    const auto& el = c.is_tuple() ? c.tuple_elems() : c.list_elems();
+    Node* u = graph->insert(graph->create(c.is_tuple() ? sym::prim::TupleUnpack : sym::prim::ListUnpack, {cv}, el.size()));
+    for (size_t i = 0; i < el.size(); ++i) {
+      u->output(i)->set_type(traced_type(el[i]));
+      if (el[i].is_tensor()) bind(el[i].to_tensor(), u->output(i));
+      else unpack(el[i], u->output(i));
+    }
+  };
+  unpack(v, in);
+  return in;
+}
+
+// Note [Module attributes in traces]
+// torch.jit.trace on a module gives a graph whose first input is the module and whose weights are
+// read with prim::GetAttr (through each submodule on the way), so that the traced module shares
+// its parameters with the Python one and can be re-weighted. The tracer meets a weight only as a
+// tensor passed to an op; so every tensor attribute of the module tree is registered up front,
+// and the GetAttr chain is emitted where the trace first uses it (a use the chain dominates). A
+// submodule's GetAttr is emitted once and shared by all its weights.
+Value* TracingState::add_module_input(const Ref<ModuleObject>& root, const std::string& name) {
+  self_ = graph->add_input(name);
+  self_->set_type(Type::named(TypeKind::Object, root->class_name));
+  module_values_[""] = self_;
+  std::vector<std::pair<std::string, TypePtr>> path;
+  collect_attrs(*root, path);
+  return self_;
+}
+
+void TracingState::collect_attrs(const ModuleObject& m, std::vector<std::pair<std::string, TypePtr>>& path) {
+  for (const auto& [name, v] : m.attrs) {
+    if (v.is_tensor()) {
+      const Tensor t = v.to_tensor();
+      if (pending_attrs_.count(t.impl())) continue;  // shared weights: the first path wins, as in torch
+      PendingAttr a{t.impl_ref(), path};
+      a.path.emplace_back(name, Type::tensor());
+      pending_attrs_.emplace(t.impl(), std::move(a));
+    } else if (v.is_object()) {
+      if (auto* sub = dynamic_cast<const ModuleObject*>(v.object())) {
+        path.emplace_back(name, Type::named(TypeKind::Object, sub->class_name));
+        collect_attrs(*sub, path);
+        path.pop_back();
+      }
+    }
+  }
+}
+
+Value* TracingState::emit_attr_chain(const PendingAttr& a) {
+  Value* cur = self_;
+  std::string key;
+  for (size_t i = 0; i < a.path.size(); ++i) {
+    const auto& [name, type] = a.path[i];
+    const bool last = i + 1 == a.path.size();
+    key += (key.empty() ? "" : ".") + name;
+    if (!last) {
+      if (auto it = module_values_.find(key); it != module_values_.end()) {
+        cur = it->second;
+        continue;
+      }
+    }
+    Node* g = graph->insert(graph->create(sym::prim::GetAttr, {cur}));
+    g->set_attr(sym::attr::name, IValue(name));
+    g->output()->set_type(type);
+    g->output()->set_debug_name(std::isdigit(static_cast<unsigned char>(name[0])) ? "_" + name : name);
+    cur = g->output();
+    if (!last) module_values_[key] = cur;
+  }
+  const Tensor t(a.keep);
+  cur->set_type(Type::tensor_of(t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), t.device()));
+  return cur;
+}
+
+Value* TracingState::output_value(const IValue& v) {
+  if (v.is_tensor()) return value_of(v.to_tensor());
+  if (v.is_tuple() || v.is_list()) {
+    std::vector<Value*> el;
+    for (const IValue& e : v.is_tuple() ? v.tuple_elems() : v.list_elems()) el.push_back(output_value(e));
+    if (v.is_tuple()) return graph->insert(graph->create_tuple(el))->output();
+    if (strict)
+      warn("Encountering a list at the output of the tracer might cause the trace to be incorrect, this "
+           "is only valid if the container structure does not change based on the module's inputs. "
+           "Consider using a constant container instead (e.g. for `list`, use a `tuple` instead. for "
+           "`dict`, use a `NamedTuple` instead). If you absolutely need this and know the side effects, "
+           "pass strict=False to trace() to allow this behavior.");
+    return graph->insert(graph->create_list(Type::tensor(), el))->output();
+  }
+  throw Error("Only tensors, lists, tuples of tensors, or dictionary of tensors can be output from traced functions");
+}
+
+Value* TracingState::add_output(const IValue& v) {
+  Value* out = output_value(v);
+  graph->register_output(out);
+  return out;
 }
 
 void TracingState::warn(std::string message) { warnings.push_back(std::move(message)); }

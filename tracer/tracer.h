@@ -16,11 +16,20 @@
 
 #include "runtime/dispatcher.h"
 #include "runtime/ir/ir.h"
+#include "runtime/module_object.h"
 
 namespace ampjit::tracer {
 
-// The autocast state a node was recorded under, kept as node metadata (never printed) so the
-// interop layer can tell, later, what a traced region meant (Note [Traced autocast scopes]).
+// Note [Traced autocast scopes]
+// In torch, `with autocast(...)` inside traced code only flips thread-local flags: the casts it
+// causes are recorded as aten::to nodes with fixed dtypes, and nothing marks the region, so a
+// traced autocast(False) is silently lost when script later inlines the trace (reference §3).
+// ampjit's autocast context manager also tells the tracer when a region is entered and left
+// (device, dtype, enabled, and the `with` line), and every node recorded inside keeps that as
+// metadata. The printed graph stays torch's (torchscript semantics); the interop layer reads the
+// metadata to warn where torch cannot, and the eager semantics mode to keep the region.
+//
+// The autocast state a node was recorded under.
 struct AutocastScope {
   DeviceType device = DeviceType::CPU;
   ScalarType dtype = ScalarType::BFloat16;
@@ -39,6 +48,17 @@ class TracingState {
   void bind(const Tensor& t, Value* v);
   // Inputs: binds `t` to a new graph input.
   Value* add_input(const Tensor& t, const std::string& name);
+  // An example input: a tensor, or a (nested) tuple or list of tensors, which becomes one graph
+  // input unpacked at the top of the graph (torch's rule). Anything else cannot be traced.
+  Value* add_input(const IValue& v, const std::string& name);
+  // Throws torch's "Type '...' cannot be traced" error unless every input is traceable.
+  static void check_traceable_inputs(const std::vector<IValue>& inputs);
+  // A module input (`self`): its tensors, and those of its submodules, become prim::GetAttr
+  // chains on this input the first time the trace uses them (Note [Module attributes in traces]).
+  Value* add_module_input(const Ref<ModuleObject>& root, const std::string& name = "self");
+  // The graph output for a traced result: tensors, tuples and lists of them (lists warn when
+  // strict, as torch does). Anything else is torch's "Only tensors, lists, tuples ..." error.
+  Value* add_output(const IValue& v);
 
   // Where the op being recorded was called from (set by the frontend's location provider).
   std::function<SourceRange()> location_provider;
@@ -50,7 +70,18 @@ class TracingState {
   bool strict = true;
 
  private:
+  struct PendingAttr {
+    Ref<TensorImpl> keep;
+    std::vector<std::pair<std::string, TypePtr>> path;  // submodule names then the tensor's name
+  };
+  void collect_attrs(const ModuleObject& m, std::vector<std::pair<std::string, TypePtr>>& path);
+  Value* emit_attr_chain(const PendingAttr& a);
+  Value* output_value(const IValue& v);
+
   std::unordered_map<TensorImpl*, std::pair<Ref<TensorImpl>, Value*>> env_;
+  std::unordered_map<TensorImpl*, PendingAttr> pending_attrs_;
+  std::unordered_map<std::string, Value*> module_values_;  // "", "encoder", "encoder.0", ...
+  Value* self_ = nullptr;
 };
 
 // The thread's tracing state (nullptr when not tracing).

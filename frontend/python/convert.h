@@ -52,5 +52,10 @@ void register_conversions();
 void bind_tensor();
 void bind_module_functions();
 void bind_autocast();
+void bind_jit();
+
+// While tracing, warns (TracerWarning) that converting a tensor to `what` ("a Python number")
+// makes the trace treat the value as a constant, with torch's message.
+void warn_python_dataflow(const char* what);
 
 }  // namespace ampjit::python

@@ -354,4 +354,5 @@ BOOST_PYTHON_MODULE(_C) {
   bind_tensor();
   bind_module_functions();
   bind_autocast();
+  bind_jit();
 }

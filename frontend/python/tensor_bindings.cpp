@@ -236,17 +236,21 @@ bp::object scalar_to_py(const Scalar& s) {
   return bp::object(s.to_double());
 }
 bp::object t_item(const Tensor& t) {
+  warn_python_dataflow("a Python number");
   return scalar_to_py(t.device().is_cpu() ? t.item() : Tensor(ops::to_device(t, Device())).item());
 }
 bool t_bool(const Tensor& t) {
+  warn_python_dataflow("a Python boolean");
   AMPJIT_CHECK(t.numel() == 1, "Boolean value of Tensor with more than one value is ambiguous");
   return t.item().to_bool();
 }
 double t_float(const Tensor& t) {
+  warn_python_dataflow("a Python float");
   AMPJIT_CHECK(t.numel() == 1, "only one element tensors can be converted to Python scalars");
   return t.item().to_double();
 }
 long long t_int(const Tensor& t) {
+  warn_python_dataflow("a Python integer");
   AMPJIT_CHECK(t.numel() == 1, "only one element tensors can be converted to Python scalars");
   return t.item().to_int();
 }
@@ -263,6 +267,7 @@ bp::object tolist_rec(const Tensor& t, const std::vector<double>& v, int64_t dim
   return l;
 }
 bp::object t_tolist(const Tensor& t) {
+  warn_python_dataflow("a Python list");
   Tensor c = t.device().is_cpu() ? t : Tensor(ops::to_device(t, Device()));
   if (t.dtype() == ScalarType::Int64) {
     // int64 values above 2^53 must not pass through double.
@@ -302,6 +307,7 @@ np::dtype numpy_dtype(ScalarType t) {
 }
 
 bp::object t_numpy(bp::object self) {
+  warn_python_dataflow("a NumPy array");
   const Tensor& t = bp::extract<const Tensor&>(self);
   AMPJIT_CHECK_T(TypeError, t.device().is_cpu(),
                  "can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor "

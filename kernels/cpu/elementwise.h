@@ -14,7 +14,11 @@
 namespace ampjit::cpu {
 
 inline bool same_sizes(const Tensor& a, const Tensor& b) {
-  return a.dim() == b.dim() && std::equal(a.sizes().begin(), a.sizes().end(), b.sizes().begin());
+  const auto sa = a.sizes(), sb = b.sizes();
+  if (sa.size() != sb.size()) return false;
+  for (size_t i = 0; i < sa.size(); ++i)  // a loop, not memcmp: shapes are a few ints
+    if (sa[i] != sb[i]) return false;
+  return true;
 }
 
 // Byte strides of `t` viewed with `shape` (broadcast dims get stride 0).

@@ -110,6 +110,7 @@ class Node {
   // Metadata the tracer and interop layer attach (e.g. the autocast state a node was traced under).
   // Never printed; survives copies within a graph.
   std::vector<std::pair<Symbol, IValue>>& meta() { return meta_; }
+  const std::vector<std::pair<Symbol, IValue>>& meta() const { return meta_; }
   const IValue* find_meta(Symbol key) const;
 
   // List surgery. The node must not be in a list when inserted.

@@ -56,9 +56,17 @@ class autocast:
             _C._autocast_set_dtype(self.device, self.fast_dtype)
         _C._autocast_increment_nesting()
         _C._autocast_set_cache_enabled(self._cache_enabled)
+        # While tracing, the tracer records the region as node metadata (Note [Traced autocast
+        # scopes] in tracer/tracer.h); the printed graph still shows only the casts it caused.
+        self._traced = _C._is_tracing()
+        if self._traced:
+            _C._tracer_enter_autocast(self.device, self.fast_dtype, self._enabled)
         return self
 
     def __exit__(self, exc_type, exc_val, exc_tb):
+        if getattr(self, "_traced", False):
+            _C._tracer_exit_autocast()
+            self._traced = False
         if _C._autocast_decrement_nesting() == 0:
             _C._autocast_clear_cache()
         _C._autocast_set_enabled(self.device, self.prev)

@@ -1,8 +1,7 @@
-"""ampjit.jit: tracing and scripting (the graph IR, tracer and script compiler are being built)."""
-
-
-def trace(*args, **kwargs):
-    raise NotImplementedError("ampjit.jit.trace is not implemented yet (the tracer is in progress)")
+"""ampjit.jit: tracing (``trace``, ``trace_module``) and scripting, torch.jit's API."""
+from .. import _C
+from ._trace import (TracerWarning, TracingCheckError, ScriptFunction, ScriptModule, TracedModule,  # noqa: F401
+                     trace, trace_module)
 
 
 def script(*args, **kwargs):
@@ -10,9 +9,10 @@ def script(*args, **kwargs):
 
 
 def is_scripting():
+    """False in Python; True only inside compiled script code."""
     return False
 
 
 def is_tracing():
-    return False
-
+    """Whether this thread is recording a trace."""
+    return _C._is_tracing()

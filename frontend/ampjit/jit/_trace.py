@@ -1,0 +1,415 @@
+"""jit.trace: record what a Python function or module does on example inputs as a graph.
+
+The recording happens in C++ (tracer/): while ``fn(*inputs)`` runs, every op that reaches the
+tracer dispatch layer, below eager autocast as in torch, becomes a node. This file wraps the
+result as torch does: a ``ScriptFunction`` for functions, a ``TopLevelTracedModule`` (an
+nn.Module whose weights the graph reads with ``prim::GetAttr``) for modules, and runs torch's
+trace check (re-trace, compare graphs, compare outputs with the Python function).
+"""
+import inspect
+import warnings
+
+from .. import _C
+
+
+class TracerWarning(Warning):
+    """A trace may not generalize to other inputs (torch.jit.TracerWarning)."""
+
+    @staticmethod
+    def ignore_lib_warnings():
+        warnings.filterwarnings("ignore", category=TracerWarning, module="ampjit")
+
+
+class TracingCheckError(Exception):
+    """check_trace found that the trace does not reproduce the function (torch's message)."""
+
+    def __init__(self, graph_diff_error, tensor_compare_error, extra_msg=None):
+        self.message = "Tracing failed sanity checks!\n"
+        if extra_msg is not None:
+            self.message += extra_msg + "\n"
+        if graph_diff_error is not None:
+            self.message += "ERROR: Graphs differed across invocations!\n" + graph_diff_error + "\n"
+        if tensor_compare_error is not None:
+            self.message += ("ERROR: Tensor-valued Constant nodes differed in value across invocations. "
+                             "This often indicates that the tracer has encountered untraceable code.\n"
+                             + tensor_compare_error + "\n")
+        super().__init__(self.message)
+
+
+_C._set_tracer_warning(TracerWarning, __file__.rsplit("/jit/", 1)[0] + "/")
+
+
+def _arg_names(fn, n, skip_self=False):
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if skip_self and names and names[0] == "self":
+        names = names[1:]
+    if len(names) < n:
+        names += ["input" if i == 0 else "input_{}".format(i) for i in range(len(names), n)]
+    return names[:n]
+
+
+def _as_tuple(example_inputs):
+    from .. import Tensor
+    if isinstance(example_inputs, Tensor) or not isinstance(example_inputs, tuple):
+        return (example_inputs,)
+    return example_inputs
+
+
+def _warn_all(messages, stacklevel):
+    for m in messages:
+        warnings.warn(m, TracerWarning, stacklevel=stacklevel + 1)
+
+
+class ScriptFunction:
+    """A compiled graph function (what jit.trace returns for a function): callable, with
+    ``graph``, ``inlined_graph``, ``code`` and ``name`` as in torch."""
+
+    def __init__(self, c, qualified_name=None):
+        self._c = c
+        self.__name__ = c.name
+        self.qualified_name = qualified_name or c.name
+
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            args = self._bind_kwargs(args, kwargs)
+        return self._c._run(args)
+
+    def _bind_kwargs(self, args, kwargs):
+        names = self._c._declaration.split("(", 1)[1].rsplit(")", 1)[0].split(", ")
+        names = [n.split(" ")[-1] for n in names if n]
+        if names and names[0] == "self":
+            names = names[1:]
+        args = list(args)
+        for n in names[len(args):]:
+            if n not in kwargs:
+                break
+            args.append(kwargs.pop(n))
+        if kwargs:
+            raise RuntimeError("{}() got an unexpected keyword argument '{}'. Declaration: {}".format(
+                self.name, next(iter(kwargs)), self._c._declaration))
+        return tuple(args)
+
+    @property
+    def graph(self):
+        return self._c.graph
+
+    @property
+    def inlined_graph(self):
+        return self._c.inlined_graph
+
+    @property
+    def code(self):
+        return self._c.code
+
+    @property
+    def name(self):
+        return self._c.name
+
+    @property
+    def schema(self):
+        return self._c._declaration
+
+    def graph_for(self, *args, **kwargs):
+        return self._c.graph
+
+    def __repr__(self):
+        return "<ampjit.jit.ScriptFunction {}>".format(self.name)
+
+
+def _torch_class_name(cls):
+    """torch's qualified TorchScript name of a module class: __torch__.<module>.<qualname>, with
+    __main__ dropped and ampjit's own classes named as their torch counterparts."""
+    mod = cls.__module__
+    if mod == "ampjit" or mod.startswith("ampjit."):
+        mod = "torch" + mod[len("ampjit"):]
+    parts = ["__torch__"] + ([] if mod == "__main__" else [mod]) + [cls.__qualname__.replace(".<locals>", "")]
+    return ".".join(parts)
+
+
+class ScriptModule:
+    """Marker base of compiled modules (torch.jit.ScriptModule)."""
+
+
+class TracedModule(ScriptModule):
+    pass
+
+
+def _make_traced_module_class():
+    from ..nn import Module
+
+    class TopLevelTracedModule(Module, TracedModule):
+        """A traced module: an nn.Module sharing the original's parameters and buffers, whose
+        ``forward`` runs the recorded graph (weights read through prim::GetAttr at call time)."""
+
+        def __init__(self, orig, cmod):
+            Module.__init__(self)
+            object.__setattr__(self, "_c", cmod)
+            object.__setattr__(self, "_methods", {})
+            object.__setattr__(self, "original_name", type(orig).__name__)
+            self.training = orig.training
+            for name, p in orig._parameters.items():
+                self._parameters[name] = p
+            for name, b in orig._buffers.items():
+                self._buffers[name] = b
+            for name, sub in orig._modules.items():
+                if sub is None:
+                    self._modules[name] = None
+                    continue
+                self._modules[name] = TopLevelTracedModule(sub, cmod._get_attr(name))
+
+        def _sync(self):
+            """Re-points the graph's attributes at this module's current tensors (after
+            ``to()``, ``float()``, ``load_state_dict`` or assignment)."""
+            for name, t in list(self._parameters.items()) + list(self._buffers.items()):
+                if t is not None:
+                    self._c._set_attr(name, t)
+            for sub in self._modules.values():
+                if sub is not None:
+                    sub._sync()
+
+        def _apply(self, fn, _memo=None):
+            Module._apply(self, fn, _memo)
+            self._sync()
+            return self
+
+        def __setattr__(self, name, value):
+            Module.__setattr__(self, name, value)
+            if name in self.__dict__.get("_parameters", {}) or name in self.__dict__.get("_buffers", {}):
+                if value is not None:
+                    self._c._set_attr(name, value)
+
+        def __getattr__(self, name):
+            methods = self.__dict__.get("_methods", {})
+            if name in methods:
+                return methods[name]
+            return Module.__getattr__(self, name)
+
+        def __call__(self, *args, **kwargs):
+            fwd = self.__dict__["_methods"].get("forward")
+            if fwd is None:
+                raise RuntimeError("'{}' has no traced forward".format(self.original_name))
+            return fwd(*args, **kwargs)
+
+        def forward(self, *args, **kwargs):
+            return self.__call__(*args, **kwargs)
+
+        @property
+        def graph(self):
+            return self.__dict__["_methods"]["forward"].graph
+
+        @property
+        def inlined_graph(self):
+            return self.__dict__["_methods"]["forward"].inlined_graph
+
+        @property
+        def code(self):
+            return self.__dict__["_methods"]["forward"].code
+
+        def _get_name(self):
+            return self.original_name
+
+    return TopLevelTracedModule
+
+
+_traced_module_class = None
+
+
+def _build_cmodule(mod, memo):
+    """The C++ module object mirroring `mod`'s tree: parameters, buffers, submodules."""
+    if id(mod) in memo:
+        return memo[id(mod)]
+    c = _C._Module(_torch_class_name(type(mod)))
+    memo[id(mod)] = c
+    for name, p in mod._parameters.items():
+        if p is not None:
+            c._set_attr(name, p)
+    for name, b in mod._buffers.items():
+        if b is not None:
+            c._set_attr(name, b)
+    for name, sub in mod._modules.items():
+        if sub is not None:
+            c._set_attr(name, _build_cmodule(sub, memo))
+    return c
+
+
+def _flatten_tensors(x, out):
+    from .. import Tensor
+    if isinstance(x, Tensor):
+        out.append(x)
+    elif isinstance(x, (tuple, list)):
+        for e in x:
+            _flatten_tensors(e, out)
+    elif isinstance(x, dict):
+        for e in x.values():
+            _flatten_tensors(e, out)
+    return out
+
+
+def _clone_inputs(args):
+    from .. import Tensor
+
+    def clone(a):
+        if isinstance(a, Tensor):
+            c = a.detach().clone()
+            c.requires_grad = a.requires_grad
+            return c
+        if isinstance(a, (tuple, list)):
+            return type(a)(clone(e) for e in a)
+        return a
+    return tuple(clone(a) for a in args)
+
+
+def _compare_error(orig, ref, rtol, atol):
+    """torch.testing.assert_close's message for two tensors, or None when they are close."""
+    from .. import float64
+    if orig.shape != ref.shape:
+        return "The values for attribute 'shape' do not match: {} != {}.".format(orig.shape, ref.shape)
+    if orig.dtype != ref.dtype:
+        return "The values for attribute 'dtype' do not match: {} != {}.".format(orig.dtype, ref.dtype)
+    if orig.numel() == 0:
+        return None
+    a = orig.to(float64)
+    b = ref.to(float64)
+    diff = (a - b).abs()
+    nan_a, nan_b = a != a, b != b
+    both_nan = nan_a & nan_b
+    close = (diff <= atol + rtol * b.abs()) | both_nan
+    close = close & ~(nan_a ^ nan_b)
+    bad = int((~close).sum())
+    if bad == 0:
+        return None
+    total = orig.numel()
+    diff = diff.masked_fill(both_nan, 0.0)
+    rel = diff / b.abs()
+
+    def where_max(t):
+        flat = t.reshape(-1)
+        i = int(flat.argmax())
+        idx = []
+        for s in reversed(list(orig.shape)):
+            idx.append(i % s)
+            i //= s
+        return float(flat.max()), tuple(reversed(idx))
+    amax, aidx = where_max(diff)
+    rmax, ridx = where_max(rel.masked_fill(rel != rel, 0.0))
+    fmt_idx = lambda t: "(" + ", ".join(str(i) for i in t) + ("," if len(t) == 1 else "") + ")"
+    return ("Tensor-likes are not close!\n\nMismatched elements: {} / {} ({:.1f}%)\n"
+            "Greatest absolute difference: {} at index {} (up to {} allowed)\n"
+            "Greatest relative difference: {} at index {} (up to {} allowed)").format(
+        bad, total, 100.0 * bad / total, amax, fmt_idx(aidx), atol, rmax, fmt_idx(ridx), rtol)
+
+
+_DEFAULT_ATOL = {"torch.float16": 1e-5, "torch.bfloat16": 1e-5, "torch.float32": 1e-5, "torch.float64": 1e-7}
+
+
+def _nondeterministic_nodes(graph):
+    nd = ("aten::rand", "aten::randn", "aten::rand_like", "aten::randn_like", "aten::dropout",
+          "aten::dropout_", "aten::bernoulli", "aten::multinomial", "aten::normal", "aten::randint")
+    return [line.strip() for line in graph.str(True).splitlines()
+            if any(" = {}(".format(k) in line for k in nd)]
+
+
+def _check_trace(check_inputs, func, traced, tolerance, strict, retrace):
+    """torch's trace check: each check input is traced again (the graphs must agree) and the trace
+    is run next to the Python function (the outputs must agree, else a TracerWarning)."""
+    for inputs in check_inputs:
+        inputs = _as_tuple(inputs)
+        check_c = retrace(_clone_inputs(inputs))
+        a = traced.graph.str(False)
+        b = check_c.graph.str(False)
+        if a != b:
+            diff = "\n".join("  First diverging line:\n    {}\n    {}".format(x, y)
+                             for x, y in zip(a.splitlines(), b.splitlines()) if x != y)
+            raise TracingCheckError(diff or "  The graphs have different lengths", None)
+        traced_out = traced(*_clone_inputs(inputs))
+        fn_out = func(*_clone_inputs(inputs))
+        t_outs = _flatten_tensors(traced_out, [])
+        f_outs = _flatten_tensors(fn_out, [])
+        warned_nd = False
+        for i, (o, r) in enumerate(zip(t_outs, f_outs)):
+            atol = max(_DEFAULT_ATOL.get(repr(o.dtype), 0.0), _DEFAULT_ATOL.get(repr(r.dtype), 0.0))
+            err = _compare_error(o, r, tolerance, atol)
+            if err is None:
+                continue
+            nodes = _nondeterministic_nodes(traced.graph)
+            if nodes and not warned_nd:
+                warned_nd = True
+                warnings.warn(
+                    "Trace had nondeterministic nodes. Did you forget call .eval() on your model? Nodes:\n"
+                    + "\n".join("\t" + n for n in nodes)
+                    + "\nThis may cause errors in trace checking. To disable trace checking, pass "
+                      "check_trace=False to torch.jit.trace()", TracerWarning, stacklevel=4)
+            warnings.warn(
+                "Output nr {}. of the traced function does not match the corresponding output of the "
+                "Python function. Detailed error:\n{}".format(i + 1, err), TracerWarning, stacklevel=4)
+
+
+def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None,
+          check_tolerance=1e-5, strict=True, _force_outplace=False, _module_class=None,
+          _compilation_unit=None):
+    """Traces `func` (a function or an nn.Module) on `example_inputs` (a tensor or a tuple of
+    them) and returns a ScriptFunction or a traced module, as torch.jit.trace."""
+    from ..nn import Module
+    if isinstance(func, (ScriptModule, ScriptFunction)):
+        warnings.warn("The input to trace is already a ScriptModule, tracing it is a no-op. Returning the object as is.")
+        return func
+    if isinstance(func, Module):
+        return trace_module(func, {"forward": example_inputs}, None, check_trace,
+                            None if check_inputs is None else [{"forward": c} for c in check_inputs],
+                            check_tolerance, strict)
+    if inspect.ismethod(func) and isinstance(func.__self__, Module) and func.__name__ == "forward":
+        return trace_module(func.__self__, {"forward": example_inputs}, None, check_trace,
+                            None if check_inputs is None else [{"forward": c} for c in check_inputs],
+                            check_tolerance, strict)
+    if not callable(func):
+        raise TypeError("trace(): expected a function or an nn.Module, got {}".format(type(func).__name__))
+    example_inputs = _as_tuple(example_inputs)
+    names = _arg_names(func, len(example_inputs))
+    name = getattr(func, "__name__", "fn")
+
+    def do_trace(inputs):
+        c, msgs = _C._trace(func, inputs, names, None, strict, name)
+        _warn_all(msgs, 4)
+        return c
+
+    traced = ScriptFunction(do_trace(example_inputs), getattr(func, "__qualname__", name))
+    if check_trace:
+        _check_trace(check_inputs or [example_inputs], func, traced, check_tolerance, strict,
+                     lambda inputs: ScriptFunction(do_trace(inputs)))
+    return traced
+
+
+def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None, check_tolerance=1e-5,
+                 strict=True, _force_outplace=False, _module_class=None, _compilation_unit=None):
+    """Traces methods of `mod`: `inputs` maps a method name to its example inputs."""
+    global _traced_module_class
+    from ..nn import Module
+    if not isinstance(mod, Module):
+        raise AttributeError("expected torch.nn.Module as the first argument")
+    if not isinstance(inputs, dict):
+        raise AttributeError("expected a dictionary of (method_name, input) pairs")
+    if _traced_module_class is None:
+        _traced_module_class = _make_traced_module_class()
+    cmod = _build_cmodule(mod, {})
+    traced = _traced_module_class(mod, cmod)
+    for method_name, example in inputs.items():
+        func = mod if method_name == "forward" else getattr(mod, method_name)
+        example = _as_tuple(example)
+        names = _arg_names(getattr(mod, method_name), len(example), skip_self=True)
+
+        def do_trace(args, func=func, names=names, method_name=method_name, cm=cmod):
+            c, msgs = _C._trace(func, args, names, cm, strict, method_name)
+            _warn_all(msgs, 4)
+            return c
+
+        fn = ScriptFunction(do_trace(example), "{}.{}".format(cmod._class_name, method_name))
+        traced._methods[method_name] = fn
+        if check_trace:
+            checks = [c[method_name] for c in check_inputs] if check_inputs else [example]
+            _check_trace(checks, func, fn, check_tolerance, strict,
+                         lambda args, dt=do_trace: ScriptFunction(dt(args, cm=_build_cmodule(mod, {}))))
+    return traced

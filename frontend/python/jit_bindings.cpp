@@ -1,0 +1,323 @@
+// The jit bindings: tracing a Python callable into a graph, the compiled function and module
+// objects that jit.trace returns (call, graph, code), and the hooks the pure-Python side uses
+// (tracer warnings, autocast scopes entered while tracing).
+
+#include "frontend/python/convert.h"
+#include "runtime/interpreter.h"
+#include "runtime/ir/python_print.h"
+#include "runtime/module_object.h"
+#include "script/passes/inline_calls.h"
+#include "tracer/tracer.h"
+
+namespace ampjit::python {
+
+namespace {
+
+PyObject* g_tracer_warning = nullptr;  // ampjit.jit.TracerWarning, installed at import
+std::string g_package_dir;             // frames under it are ampjit's own, never a user location
+
+// ---- Source locations of traced ops -------------------------------------------------------------
+
+// co_filename -> UTF-8, cached by object (a reference is kept, so a key is never reused).
+const std::string& filename_of(PyObject* f) {
+  static std::unordered_map<PyObject*, std::string> cache;
+  auto it = cache.find(f);
+  if (it != cache.end()) return it->second;
+  Py_INCREF(f);
+  const char* s = PyUnicode_AsUTF8(f);
+  return cache.emplace(f, s ? s : "<unknown>").first->second;
+}
+
+// The innermost Python frame outside the ampjit package: where the user called the op. Columns
+// are 0, as in torch's traced graphs (Python reports lines only).
+SourceRange python_location() {
+  PyGILState_STATE gil = PyGILState_Ensure();
+  SourceRange r;
+  PyFrameObject* f = PyEval_GetFrame();
+  Py_XINCREF(f);
+  while (f) {
+    PyCodeObject* code = PyFrame_GetCode(f);
+    const std::string& file = filename_of(code->co_filename);
+    Py_DECREF(code);
+    if (g_package_dir.empty() || file.compare(0, g_package_dir.size(), g_package_dir) != 0) {
+      r = SourceRange::location(file, PyFrame_GetLineNumber(f), 0);
+      Py_DECREF(f);
+      break;
+    }
+    PyFrameObject* back = PyFrame_GetBack(f);
+    Py_DECREF(f);
+    f = back;
+  }
+  PyGILState_Release(gil);
+  return r;
+}
+
+// ---- Graphs -------------------------------------------------------------------------------------
+
+struct PyGraph {
+  std::shared_ptr<Graph> g;
+};
+
+std::string graph_str(const PyGraph& g) { return g.g->str(); }
+std::string graph_str2(const PyGraph& g, bool ranges) { return g.g->str(ranges); }
+
+// For tests and tools: (kind, "file:line:col" or "", metadata dict) for every node, in order.
+void collect_nodes(const Block& b, bp::list& out) {
+  for (const Node* n : b) {
+    bp::dict meta;
+    for (const auto& [k, v] : n->meta()) meta[std::string(k.name())] = from_ivalue(v);
+    out.append(bp::make_tuple(n->kind().qualified(),
+                              n->source_range().valid() ? n->source_range().location_str() : std::string(), meta));
+    for (const Block* sub : n->blocks()) collect_nodes(*sub, out);
+  }
+}
+bp::list graph_nodes(const PyGraph& g) {
+  bp::list out;
+  collect_nodes(*g.g->block(), out);
+  return out;
+}
+PyGraph parse_graph_text(const std::string& text) {
+  auto g = parse_graph(text);
+  g->verify();
+  return PyGraph{std::shared_ptr<Graph>(std::move(g))};
+}
+
+// ---- Modules ------------------------------------------------------------------------------------
+
+struct PyModule {
+  Ref<ModuleObject> obj;
+};
+
+PyModule* make_module(const std::string& class_name) { return new PyModule{Ref<ModuleObject>(new ModuleObject(class_name))}; }
+
+void module_set_attr(PyModule& m, const std::string& name, bp::object v) {
+  bp::extract<PyModule&> sub(v);
+  if (sub.check()) m.obj->set_attr(name, IValue(Ref<ObjectBase>(sub().obj)));
+  else m.obj->set_attr(name, to_ivalue(v.ptr()));
+}
+bp::object module_get_attr(const PyModule& m, const std::string& name) {
+  const IValue& v = m.obj->attr(name);
+  if (v.is_object())
+    if (auto* sub = dynamic_cast<ModuleObject*>(v.object())) return bp::object(PyModule{Ref<ModuleObject>(sub)});
+  return from_ivalue(v);
+}
+std::string module_class_name(const PyModule& m) { return m.obj->class_name; }
+
+// ---- Compiled functions ---------------------------------------------------------------------------
+
+// A graph function as Python calls it: a name, a declaration for diagnostics, and, for a
+// module's method, the module it is bound to (the graph's first input).
+struct PyFunction {
+  std::shared_ptr<Function> fn;
+  IValue self;                   // None for free functions
+  std::vector<std::string> arg_names;
+  std::vector<TypePtr> arg_types;
+
+  size_t first_arg() const { return self.is_none() ? 0 : 1; }
+  std::string declaration() const {
+    std::string s = fn->name() + "(";
+    if (!self.is_none()) s += self.object()->type_name() + std::string(" self") + (arg_names.empty() ? "" : ", ");
+    for (size_t i = 0; i < arg_names.size(); ++i) s += (i ? ", " : "") + schema_type(*arg_types[i]) + " " + arg_names[i];
+    s += ") -> ";
+    const auto& outs = fn->graph()->outputs();
+    s += outs.size() == 1 ? schema_type(*outs[0]->type()) : "(...)";
+    return s;
+  }
+  static std::string schema_type(const Type& t) {
+    if (t.kind() == TypeKind::Tensor) return "Tensor";
+    if (t.kind() == TypeKind::Tuple) {
+      std::string s = "(";
+      for (size_t i = 0; i < t.contained().size(); ++i) s += (i ? ", " : "") + schema_type(*t.contained()[i]);
+      return s + ")";
+    }
+    if (t.kind() == TypeKind::List) return schema_type(*t.elem()) + "[]";
+    return t.str();
+  }
+};
+
+std::string py_type_name(PyObject* o) {
+  if (as_tensor(o)) return "Tensor";
+  return Py_TYPE(o)->tp_name;
+}
+
+// Checks one argument against a traced input type: torch's "Expected a value of type" error.
+bool matches(const Type& t, PyObject* o) {
+  if (t.kind() == TypeKind::Tensor) return as_tensor(o) != nullptr;
+  if (t.kind() == TypeKind::Tuple) {
+    if (!PyTuple_Check(o) || static_cast<size_t>(PyTuple_GET_SIZE(o)) != t.contained().size()) return false;
+    for (size_t i = 0; i < t.contained().size(); ++i)
+      if (!matches(*t.contained()[i], PyTuple_GET_ITEM(o, i))) return false;
+    return true;
+  }
+  if (t.kind() == TypeKind::List) {
+    if (!PyList_Check(o)) return false;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(o); ++i)
+      if (!matches(*t.elem(), PyList_GET_ITEM(o, i))) return false;
+    return true;
+  }
+  return true;
+}
+
+bp::object function_call(const PyFunction& f, bp::tuple args) {
+  const size_t n = static_cast<size_t>(bp::len(args));
+  const size_t want = f.arg_names.size();
+  AMPJIT_CHECK(n <= want, "{}() expected at most {} argument(s) but received {} argument(s). Declaration: {}",
+               f.fn->name(), want + f.first_arg(), n + f.first_arg(), f.declaration());
+  AMPJIT_CHECK(n == want, "{}() is missing value for argument '{}'. Declaration: {}", f.fn->name(),
+               f.arg_names[n], f.declaration());
+  Stack s;
+  s.reserve(n + 1);
+  if (!f.self.is_none()) s.push_back(f.self);
+  for (size_t i = 0; i < n; ++i) {
+    PyObject* o = PyTuple_GET_ITEM(args.ptr(), i);
+    if (!matches(*f.arg_types[i], o)) {
+      std::string value = bp::extract<std::string>(bp::str(bp::object(bp::handle<>(bp::borrowed(o)))));
+      throw Error(fmt::format(
+          "{}() Expected a value of type '{}' for argument '{}' but instead found type '{}'.\nPosition: {}\n"
+          "Value: {}\nDeclaration: {}\nCast error details: Unable to cast {} to {}",
+          f.fn->name(), PyFunction::schema_type(*f.arg_types[i]), f.arg_names[i], py_type_name(o), i + f.first_arg(),
+          value, f.declaration(), value, PyFunction::schema_type(*f.arg_types[i])));
+    }
+    s.push_back(to_ivalue(o));
+  }
+  {
+    // Ops inside a graph never call back into Python, so the GIL is released for the whole run,
+    // unless this thread is tracing (the tracer asks Python for source locations).
+    MaybeReleaseGIL nogil(tracer::current() == nullptr);
+    f.fn->run(s);
+  }
+  if (s.size() == 1) return from_ivalue(s[0]);
+  bp::list out;
+  for (const IValue& v : s) out.append(from_ivalue(v));
+  return bp::tuple(out);
+}
+
+PyGraph function_graph(const PyFunction& f) { return PyGraph{f.fn->graph()}; }
+PyGraph function_inlined_graph(const PyFunction& f) {
+  std::shared_ptr<Graph> g(f.fn->graph()->copy());
+  inline_calls(*g);
+  return PyGraph{g};
+}
+std::string function_code(const PyFunction& f) { return python_print(*f.fn->graph(), f.fn->name()); }
+std::string function_name(const PyFunction& f) { return f.fn->name(); }
+std::string function_declaration(const PyFunction& f) { return f.declaration(); }
+std::string function_instructions(const PyFunction& f) { return f.fn->code().dump(); }
+
+// ---- Tracing -------------------------------------------------------------------------------------
+
+// _trace(fn, args, arg_names, module_or_None, strict, name) -> (function, [warnings])
+// Runs fn(*args) with this thread's tracing on and returns the recorded graph as a function.
+bp::tuple trace(bp::object fn, bp::tuple args, bp::list names, bp::object module, bool strict, const std::string& name) {
+  const size_t n = static_cast<size_t>(bp::len(args));
+  std::vector<IValue> inputs;
+  for (size_t i = 0; i < n; ++i) {
+    try {
+      inputs.push_back(to_ivalue(PyTuple_GET_ITEM(args.ptr(), i)));
+    } catch (const TypeError&) {
+      inputs.push_back(IValue(std::string(Py_TYPE(PyTuple_GET_ITEM(args.ptr(), i))->tp_name)));
+    }
+  }
+  tracer::TracingState::check_traceable_inputs(inputs);
+  AMPJIT_CHECK(tracer::current() == nullptr,
+               "jit.trace was called while another trace is being recorded on this thread; nested traces are "
+               "not supported");
+  auto st = std::make_shared<tracer::TracingState>();
+  st->strict = strict;
+  st->location_provider = python_location;
+  PyFunction out;
+  if (!module.is_none()) {
+    const PyModule& m = bp::extract<const PyModule&>(module);
+    st->add_module_input(m.obj);
+    out.self = IValue(Ref<ObjectBase>(m.obj));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const std::string arg = i < static_cast<size_t>(bp::len(names)) ? std::string(bp::extract<std::string>(names[i])) : "input";
+    Value* v = st->add_input(inputs[i], arg);
+    out.arg_names.push_back(arg);
+    out.arg_types.push_back(v->type()->unrefined());
+  }
+  bp::object result;
+  {
+    tracer::TracingGuard guard(st);
+    PyObject* r = PyObject_Call(fn.ptr(), args.ptr(), nullptr);
+    if (!r) bp::throw_error_already_set();
+    result = bp::object(bp::handle<>(r));
+  }
+  IValue rv;
+  try {
+    rv = to_ivalue(result.ptr());
+  } catch (const TypeError&) {
+    throw Error("Only tensors, lists, tuples of tensors, or dictionary of tensors can be output from traced functions");
+  }
+  st->add_output(rv);
+  st->graph->verify();
+  out.fn = std::make_shared<Function>(name, st->graph);
+  bp::list warnings;
+  for (const std::string& w : st->warnings) warnings.append(w);
+  return bp::make_tuple(out, warnings);
+}
+
+bool is_tracing() { return tracer::current() != nullptr; }
+
+// Autocast regions entered and left while tracing: recorded as scope metadata on every node.
+void tracer_enter_autocast(const std::string& device, bp::object dtype, bool enabled) {
+  tracer::TracingState* st = tracer::current();
+  if (!st) return;
+  tracer::AutocastScope s;
+  s.device = Device::parse(device).type;
+  s.dtype = to_ivalue(dtype.ptr()).to_scalar_type();
+  s.enabled = enabled;
+  s.where = python_location();
+  st->autocast_scopes.push_back(std::move(s));
+}
+void tracer_exit_autocast() {
+  tracer::TracingState* st = tracer::current();
+  if (st && !st->autocast_scopes.empty()) st->autocast_scopes.pop_back();
+}
+
+void set_tracer_warning(bp::object cls, const std::string& package_dir) {
+  Py_XINCREF(cls.ptr());
+  g_tracer_warning = cls.ptr();
+  g_package_dir = package_dir;
+}
+
+}  // namespace
+
+void warn_python_dataflow(const char* what) {
+  if (!tracer::current()) return;
+  const std::string msg = std::string("Converting a tensor to ") + what +
+                          " might cause the trace to be incorrect. We can't record the data flow of Python values, "
+                          "so this value will be treated as a constant in the future. This means that the trace "
+                          "might not generalize to other inputs!";
+  if (PyErr_WarnEx(g_tracer_warning ? g_tracer_warning : PyExc_UserWarning, msg.c_str(), 1) < 0)
+    bp::throw_error_already_set();
+}
+
+void bind_jit() {
+  bp::class_<PyGraph>("Graph", bp::no_init)
+      .def("__str__", graph_str)
+      .def("__repr__", graph_str)
+      .def("str", graph_str2, (bp::arg("print_source_ranges") = true))
+      .def("nodes", graph_nodes);
+  bp::def("_parse_graph", parse_graph_text);
+  bp::class_<PyModule>("_Module", bp::no_init)
+      .def("__init__", bp::make_constructor(make_module))
+      .def("_set_attr", module_set_attr)
+      .def("_get_attr", module_get_attr)
+      .add_property("_class_name", module_class_name);
+  bp::class_<PyFunction>("_Function", bp::no_init)
+      .def("_run", function_call)
+      .add_property("graph", function_graph)
+      .add_property("inlined_graph", function_inlined_graph)
+      .add_property("code", function_code)
+      .add_property("name", function_name)
+      .add_property("_declaration", function_declaration)
+      .def("_instructions", function_instructions);
+  bp::def("_trace", trace);
+  bp::def("_is_tracing", is_tracing);
+  bp::def("_tracer_enter_autocast", tracer_enter_autocast);
+  bp::def("_tracer_exit_autocast", tracer_exit_autocast);
+  bp::def("_set_tracer_warning", set_tracer_warning);
+}
+
+}  // namespace ampjit::python

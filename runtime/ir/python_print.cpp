@@ -1,0 +1,305 @@
+// Graph -> Python-like source (see python_print.h).
+#include "runtime/ir/python_print.h"
+
+#include <algorithm>
+#include <cctype>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "runtime/op_table.h"
+
+namespace ampjit {
+
+namespace {
+
+// The Python annotation for a type: Tensor, int, List[Tensor], Tuple[Tensor, int], Optional[...].
+std::string py_type(const Type& t) {
+  switch (t.kind()) {
+    case TypeKind::Tensor: return "Tensor";
+    case TypeKind::Int: return "int";
+    case TypeKind::Float: return "float";
+    case TypeKind::Bool: return "bool";
+    case TypeKind::Str: return "str";
+    case TypeKind::None: return "None";
+    case TypeKind::Number: return "number";
+    case TypeKind::ScalarType: return "int";
+    case TypeKind::Device: return "Device";
+    case TypeKind::List: return "List[" + py_type(*t.elem()) + "]";
+    case TypeKind::Optional: return "Optional[" + py_type(*t.elem()) + "]";
+    case TypeKind::Tuple: {
+      std::string s = "Tuple[";
+      for (size_t i = 0; i < t.contained().size(); ++i) s += (i ? ", " : "") + py_type(*t.contained()[i]);
+      return s + "]";
+    }
+    default: return t.str();
+  }
+}
+
+class Printer {
+ public:
+  explicit Printer(const Graph& g) : g_(g) {}
+
+  std::string run(const std::string& name) {
+    std::string head = "def " + name + "(";
+    for (size_t i = 0; i < g_.inputs().size(); ++i) {
+      const Value* v = g_.inputs()[i];
+      const bool is_self = i == 0 && v->type()->kind() == TypeKind::Object;
+      const std::string n = is_self ? "self" : fresh(v);
+      names_[v] = n;
+      head += (i ? ",\n    " : "") + (is_self ? n : n + ": " + py_type(*v->type()));
+    }
+    std::string ret;
+    if (g_.outputs().size() == 1) ret = py_type(*g_.outputs()[0]->type());
+    else {
+      ret = "Tuple[";
+      for (size_t i = 0; i < g_.outputs().size(); ++i) ret += (i ? ", " : "") + py_type(*g_.outputs()[i]->type());
+      ret += "]";
+    }
+    out_ = head + ") -> " + ret + ":\n";
+    block(*g_.block(), 1, /*flush_at_end=*/false);
+    std::string r = exprs(g_.outputs());
+    flush(1);
+    line(1, "return " + (g_.outputs().size() == 1 ? r : "(" + r + ")"));
+    return out_;
+  }
+
+ private:
+  // A readable, unique Python name for a value: its debug name when it has one, else _N.
+  std::string fresh(const Value* v) {
+    std::string base;
+    if (v->has_debug_name()) {
+      for (char c : v->debug_name()) base += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+      if (std::isdigit(static_cast<unsigned char>(base[0]))) base = "_" + base;
+      while (base.size() > 1 && base.back() == '_') base.pop_back();
+    } else {
+      base = "_" + std::to_string(counter_++);
+    }
+    std::string n = base;
+    for (int k = 0; used_.count(n) || n == "self" || n == "torch" || n == "CONSTANTS"; ++k) n = base + std::to_string(k);
+    used_.insert(n);
+    return n;
+  }
+
+  void line(int indent, const std::string& s) { out_ += std::string(2 * indent, ' ') + s + "\n"; }
+
+  static bool has_side_effects(const Node& n) {
+    if (!n.op()) return n.kind() != sym::prim::TupleConstruct && n.kind() != sym::prim::ListConstruct &&
+                        n.kind() != sym::prim::Constant;
+    if (n.op()->has(kNondeterministic)) return true;
+    for (const Argument& a : n.op()->schema.args)
+      if (a.is_write) return true;
+    return false;
+  }
+
+  // Whether `v` is printed inside its single use instead of getting a name.
+  bool inlinable(const Value* v) const {
+    const Node* n = v->node();
+    if (n->outputs().size() != 1 || v->uses().size() != 1 || !n->blocks().empty()) return false;
+    if (n->kind() == sym::prim::Constant) return true;
+    if (has_side_effects(*n) || n->kind() == sym::prim::GetAttr) return false;
+    const Node* user = v->uses()[0].user;
+    return user->owning_block() == n->owning_block();
+  }
+
+  std::string constant(const IValue& v) {
+    if (v.is_tensor()) return "CONSTANTS.c" + std::to_string(tensor_consts_++);
+    if (v.is_scalar_type()) return std::to_string(static_cast<int>(v.to_scalar_type()));
+    if (v.is_device()) return "torch.device(\"" + v.to_device().str() + "\")";
+    if (v.is_list() || v.is_tuple()) {
+      const auto& el = v.is_list() ? v.list_elems() : v.tuple_elems();
+      std::string s = v.is_list() ? "[" : "(";
+      for (size_t i = 0; i < el.size(); ++i) s += (i ? ", " : "") + constant(el[i]);
+      if (v.is_tuple() && el.size() == 1) s += ",";
+      return s + (v.is_list() ? "]" : ")");
+    }
+    return v.repr();
+  }
+
+  std::string expr(const Value* v) {
+    auto it = names_.find(v);
+    if (it != names_.end()) return it->second;
+    auto p = pending_.find(v);
+    if (p != pending_.end()) {
+      std::string e = p->second;
+      pending_.erase(p);
+      return e;
+    }
+    return "<" + v->debug_name() + ">";
+  }
+  std::string exprs(const std::vector<Value*>& vs) {
+    std::string s;
+    for (size_t i = 0; i < vs.size(); ++i) s += (i ? ", " : "") + expr(vs[i]);
+    return s;
+  }
+
+  // The call expression of an op node, trailing default arguments dropped, kwarg-only by name.
+  std::string call(const Node& n) {
+    const Symbol k = n.kind();
+    std::vector<std::string> args(n.inputs().size());
+    for (size_t i = 0; i < n.inputs().size(); ++i) args[i] = expr(n.input(i));
+    std::string fn = k.is_aten() ? "torch." + std::string(k.name())
+                               : "ops." + std::string(k.ns()) + "." + std::string(k.name());
+    if (!n.op()) return fn + "(" + join(args, 0, args.size()) + ")";
+    const auto& schema = n.op()->schema.args;
+    size_t end = args.size();
+    while (end > 0 && end <= schema.size()) {
+      const Argument& a = schema[end - 1];
+      const Node* src = n.input(end - 1)->node();
+      if (!a.default_value || src->kind() != sym::prim::Constant) break;
+      const IValue c = src->has_attr(sym::attr::value) ? src->attr(sym::attr::value) : IValue();
+      const IValue& d = *a.default_value;
+      const bool same = c.equals(d) || (c.is_number() && d.is_number() && c.to_double() == d.to_double());
+      if (!same) break;
+      --end;
+    }
+    std::string s = fn + "(";
+    for (size_t i = 0; i < end; ++i) {
+      s += i ? ", " : "";
+      if (i < schema.size() && schema[i].kwarg_only) s += schema[i].name + "=";
+      s += args[i];
+    }
+    return s + ")";
+  }
+  static std::string join(const std::vector<std::string>& v, size_t b, size_t e) {
+    std::string s;
+    for (size_t i = b; i < e; ++i) s += (i > b ? ", " : "") + v[i];
+    return s;
+  }
+
+  // Emits every pending expression as a statement, so a side effect cannot reorder past it.
+  void flush(int indent) {
+    for (const Value* v : pending_order_) {
+      auto p = pending_.find(v);
+      if (p == pending_.end()) continue;
+      const std::string n = fresh(v);
+      line(indent, n + " = " + p->second);
+      names_[v] = n;
+      pending_.erase(p);
+    }
+    pending_order_.clear();
+  }
+
+  void assign(int indent, const Node& n, const std::string& rhs) {
+    if (n.outputs().empty()) {
+      line(indent, rhs);
+      return;
+    }
+    if (n.outputs().size() == 1 && inlinable(n.output())) {
+      pending_[n.output()] = rhs;
+      pending_order_.push_back(n.output());
+      return;
+    }
+    std::string lhs;
+    for (size_t i = 0; i < n.outputs().size(); ++i) {
+      const std::string name = fresh(n.output(i));
+      names_[n.output(i)] = name;
+      lhs += (i ? ", " : "") + name;
+    }
+    line(indent, lhs + " = " + rhs);
+  }
+
+  // Pending expressions stay pending when the caller consumes the block's outputs next.
+  void block(const Block& b, int indent, bool flush_at_end = true) {
+    for (const Node* n : b) node(*n, indent);
+    if (flush_at_end) flush(indent);
+  }
+
+  void assign_values(int indent, const std::vector<Value*>& to, const std::vector<Value*>& from) {
+    if (to.empty()) return;
+    std::string lhs, rhs;
+    for (size_t i = 0; i < to.size(); ++i) {
+      lhs += (i ? ", " : "") + names_.at(to[i]);
+      rhs += (i ? ", " : "") + expr(from[i]);
+    }
+    line(indent, lhs + " = " + rhs);
+  }
+
+  void node(const Node& n, int indent) {
+    const Symbol k = n.kind();
+    if (has_side_effects(n) || !n.blocks().empty()) flush(indent);
+    if (k == sym::prim::Constant) {
+      assign(indent, n, constant(n.has_attr(sym::attr::value) ? n.attr(sym::attr::value) : IValue()));
+    } else if (k == sym::prim::GetAttr) {
+      const std::string& a = n.attr(sym::attr::name).to_string_ref();
+      const bool ident = !a.empty() && !std::isdigit(static_cast<unsigned char>(a[0])) &&
+                         std::all_of(a.begin(), a.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+      assign(indent, n, ident ? expr(n.input()) + "." + a : "getattr(" + expr(n.input()) + ", \"" + a + "\")");
+    } else if (k == sym::prim::TupleConstruct) {
+      assign(indent, n, "(" + exprs(n.inputs()) + (n.inputs().size() == 1 ? ",)" : ")"));
+    } else if (k == sym::prim::ListConstruct) {
+      assign(indent, n, "[" + exprs(n.inputs()) + "]");
+    } else if (k == sym::prim::TupleUnpack || k == sym::prim::ListUnpack) {
+      assign(indent, n, expr(n.input()));
+    } else if (k == sym::prim::TupleIndex) {
+      assign(indent, n, expr(n.input(0)) + "[" + expr(n.input(1)) + "]");
+    } else if (k == sym::prim::RaiseException) {
+      line(indent, "raise " + ("Exception(" + expr(n.input()) + ")"));
+    } else if (k == sym::prim::If) {
+      for (const Value* o : n.outputs()) names_[o] = fresh(o);
+      line(indent, "if " + expr(n.input()) + ":");
+      for (size_t bi = 0; bi < 2; ++bi) {
+        if (bi == 1) line(indent, "else:");
+        const Block& b = *n.blocks()[bi];
+        const size_t before = out_.size();
+        block(b, indent + 1, false);
+        assign_values(indent + 1, n.outputs(), b.outputs());
+        flush(indent + 1);
+        if (out_.size() == before) line(indent + 1, "pass");
+      }
+    } else if (k == sym::prim::Loop) {
+      const Block& body = *n.blocks()[0];
+      std::vector<Value*> carried(body.inputs().begin() + 1, body.inputs().end());
+      std::vector<Value*> inits(n.inputs().begin() + 2, n.inputs().end());
+      for (const Value* c : carried) names_[c] = fresh(c);
+      assign_values(indent, carried, inits);
+      const std::string i = fresh(body.inputs()[0]);
+      names_[body.inputs()[0]] = i;
+      const Node* cond = body.outputs()[0]->node();
+      const bool for_loop = n.input(1)->node()->kind() == sym::prim::Constant && cond->kind() == sym::prim::Constant &&
+                            n.input(1)->node()->attr(sym::attr::value).to_bool() && cond->attr(sym::attr::value).to_bool();
+      if (for_loop) {
+        line(indent, "for " + i + " in range(" + expr(n.input(0)) + "):");
+      } else {
+        const std::string c = "_cond" + std::to_string(counter_++);
+        line(indent, c + " = " + expr(n.input(1)));
+        line(indent, i + " = 0");
+        line(indent, "while " + i + " < " + expr(n.input(0)) + " and " + c + ":");
+        block(body, indent + 1, false);
+        line(indent + 1, c + " = " + expr(body.outputs()[0]));
+        assign_values(indent + 1, carried, std::vector<Value*>(body.outputs().begin() + 1, body.outputs().end()));
+        flush(indent + 1);
+        line(indent + 1, i + " = " + i + " + 1");
+        for (size_t o = 0; o < n.outputs().size(); ++o) names_[n.output(o)] = names_.at(carried[o]);
+        return;
+      }
+      const size_t before = out_.size();
+      block(body, indent + 1, false);
+      assign_values(indent + 1, carried, std::vector<Value*>(body.outputs().begin() + 1, body.outputs().end()));
+      flush(indent + 1);
+      if (out_.size() == before) line(indent + 1, "pass");
+      for (size_t o = 0; o < n.outputs().size(); ++o) names_[n.output(o)] = names_.at(carried[o]);
+    } else if (k == sym::prim::CallFunction) {
+      const IValue& f = n.attr(sym::attr::value);
+      std::string callee = f.is_object() ? f.object()->type_name() : "fn";
+      if (n.has_attr(sym::attr::name)) callee = n.attr(sym::attr::name).to_string_ref();
+      assign(indent, n, callee + "(" + exprs(n.inputs()) + ")");
+    } else {
+      assign(indent, n, call(n));
+    }
+  }
+
+  const Graph& g_;
+  std::string out_;
+  std::unordered_map<const Value*, std::string> names_;
+  std::unordered_map<const Value*, std::string> pending_;
+  std::vector<const Value*> pending_order_;
+  std::unordered_set<std::string> used_;
+  int counter_ = 0;
+  int tensor_consts_ = 0;
+};
+
+}  // namespace
+
+std::string python_print(const Graph& g, const std::string& name) { return Printer(g).run(name); }
+
+}  // namespace ampjit
