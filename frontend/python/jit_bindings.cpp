@@ -2,6 +2,9 @@
 // objects that jit.trace returns (call, graph, code), and the hooks the pure-Python side uses
 // (tracer warnings, autocast scopes entered while tracing).
 
+#include <functional>
+#include <unordered_set>
+
 #include "frontend/python/convert.h"
 #include "runtime/interpreter.h"
 #include "runtime/ir/python_print.h"
@@ -218,6 +221,33 @@ bp::tuple trace(bp::object fn, bp::tuple args, bp::list names, bp::object module
     }
   }
   tracer::TracingState::check_traceable_inputs(inputs);
+  // The same tensor passed twice must still give two graph inputs: the later occurrences are
+  // traced through aliases (same data, their own identity), also inside nested tuples and lists.
+  {
+    std::unordered_set<const TensorImpl*> seen;
+    bool changed = false;
+    std::function<bp::object(PyObject*, IValue&)> dedupe = [&](PyObject* o, IValue& v) -> bp::object {
+      if (v.is_tensor()) {
+        if (seen.insert(v.tensor_impl()).second) return bp::object(bp::handle<>(bp::borrowed(o)));
+        const Tensor t = v.to_tensor();
+        Tensor alias = Tensor::make_view(t, t.sizes(), t.strides(), t.storage_offset());
+        v = IValue(alias);
+        changed = true;
+        return wrap(alias);
+      }
+      if ((v.is_tuple() && PyTuple_Check(o)) || (v.is_list() && PyList_Check(o))) {
+        std::vector<IValue> el = v.is_tuple() ? v.tuple_elems() : v.list_elems();
+        bp::list items;
+        for (size_t i = 0; i < el.size(); ++i) items.append(dedupe(PySequence_Fast_GET_ITEM(o, i), el[i]));
+        v = v.is_tuple() ? IValue::tuple(std::move(el)) : IValue::list(std::move(el));
+        return v.is_tuple() ? bp::object(bp::tuple(items)) : bp::object(items);
+      }
+      return bp::object(bp::handle<>(bp::borrowed(o)));
+    };
+    bp::list fresh;
+    for (size_t i = 0; i < n; ++i) fresh.append(dedupe(PyTuple_GET_ITEM(args.ptr(), i), inputs[i]));
+    if (changed) args = bp::tuple(fresh);
+  }
   AMPJIT_CHECK(tracer::current() == nullptr,
                "jit.trace was called while another trace is being recorded on this thread; nested traces are "
                "not supported");

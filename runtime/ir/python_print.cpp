@@ -103,7 +103,7 @@ class Printer {
 
   std::string constant(const IValue& v) {
     if (v.is_tensor()) return "CONSTANTS.c" + std::to_string(tensor_consts_++);
-    if (v.is_scalar_type()) return std::to_string(static_cast<int>(v.to_scalar_type()));
+    if (v.is_scalar_type()) return std::to_string(torch_dtype_code(v.to_scalar_type()));
     if (v.is_device()) return "torch.device(\"" + v.to_device().str() + "\")";
     if (v.is_list() || v.is_tuple()) {
       const auto& el = v.is_list() ? v.list_elems() : v.tuple_elems();

@@ -7,6 +7,7 @@ nn.Module whose weights the graph reads with ``prim::GetAttr``) for modules, and
 trace check (re-trace, compare graphs, compare outputs with the Python function).
 """
 import inspect
+import sys
 import warnings
 
 from .. import _C
@@ -36,7 +37,7 @@ class TracingCheckError(Exception):
         super().__init__(self.message)
 
 
-_C._set_tracer_warning(TracerWarning, __file__.rsplit("/jit/", 1)[0] + "/")
+
 
 
 def _arg_names(fn, n, skip_self=False):
@@ -59,9 +60,23 @@ def _as_tuple(example_inputs):
     return example_inputs
 
 
-def _warn_all(messages, stacklevel):
+_PACKAGE_DIR = __file__.rsplit("/jit/", 1)[0] + "/"
+
+
+def _warn(message):
+    """A TracerWarning attributed to the innermost caller outside ampjit (the user's line)."""
+    f, level = sys._getframe(0), 1
+    while f is not None and f.f_code.co_filename.startswith(_PACKAGE_DIR):
+        f, level = f.f_back, level + 1
+    warnings.warn(message, TracerWarning, stacklevel=level)
+
+
+def _warn_all(messages):
     for m in messages:
-        warnings.warn(m, TracerWarning, stacklevel=stacklevel + 1)
+        _warn(m)
+
+
+_C._set_tracer_warning(TracerWarning, _PACKAGE_DIR)
 
 
 class ScriptFunction:
@@ -265,6 +280,7 @@ def _clone_inputs(args):
 
 def _compare_error(orig, ref, rtol, atol):
     """torch.testing.assert_close's message for two tensors, or None when they are close."""
+    import ampjit as torch
     from .. import float64
     if orig.shape != ref.shape:
         return "The values for attribute 'shape' do not match: {} != {}.".format(orig.shape, ref.shape)
@@ -283,7 +299,7 @@ def _compare_error(orig, ref, rtol, atol):
     if bad == 0:
         return None
     total = orig.numel()
-    diff = diff.masked_fill(both_nan, 0.0)
+    diff = torch.where(both_nan, 0.0, diff)
     rel = diff / b.abs()
 
     def where_max(t):
@@ -295,7 +311,7 @@ def _compare_error(orig, ref, rtol, atol):
             i //= s
         return float(flat.max()), tuple(reversed(idx))
     amax, aidx = where_max(diff)
-    rmax, ridx = where_max(rel.masked_fill(rel != rel, 0.0))
+    rmax, ridx = where_max(torch.where(rel != rel, 0.0, rel))
     fmt_idx = lambda t: "(" + ", ".join(str(i) for i in t) + ("," if len(t) == 1 else "") + ")"
     return ("Tensor-likes are not close!\n\nMismatched elements: {} / {} ({:.1f}%)\n"
             "Greatest absolute difference: {} at index {} (up to {} allowed)\n"
@@ -338,14 +354,14 @@ def _check_trace(check_inputs, func, traced, tolerance, strict, retrace):
             nodes = _nondeterministic_nodes(traced.graph)
             if nodes and not warned_nd:
                 warned_nd = True
-                warnings.warn(
+                _warn(
                     "Trace had nondeterministic nodes. Did you forget call .eval() on your model? Nodes:\n"
                     + "\n".join("\t" + n for n in nodes)
                     + "\nThis may cause errors in trace checking. To disable trace checking, pass "
-                      "check_trace=False to torch.jit.trace()", TracerWarning, stacklevel=4)
-            warnings.warn(
+                      "check_trace=False to torch.jit.trace()")
+            _warn(
                 "Output nr {}. of the traced function does not match the corresponding output of the "
-                "Python function. Detailed error:\n{}".format(i + 1, err), TracerWarning, stacklevel=4)
+                "Python function. Detailed error:\n{}".format(i + 1, err))
 
 
 def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None,
@@ -373,7 +389,7 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
 
     def do_trace(inputs):
         c, msgs = _C._trace(func, inputs, names, None, strict, name)
-        _warn_all(msgs, 4)
+        _warn_all(msgs)
         return c
 
     traced = ScriptFunction(do_trace(example_inputs), getattr(func, "__qualname__", name))
@@ -403,7 +419,7 @@ def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None
 
         def do_trace(args, func=func, names=names, method_name=method_name, cm=cmod):
             c, msgs = _C._trace(func, args, names, cm, strict, method_name)
-            _warn_all(msgs, 4)
+            _warn_all(msgs)
             return c
 
         fn = ScriptFunction(do_trace(example), "{}.{}".format(cmod._class_name, method_name))
