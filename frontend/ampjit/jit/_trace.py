@@ -386,6 +386,8 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
     example_inputs = _as_tuple(example_inputs)
     names = _arg_names(func, len(example_inputs))
     name = getattr(func, "__name__", "fn")
+    if name == "<lambda>":
+        name = "_lambda"  # torch's name for it
 
     def do_trace(inputs):
         c, msgs = _C._trace(func, inputs, names, None, strict, name)
