@@ -3,6 +3,9 @@
 // by the interpreter matching eager.
 #include <gmock/gmock.h>
 
+#include <atomic>
+#include <thread>
+
 #include "runtime/autocast/autocast_state.h"
 #include "runtime/interpreter.h"
 #include "runtime/ir/filecheck.h"
@@ -90,6 +93,89 @@ TEST(Tracer, RequiresGradTensorsCannotBeConstants) {
   EXPECT_THAT([&] { trace2(x, w, [&](const Tensor& a, const Tensor&) -> Tensor { return ops::mul(a, param); }); },
               ::testing::ThrowsMessage<Error>(HasSubstr("Cannot insert a Tensor that requires grad as a constant")));
   EXPECT_EQ(tracer::current(), nullptr);  // the guard unwound
+}
+
+TEST(Tracer, ModuleWeightsAreGetAttrChainsSharedWithTheModule) {
+  Ref<ModuleObject> inner(new ModuleObject("__torch__.Inner"));
+  Tensor weight = ops::full(V{2}, 2.0);
+  weight.set_requires_grad(true);  // a parameter: never a constant
+  inner->set_attr("weight", IValue(weight));
+  Ref<ModuleObject> root(new ModuleObject("__torch__.Outer"));
+  root->set_attr("inner", IValue(Ref<ObjectBase>(inner)));
+  auto st = std::make_shared<tracer::TracingState>();
+  st->add_module_input(root);
+  Tensor x = ops::ones(V{2});
+  st->add_input(x, "x");
+  {
+    tracer::TracingGuard guard(st);
+    Tensor y = ops::mul(ops::mul(x, weight), weight);  // the chain is emitted once
+    st->add_output(IValue(y));
+  }
+  st->graph->verify();
+  auto r = filecheck(st->graph->str(false),
+                     "# CHECK: %inner : __torch__.Inner = prim::GetAttr[name=\"inner\"](%self)\n"
+                     "# CHECK-NEXT: %weight : Float(2, device=cpu) = prim::GetAttr[name=\"weight\"](%inner)\n"
+                     "# CHECK-NEXT: aten::mul(%x, %weight)\n# CHECK-NOT: GetAttr");
+  EXPECT_TRUE(r.ok) << r.message;
+  // The graph reads the module at run time: new weights, new result.
+  inner->set_attr("weight", IValue(ops::full(V{2}, 3.0)));
+  Stack s{IValue(Ref<ObjectBase>(root)), IValue(x)};
+  Code(*st->graph).run(s);
+  EXPECT_EQ(testing::values(s[0].to_tensor()), (std::vector<double>{9, 9}));
+  Stack bad{IValue(x), IValue(x)};
+  EXPECT_THAT([&] { Code(*st->graph).run(bad); },
+              ::testing::ThrowsMessage<TypeError>(HasSubstr("prim::GetAttr on a value that is not a module")));
+}
+
+TEST(Tracer, OutputsAndInputsFollowTorchRules) {
+  auto st = std::make_shared<tracer::TracingState>();
+  EXPECT_THAT([&] { tracer::TracingState::check_traceable_inputs({IValue(ops::ones(V{1})), IValue(int64_t{3})}); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("Type 'Tuple[Tensor, int]' cannot be traced")));
+  EXPECT_THAT([&] { st->add_output(IValue(int64_t{3})); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("Only tensors, lists, tuples of tensors")));
+  Tensor a = ops::ones(V{1}), b = ops::ones(V{1});
+  Value* in = st->add_input(IValue::tuple({IValue(a), IValue::tuple({IValue(b)})}), "pair");
+  EXPECT_EQ(in->type()->str(), "(Float(1, device=cpu), (Float(1, device=cpu)))");
+  st->add_output(IValue::list({IValue(b), IValue(a)}));
+  ASSERT_EQ(st->warnings.size(), 1u);  // strict: a list output warns
+  EXPECT_THAT(st->warnings[0], HasSubstr("Encountering a list at the output of the tracer"));
+  st->graph->verify();
+  Stack s{IValue::tuple({IValue(ops::full(V{1}, 5.0)), IValue::tuple({IValue(ops::full(V{1}, 7.0))})})};
+  Code(*st->graph).run(s);
+  ASSERT_TRUE(s[0].is_list());
+  EXPECT_EQ(testing::values(s[0].list_elems()[0].to_tensor()), (std::vector<double>{7}));
+  EXPECT_EQ(testing::values(s[0].list_elems()[1].to_tensor()), (std::vector<double>{5}));
+}
+
+// One compiled trace, eight threads, each with its own eager autocast state: the interpreter's
+// Code is shared and immutable, the registers and autocast state are per thread.
+TEST(Tracer, OneTraceManyThreadsEachWithItsOwnAutocast) {
+  Tensor x = testing::random_tensor({16, 32}, ScalarType::Float32, 11);
+  Tensor w = testing::random_tensor({32, 8}, ScalarType::Float32, 12);
+  auto f = [](const Tensor& a, const Tensor& b) -> Tensor { return ops::relu(ops::mm(a, b)); };
+  auto fn = std::make_shared<Function>("f", trace2(x, w, f));
+  Tensor expected = f(x, w);
+  Tensor expected_ac;
+  {
+    AutocastGuard ac(DeviceType::CPU, true, ScalarType::BFloat16, false);
+    expected_ac = f(x, w);
+  }
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      for (int k = 0; k < 50; ++k) {
+        AutocastGuard ac(DeviceType::CPU, i % 2 == 0, ScalarType::BFloat16, false);
+        Stack s = (*fn)({IValue(x), IValue(w)});
+        const Tensor& want = i % 2 == 0 ? expected_ac : expected;
+        Tensor got = s[0].to_tensor();
+        if (got.dtype() != want.dtype() || testing::values(got) != testing::values(want)) ++failures;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(expected_ac.dtype(), ScalarType::BFloat16);
 }
 
 }  // namespace
