@@ -47,6 +47,16 @@ def main():
         show("torch.exp(a) with the override", torch.exp(a))
     torch.amp.reset_op_policy("cpu", "aten::exp")
 
+    print("\njit.trace under autocast: the casts are baked into the graph as aten::to nodes")
+    model.eval()
+    with torch.autocast("cpu", cache_enabled=False):
+        traced = torch.jit.trace(model, x)
+    print("  " + traced.graph.str(False).replace("\n", "\n  "))
+    print("  " + traced.code.replace("\n", "\n  "))
+    show("traced(x), called without autocast", traced(x))
+    print("  traced(x) equals model(x) under autocast:",
+          traced(x).float().tolist() == y.float().tolist())
+
 
 if __name__ == "__main__":
     main()

@@ -83,8 +83,11 @@ class Printer {
   void line(int indent, const std::string& s) { out_ += std::string(2 * indent, ' ') + s + "\n"; }
 
   static bool has_side_effects(const Node& n) {
-    if (!n.op()) return n.kind() != sym::prim::TupleConstruct && n.kind() != sym::prim::ListConstruct &&
-                        n.kind() != sym::prim::Constant;
+    if (!n.op()) {
+      const Symbol k = n.kind();
+      return k == sym::prim::RaiseException || k == sym::prim::CallFunction || k == sym::prim::Enter ||
+             k == sym::prim::Exit || !k.is_prim();
+    }
     if (n.op()->has(kNondeterministic)) return true;
     for (const Argument& a : n.op()->schema.args)
       if (a.is_write) return true;

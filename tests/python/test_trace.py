@@ -172,11 +172,9 @@ def test_golden_traced_linear_under_autocast():
     assert traced.code == (
         "def forward(self,\n"
         "    input: Tensor) -> Tensor:\n"
-        "  _0 = torch.to(input, 15)\n"
         "  weight = self.weight\n"
-        "  _1 = torch.to(weight, 15)\n"
         "  bias = self.bias\n"
-        "  return torch.linear(_0, _1, torch.to(bias, 15))\n")
+        "  return torch.linear(torch.to(input, 15), torch.to(weight, 15), torch.to(bias, 15))\n")
 
 
 def test_golden_traced_function_code_and_locations():
