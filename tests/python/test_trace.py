@@ -227,6 +227,10 @@ def test_module_shares_weights_and_resyncs():
     traced.double()  # replaced tensors: resynced
     assert traced(x.double()).dtype == torch.float64
     assert isinstance(traced, torch.jit.ScriptModule) and isinstance(traced, nn.Module)
+    assert str(traced.forward.graph) == str(traced.graph) and traced.forward.code == traced.code
+    same(traced.forward(x.double()), traced(x.double()))
+    with pytest.raises(AttributeError):
+        traced.fc1.forward  # submodules were not traced on their own (torch: no forward either)
 
 
 # ---- Warnings and checks ----------------------------------------------------------------------

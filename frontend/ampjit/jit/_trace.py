@@ -209,8 +209,13 @@ def _make_traced_module_class():
                 raise RuntimeError("'{}' has no traced forward".format(self.original_name))
             return fwd(*args, **kwargs)
 
-        def forward(self, *args, **kwargs):
-            return self.__call__(*args, **kwargs)
+        @property
+        def forward(self):
+            """The traced forward: a ScriptFunction bound to this module (graph, code, call)."""
+            fwd = self.__dict__["_methods"].get("forward")
+            if fwd is None:
+                raise AttributeError("'{}' has no traced forward".format(self.original_name))
+            return fwd
 
         @property
         def graph(self):
