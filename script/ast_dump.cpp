@@ -7,35 +7,58 @@ namespace ampjit::script {
 
 const char* binop_str(BinOpKind k) {
   switch (k) {
-    case BinOpKind::Add: return "+";
-    case BinOpKind::Sub: return "-";
-    case BinOpKind::Mul: return "*";
-    case BinOpKind::Div: return "/";
-    case BinOpKind::FloorDiv: return "//";
-    case BinOpKind::Mod: return "%";
-    case BinOpKind::Pow: return "**";
-    case BinOpKind::MatMul: return "@";
-    case BinOpKind::BitAnd: return "&";
-    case BinOpKind::BitOr: return "|";
-    case BinOpKind::BitXor: return "^";
-    case BinOpKind::LShift: return "<<";
-    case BinOpKind::RShift: return ">>";
+    case BinOpKind::Add:
+      return "+";
+    case BinOpKind::Sub:
+      return "-";
+    case BinOpKind::Mul:
+      return "*";
+    case BinOpKind::Div:
+      return "/";
+    case BinOpKind::FloorDiv:
+      return "//";
+    case BinOpKind::Mod:
+      return "%";
+    case BinOpKind::Pow:
+      return "**";
+    case BinOpKind::MatMul:
+      return "@";
+    case BinOpKind::BitAnd:
+      return "&";
+    case BinOpKind::BitOr:
+      return "|";
+    case BinOpKind::BitXor:
+      return "^";
+    case BinOpKind::LShift:
+      return "<<";
+    case BinOpKind::RShift:
+      return ">>";
   }
   return "?";
 }
 
 const char* cmpop_str(CmpOpKind k) {
   switch (k) {
-    case CmpOpKind::Eq: return "==";
-    case CmpOpKind::NotEq: return "!=";
-    case CmpOpKind::Lt: return "<";
-    case CmpOpKind::LtE: return "<=";
-    case CmpOpKind::Gt: return ">";
-    case CmpOpKind::GtE: return ">=";
-    case CmpOpKind::Is: return "is";
-    case CmpOpKind::IsNot: return "is not";
-    case CmpOpKind::In: return "in";
-    case CmpOpKind::NotIn: return "not in";
+    case CmpOpKind::Eq:
+      return "==";
+    case CmpOpKind::NotEq:
+      return "!=";
+    case CmpOpKind::Lt:
+      return "<";
+    case CmpOpKind::LtE:
+      return "<=";
+    case CmpOpKind::Gt:
+      return ">";
+    case CmpOpKind::GtE:
+      return ">=";
+    case CmpOpKind::Is:
+      return "is";
+    case CmpOpKind::IsNot:
+      return "is not";
+    case CmpOpKind::In:
+      return "in";
+    case CmpOpKind::NotIn:
+      return "not in";
   }
   return "?";
 }
@@ -71,17 +94,27 @@ class Dumper {
       return;
     }
     switch (e->kind) {
-      case ExprKind::Name: out += e->as<Name>().id; break;
-      case ExprKind::Int: out += std::to_string(e->as<IntLit>().value); break;
+      case ExprKind::Name:
+        out += e->as<Name>().id;
+        break;
+      case ExprKind::Int:
+        out += std::to_string(e->as<IntLit>().value);
+        break;
       case ExprKind::Float: {
         std::string s = fmt::format("{}", e->as<FloatLit>().value);
         if (s.find_first_of(".eni") == std::string::npos) s += ".0";
         out += s;
         break;
       }
-      case ExprKind::Str: quote(e->as<StrLit>().value); break;
-      case ExprKind::Bool: out += e->as<BoolLit>().value ? "True" : "False"; break;
-      case ExprKind::None: out += "None"; break;
+      case ExprKind::Str:
+        quote(e->as<StrLit>().value);
+        break;
+      case ExprKind::Bool:
+        out += e->as<BoolLit>().value ? "True" : "False";
+        break;
+      case ExprKind::None:
+        out += "None";
+        break;
       case ExprKind::Attribute: {
         const auto& a = e->as<Attribute>();
         out += "(. ";
@@ -162,8 +195,12 @@ class Dumper {
         out += ")";
         break;
       }
-      case ExprKind::List: list("(list", e->as<ListExpr>().elts); break;
-      case ExprKind::Tuple: list("(tuple", e->as<TupleExpr>().elts); break;
+      case ExprKind::List:
+        list("(list", e->as<ListExpr>().elts);
+        break;
+      case ExprKind::Tuple:
+        list("(tuple", e->as<TupleExpr>().elts);
+        break;
       case ExprKind::Dict: {
         const auto& d = e->as<DictExpr>();
         out += "(dict";
@@ -258,11 +295,21 @@ class Dumper {
         out += ")";
         break;
       }
-      case StmtKind::Break: out += "(break)"; break;
-      case StmtKind::Continue: out += "(continue)"; break;
-      case StmtKind::Pass: out += "(pass)"; break;
-      case StmtKind::Return: optional_child("(return", s.as<Return>().value.get()); break;
-      case StmtKind::Raise: optional_child("(raise", s.as<Raise>().exc.get()); break;
+      case StmtKind::Break:
+        out += "(break)";
+        break;
+      case StmtKind::Continue:
+        out += "(continue)";
+        break;
+      case StmtKind::Pass:
+        out += "(pass)";
+        break;
+      case StmtKind::Return:
+        optional_child("(return", s.as<Return>().value.get());
+        break;
+      case StmtKind::Raise:
+        optional_child("(raise", s.as<Raise>().exc.get());
+        break;
       case StmtKind::Assert: {
         const auto& a = s.as<Assert>();
         out += "(assert ";
@@ -284,7 +331,9 @@ class Dumper {
         out += ")";
         break;
       }
-      case StmtKind::FunctionDef: function(s.as<FunctionDef>()); break;
+      case StmtKind::FunctionDef:
+        function(s.as<FunctionDef>());
+        break;
       case StmtKind::ClassDef: {
         const auto& c = s.as<ClassDef>();
         out += "(class " + c.name;
@@ -312,7 +361,9 @@ class Dumper {
         for (const std::string& n : s.as<NameList>().names) out += " " + n;
         out += ")";
         break;
-      case StmtKind::Delete: list("(del", s.as<Delete>().targets); break;
+      case StmtKind::Delete:
+        list("(del", s.as<Delete>().targets);
+        break;
     }
   }
 
@@ -347,11 +398,21 @@ class Dumper {
     out += '"';
     for (char c : s) {
       switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\t': out += "\\t"; break;
-        case '\r': out += "\\r"; break;
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
         default:
           if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
             out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
@@ -364,7 +425,8 @@ class Dumper {
   }
 
   void aliases(const std::vector<Alias>& names) {
-    for (const Alias& a : names) out += a.asname.empty() ? " " + a.name : " (as " + a.name + " " + a.asname + ")";
+    for (const Alias& a : names)
+      out += a.asname.empty() ? " " + a.name : " (as " + a.name + " " + a.asname + ")";
   }
 
   void param(const Param& p) {

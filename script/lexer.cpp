@@ -40,9 +40,15 @@ constexpr Spelled kKeywords[] = {
 bool is_ident_start(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
-bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_newline(char c) { return c == '\n' || c == '\r'; }
+bool is_ident_char(char c) {
+  return is_ident_start(c) || (c >= '0' && c <= '9');
+}
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_newline(char c) {
+  return c == '\n' || c == '\r';
+}
 
 int digit_value(char c) {  // 99 for anything that is not a hex digit
   if (c >= '0' && c <= '9') return c - '0';
@@ -97,7 +103,9 @@ size_t decode_utf8(std::string_view s, size_t i, uint32_t& cp) {
   return len;
 }
 
-char closer_of(char open) { return open == '(' ? ')' : open == '[' ? ']' : '}'; }
+char closer_of(char open) {
+  return open == '(' ? ')' : open == '[' ? ']' : '}';
+}
 
 }  // namespace
 
@@ -142,7 +150,8 @@ void Lexer::validate_encoding() const {
     uint32_t cp;
     const size_t len = decode_utf8(s, i, cp);
     if (len == 0) {
-      fail(fmt::format("source is not valid UTF-8 (byte 0x{:02x})", static_cast<unsigned char>(s[i])),
+      fail(fmt::format("source is not valid UTF-8 (byte 0x{:02x})",
+                       static_cast<unsigned char>(s[i])),
            i, i + 1);
     }
     i += len;
@@ -172,7 +181,8 @@ Token Lexer::next() {
   const size_t begin = pos_;
   const char c = s[pos_];
   if (is_ident_start(c)) return lex_name(begin);
-  if (is_digit(c) || (c == '.' && pos_ + 1 < s.size() && is_digit(s[pos_ + 1]))) return lex_number(begin);
+  if (is_digit(c) || (c == '.' && pos_ + 1 < s.size() && is_digit(s[pos_ + 1])))
+    return lex_number(begin);
   if (c == '\'' || c == '"') return lex_string(begin, begin, false);
   return lex_operator(begin);
 }
@@ -386,15 +396,17 @@ Token Lexer::lex_number(size_t begin) {
   if (!is_float) {
     if (digits.size() > 1 && digits[0] == '0' &&
         digits.find_first_not_of('0') != std::string::npos) {
-      fail("leading zeros in decimal integer literals are not permitted; use an 0o prefix for "
-           "octal integers",
-           begin, pos_);
+      fail(
+          "leading zeros in decimal integer literals are not permitted; use an 0o prefix for "
+          "octal integers",
+          begin, pos_);
     }
     return to_int(digits, 10);
   }
   Token t = make(Tok::Float, begin, pos_);
   t.text = s.substr(begin, pos_ - begin);
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), t.float_value);
+  const auto [end, ec] =
+      std::from_chars(digits.data(), digits.data() + digits.size(), t.float_value);
   if (ec == std::errc::result_out_of_range) {
     // Python rounds to inf or 0; from_chars leaves the value alone. Overflow needs a positive
     // exponent; without one the literal underflowed.
@@ -411,7 +423,8 @@ uint32_t Lexer::read_escape_digits(size_t at, int count, int base, const char* w
   uint32_t v = 0;
   for (int k = 0; k < count; ++k) {
     const size_t i = at + static_cast<size_t>(k);
-    if (i >= s.size() || digit_value(s[i]) >= base) fail(fmt::format("truncated {} escape", what), at - 2, i);
+    if (i >= s.size() || digit_value(s[i]) >= base)
+      fail(fmt::format("truncated {} escape", what), at - 2, i);
     v = v * static_cast<uint32_t>(base) + static_cast<uint32_t>(digit_value(s[i]));
   }
   return v;
@@ -450,7 +463,7 @@ Token Lexer::lex_string(size_t begin, size_t quote, bool raw) {
       ++pos_;
     } else if (pos_ + 1 >= s.size()) {
       pos_ = s.size();  // reported as unterminated above
-    } else if (raw) {  // a backslash still keeps the next character from ending the string
+    } else if (raw) {   // a backslash still keeps the next character from ending the string
       value += c;
       value += s[pos_ + 1];
       pos_ += 2;
@@ -459,32 +472,55 @@ Token Lexer::lex_string(size_t begin, size_t quote, bool raw) {
       const char e = s[pos_ + 1];
       pos_ += 2;
       switch (e) {
-        case '\n': break;  // a continued line
+        case '\n':
+          break;  // a continued line
         case '\r':
           if (pos_ < s.size() && s[pos_] == '\n') ++pos_;
           break;
-        case '\\': case '\'': case '"': value += e; break;
-        case 'a': value += '\a'; break;
-        case 'b': value += '\b'; break;
-        case 'f': value += '\f'; break;
-        case 'n': value += '\n'; break;
-        case 'r': value += '\r'; break;
-        case 't': value += '\t'; break;
-        case 'v': value += '\v'; break;
-        case 'x': case 'u': case 'U': {
+        case '\\':
+        case '\'':
+        case '"':
+          value += e;
+          break;
+        case 'a':
+          value += '\a';
+          break;
+        case 'b':
+          value += '\b';
+          break;
+        case 'f':
+          value += '\f';
+          break;
+        case 'n':
+          value += '\n';
+          break;
+        case 'r':
+          value += '\r';
+          break;
+        case 't':
+          value += '\t';
+          break;
+        case 'v':
+          value += '\v';
+          break;
+        case 'x':
+        case 'u':
+        case 'U': {
           const int count = e == 'x' ? 2 : e == 'u' ? 4 : 8;
           const char* what = e == 'x' ? "\\xXX" : e == 'u' ? "\\uXXXX" : "\\UXXXXXXXX";
           const uint32_t cp = read_escape_digits(pos_, count, 16, what);
           pos_ += static_cast<size_t>(count);
           if (cp > 0x10FFFF) fail("illegal Unicode character", esc, pos_);
           if (cp >= 0xD800 && cp <= 0xDFFF) {
-            fail(fmt::format("surrogate code point U+{:04X} is not supported in script strings", cp),
-                 esc, pos_);
+            fail(
+                fmt::format("surrogate code point U+{:04X} is not supported in script strings", cp),
+                esc, pos_);
           }
           append_utf8(value, cp);
           break;
         }
-        case 'N': fail("\\N{...} escapes are not supported in script", esc, pos_);
+        case 'N':
+          fail("\\N{...} escapes are not supported in script", esc, pos_);
         default:
           if (e >= '0' && e <= '7') {  // up to three octal digits
             uint32_t cp = static_cast<uint32_t>(e - '0');
@@ -514,11 +550,13 @@ Token Lexer::lex_operator(size_t begin) {
   }
   const auto c = static_cast<unsigned char>(s[begin]);
   if (!best) {
-    if (c < 0x20 || c == 0x7F) fail(fmt::format("invalid non-printable character U+{:04X}", c), begin, begin + 1);
+    if (c < 0x20 || c == 0x7F)
+      fail(fmt::format("invalid non-printable character U+{:04X}", c), begin, begin + 1);
     if (c >= 0x80) {
       uint32_t cp = 0;
       const size_t len = decode_utf8(s, begin, cp);
-      fail(fmt::format("invalid character '{}' (U+{:04X})", s.substr(begin, len), cp), begin, begin + len);
+      fail(fmt::format("invalid character '{}' (U+{:04X})", s.substr(begin, len), cp), begin,
+           begin + len);
     }
     fail("invalid syntax", begin, begin + 1);
   }

@@ -39,38 +39,65 @@ struct BinaryOp {
 
 std::optional<BinaryOp> binary_op(Tok t) {
   switch (t) {
-    case Tok::Pipe: return BinaryOp{BinOpKind::BitOr, 1};
-    case Tok::Caret: return BinaryOp{BinOpKind::BitXor, 2};
-    case Tok::Amp: return BinaryOp{BinOpKind::BitAnd, 3};
-    case Tok::LShift: return BinaryOp{BinOpKind::LShift, 4};
-    case Tok::RShift: return BinaryOp{BinOpKind::RShift, 4};
-    case Tok::Plus: return BinaryOp{BinOpKind::Add, 5};
-    case Tok::Minus: return BinaryOp{BinOpKind::Sub, 5};
-    case Tok::Star: return BinaryOp{BinOpKind::Mul, 6};
-    case Tok::Slash: return BinaryOp{BinOpKind::Div, 6};
-    case Tok::DoubleSlash: return BinaryOp{BinOpKind::FloorDiv, 6};
-    case Tok::Percent: return BinaryOp{BinOpKind::Mod, 6};
-    case Tok::At: return BinaryOp{BinOpKind::MatMul, 6};
-    default: return std::nullopt;
+    case Tok::Pipe:
+      return BinaryOp{BinOpKind::BitOr, 1};
+    case Tok::Caret:
+      return BinaryOp{BinOpKind::BitXor, 2};
+    case Tok::Amp:
+      return BinaryOp{BinOpKind::BitAnd, 3};
+    case Tok::LShift:
+      return BinaryOp{BinOpKind::LShift, 4};
+    case Tok::RShift:
+      return BinaryOp{BinOpKind::RShift, 4};
+    case Tok::Plus:
+      return BinaryOp{BinOpKind::Add, 5};
+    case Tok::Minus:
+      return BinaryOp{BinOpKind::Sub, 5};
+    case Tok::Star:
+      return BinaryOp{BinOpKind::Mul, 6};
+    case Tok::Slash:
+      return BinaryOp{BinOpKind::Div, 6};
+    case Tok::DoubleSlash:
+      return BinaryOp{BinOpKind::FloorDiv, 6};
+    case Tok::Percent:
+      return BinaryOp{BinOpKind::Mod, 6};
+    case Tok::At:
+      return BinaryOp{BinOpKind::MatMul, 6};
+    default:
+      return std::nullopt;
   }
 }
 
 std::optional<BinOpKind> augmented_op(Tok t) {
   switch (t) {
-    case Tok::PlusEq: return BinOpKind::Add;
-    case Tok::MinusEq: return BinOpKind::Sub;
-    case Tok::StarEq: return BinOpKind::Mul;
-    case Tok::SlashEq: return BinOpKind::Div;
-    case Tok::DoubleSlashEq: return BinOpKind::FloorDiv;
-    case Tok::PercentEq: return BinOpKind::Mod;
-    case Tok::DoubleStarEq: return BinOpKind::Pow;
-    case Tok::AtEq: return BinOpKind::MatMul;
-    case Tok::AmpEq: return BinOpKind::BitAnd;
-    case Tok::PipeEq: return BinOpKind::BitOr;
-    case Tok::CaretEq: return BinOpKind::BitXor;
-    case Tok::LShiftEq: return BinOpKind::LShift;
-    case Tok::RShiftEq: return BinOpKind::RShift;
-    default: return std::nullopt;
+    case Tok::PlusEq:
+      return BinOpKind::Add;
+    case Tok::MinusEq:
+      return BinOpKind::Sub;
+    case Tok::StarEq:
+      return BinOpKind::Mul;
+    case Tok::SlashEq:
+      return BinOpKind::Div;
+    case Tok::DoubleSlashEq:
+      return BinOpKind::FloorDiv;
+    case Tok::PercentEq:
+      return BinOpKind::Mod;
+    case Tok::DoubleStarEq:
+      return BinOpKind::Pow;
+    case Tok::AtEq:
+      return BinOpKind::MatMul;
+    case Tok::AmpEq:
+      return BinOpKind::BitAnd;
+    case Tok::PipeEq:
+      return BinOpKind::BitOr;
+    case Tok::CaretEq:
+      return BinOpKind::BitXor;
+    case Tok::LShiftEq:
+      return BinOpKind::LShift;
+    case Tok::RShiftEq:
+      return BinOpKind::RShift;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -82,33 +109,66 @@ bool is_layout(Tok t) {
 // missing comma).
 bool starts_expression(Tok t) {
   switch (t) {
-    case Tok::Identifier: case Tok::Int: case Tok::Float: case Tok::String: case Tok::KwNone:
-    case Tok::KwTrue: case Tok::KwFalse: case Tok::Ellipsis: case Tok::LParen:
-    case Tok::LBracket: case Tok::LBrace: case Tok::Minus: case Tok::Plus: case Tok::Tilde:
-    case Tok::KwNot: case Tok::Star: case Tok::KwLambda: case Tok::KwAwait: case Tok::KwYield:
+    case Tok::Identifier:
+    case Tok::Int:
+    case Tok::Float:
+    case Tok::String:
+    case Tok::KwNone:
+    case Tok::KwTrue:
+    case Tok::KwFalse:
+    case Tok::Ellipsis:
+    case Tok::LParen:
+    case Tok::LBracket:
+    case Tok::LBrace:
+    case Tok::Minus:
+    case Tok::Plus:
+    case Tok::Tilde:
+    case Tok::KwNot:
+    case Tok::Star:
+    case Tok::KwLambda:
+    case Tok::KwAwait:
+    case Tok::KwYield:
       return true;
-    default: return false;
+    default:
+      return false;
   }
 }
 
 // How Python names an expression in "cannot assign to ..." messages.
 const char* describe(const Expr& e) {
   switch (e.kind) {
-    case ExprKind::Name: return "name";
-    case ExprKind::Int: case ExprKind::Float: case ExprKind::Str: return "literal";
-    case ExprKind::Bool: return e.as<BoolLit>().value ? "True" : "False";
-    case ExprKind::None: return "None";
-    case ExprKind::Attribute: return "attribute";
-    case ExprKind::Call: return "function call";
-    case ExprKind::Subscript: return "subscript";
-    case ExprKind::Compare: return "comparison";
-    case ExprKind::IfExp: return "conditional expression";
-    case ExprKind::List: return "list";
-    case ExprKind::Tuple: return "tuple";
-    case ExprKind::Dict: return "dict literal";
-    case ExprKind::ListComp: return "list comprehension";
-    case ExprKind::Starred: return "starred";
-    default: return "expression";
+    case ExprKind::Name:
+      return "name";
+    case ExprKind::Int:
+    case ExprKind::Float:
+    case ExprKind::Str:
+      return "literal";
+    case ExprKind::Bool:
+      return e.as<BoolLit>().value ? "True" : "False";
+    case ExprKind::None:
+      return "None";
+    case ExprKind::Attribute:
+      return "attribute";
+    case ExprKind::Call:
+      return "function call";
+    case ExprKind::Subscript:
+      return "subscript";
+    case ExprKind::Compare:
+      return "comparison";
+    case ExprKind::IfExp:
+      return "conditional expression";
+    case ExprKind::List:
+      return "list";
+    case ExprKind::Tuple:
+      return "tuple";
+    case ExprKind::Dict:
+      return "dict literal";
+    case ExprKind::ListComp:
+      return "list comprehension";
+    case ExprKind::Starred:
+      return "starred";
+    default:
+      return "expression";
   }
 }
 
@@ -178,7 +238,8 @@ class Parser {
   void close(Tok closer, size_t item) {
     if (accept(closer)) return;
     if (item != std::string::npos && starts_expression(cur().kind)) {
-      fail("invalid syntax. Perhaps you forgot a comma?", SourceRange(source_, item, cur().range.end));
+      fail("invalid syntax. Perhaps you forgot a comma?",
+           SourceRange(source_, item, cur().range.end));
     }
     syntax_error();
   }
@@ -186,7 +247,8 @@ class Parser {
   // One more level of nesting (Note [Nesting limit]); a DepthGuard undoes it.
   void nest() {
     if (++depth_ > kMaxNesting) {
-      fail(fmt::format("expression or block nested too deeply (the limit is {} levels)", kMaxNesting),
+      fail(fmt::format("expression or block nested too deeply (the limit is {} levels)",
+                       kMaxNesting),
            cur().range);
     }
   }
@@ -203,10 +265,12 @@ class Parser {
   void check_target(const Expr& e, bool del = false) const {
     switch (e.kind) {
       case ExprKind::Name:
-        if (is_ellipsis(e)) fail(del ? "cannot delete ellipsis" : "cannot assign to ellipsis", e.range);
+        if (is_ellipsis(e))
+          fail(del ? "cannot delete ellipsis" : "cannot assign to ellipsis", e.range);
         return;
       case ExprKind::Attribute:
-      case ExprKind::Subscript: return;
+      case ExprKind::Subscript:
+        return;
       case ExprKind::Tuple:
         for (const ExprPtr& elt : e.as<TupleExpr>().elts) check_target(*elt, del);
         return;
@@ -219,7 +283,8 @@ class Parser {
           return;
         }
         [[fallthrough]];
-      default: fail(fmt::format("cannot {} {}", del ? "delete" : "assign to", describe(e)), e.range);
+      default:
+        fail(fmt::format("cannot {} {}", del ? "delete" : "assign to", describe(e)), e.range);
     }
   }
 
@@ -233,30 +298,51 @@ class Parser {
   // compound_stmt: if_stmt | while_stmt | for_stmt | with_stmt | funcdef | classdef | decorated
   void parse_statement(Body& out) {
     switch (cur().kind) {
-      case Tok::KwIf: out.push_back(parse_if()); return;
-      case Tok::KwWhile: out.push_back(parse_while()); return;
-      case Tok::KwFor: out.push_back(parse_for()); return;
-      case Tok::KwWith: out.push_back(parse_with()); return;
-      case Tok::KwDef: out.push_back(parse_def({})); return;
-      case Tok::KwClass: out.push_back(parse_class({})); return;
-      case Tok::At: out.push_back(parse_decorated()); return;
-      case Tok::KwTry: fail("try statements are not supported in script", cur().range);
-      case Tok::KwAsync: reject_async();
+      case Tok::KwIf:
+        out.push_back(parse_if());
+        return;
+      case Tok::KwWhile:
+        out.push_back(parse_while());
+        return;
+      case Tok::KwFor:
+        out.push_back(parse_for());
+        return;
+      case Tok::KwWith:
+        out.push_back(parse_with());
+        return;
+      case Tok::KwDef:
+        out.push_back(parse_def({}));
+        return;
+      case Tok::KwClass:
+        out.push_back(parse_class({}));
+        return;
+      case Tok::At:
+        out.push_back(parse_decorated());
+        return;
+      case Tok::KwTry:
+        fail("try statements are not supported in script", cur().range);
+      case Tok::KwAsync:
+        reject_async();
       case Tok::Indent: {
         const size_t first = cur().range.end;  // the indented line's first token
         fail("unexpected indent", SourceRange(source_, first, first + 1));
       }
-      default: parse_simple_stmt(out);
+      default:
+        parse_simple_stmt(out);
     }
   }
 
   [[noreturn]] void reject_async() {
     const SourceRange at_async = cur().range;
     switch (peek(1).kind) {
-      case Tok::KwDef: fail("async functions are not supported in script", at_async);
-      case Tok::KwFor: fail("async for loops are not supported in script", at_async);
-      case Tok::KwWith: fail("async with statements are not supported in script", at_async);
-      default: fail("invalid syntax", at_async);
+      case Tok::KwDef:
+        fail("async functions are not supported in script", at_async);
+      case Tok::KwFor:
+        fail("async for loops are not supported in script", at_async);
+      case Tok::KwWith:
+        fail("async with statements are not supported in script", at_async);
+      default:
+        fail("invalid syntax", at_async);
     }
   }
 
@@ -445,11 +531,13 @@ class Parser {
     while (!at(Tok::RParen)) {
       const size_t begin = start();
       Param p;
-      if (at(Tok::Slash)) fail("positional-only parameters ('/') are not supported in script", cur().range);
+      if (at(Tok::Slash))
+        fail("positional-only parameters ('/') are not supported in script", cur().range);
       if (accept(Tok::DoubleStar)) {
         p.kind = Param::VarKw;
       } else if (accept(Tok::Star)) {
-        if (seen_star) fail("* argument may appear only once", SourceRange(source_, begin, last_end_));
+        if (seen_star)
+          fail("* argument may appear only once", SourceRange(source_, begin, last_end_));
         seen_star = true;
         if (!at(Tok::Identifier)) {  // a bare '*': keyword-only parameters follow
           if (!accept(Tok::Comma) || at(Tok::RParen) || at(Tok::DoubleStar)) {
@@ -470,8 +558,10 @@ class Parser {
       }
       if (accept(Tok::Colon)) p.annotation = parse_test();
       if (at(Tok::Eq)) {
-        if (p.kind == Param::VarArgs) fail("var-positional argument cannot have default value", cur().range);
-        if (p.kind == Param::VarKw) fail("var-keyword argument cannot have default value", cur().range);
+        if (p.kind == Param::VarArgs)
+          fail("var-positional argument cannot have default value", cur().range);
+        if (p.kind == Param::VarKw)
+          fail("var-keyword argument cannot have default value", cur().range);
         advance();
         p.default_value = parse_test();
         if (p.kind == Param::Positional) seen_default = true;
@@ -482,7 +572,8 @@ class Parser {
       const bool var_kw = p.kind == Param::VarKw;
       params.push_back(std::move(p));
       if (!accept(Tok::Comma)) break;
-      if (var_kw && !at(Tok::RParen)) fail("arguments cannot follow var-keyword argument", cur().range);
+      if (var_kw && !at(Tok::RParen))
+        fail("arguments cannot follow var-keyword argument", cur().range);
     }
     close(Tok::RParen, std::string::npos);
   }
@@ -500,7 +591,8 @@ class Parser {
         item = start();
         node->bases.push_back(parse_test());
         if (at(Tok::Eq)) {
-          fail("keyword arguments in class bases are not supported in script", node->bases.back()->range);
+          fail("keyword arguments in class bases are not supported in script",
+               node->bases.back()->range);
         }
         if (!accept(Tok::Comma)) break;
       }
@@ -528,20 +620,33 @@ class Parser {
     const size_t begin = start();
     switch (cur().kind) {
       // pass_stmt: 'pass'    break_stmt: 'break'    continue_stmt: 'continue'
-      case Tok::KwPass: advance(); return std::make_unique<SimpleStmt>(StmtKind::Pass, span(begin));
-      case Tok::KwBreak: advance(); return std::make_unique<SimpleStmt>(StmtKind::Break, span(begin));
+      case Tok::KwPass:
+        advance();
+        return std::make_unique<SimpleStmt>(StmtKind::Pass, span(begin));
+      case Tok::KwBreak:
+        advance();
+        return std::make_unique<SimpleStmt>(StmtKind::Break, span(begin));
       case Tok::KwContinue:
         advance();
         return std::make_unique<SimpleStmt>(StmtKind::Continue, span(begin));
-      case Tok::KwReturn: return parse_return();
-      case Tok::KwRaise: return parse_raise();
-      case Tok::KwAssert: return parse_assert();
-      case Tok::KwDel: return parse_del();
-      case Tok::KwGlobal: return parse_name_list(StmtKind::Global);
-      case Tok::KwNonlocal: return parse_name_list(StmtKind::Nonlocal);
-      case Tok::KwImport: return parse_import();
-      case Tok::KwFrom: return parse_import_from();
-      default: return parse_expr_stmt();
+      case Tok::KwReturn:
+        return parse_return();
+      case Tok::KwRaise:
+        return parse_raise();
+      case Tok::KwAssert:
+        return parse_assert();
+      case Tok::KwDel:
+        return parse_del();
+      case Tok::KwGlobal:
+        return parse_name_list(StmtKind::Global);
+      case Tok::KwNonlocal:
+        return parse_name_list(StmtKind::Nonlocal);
+      case Tok::KwImport:
+        return parse_import();
+      case Tok::KwFrom:
+        return parse_import_from();
+      default:
+        return parse_expr_stmt();
     }
   }
 
@@ -662,7 +767,8 @@ class Parser {
         if (accept(Tok::KwAs)) alias.asname = expect(Tok::Identifier, "invalid syntax").text;
         alias.range = span(alias_begin);
         node->names.push_back(std::move(alias));
-        if (!parenthesized && at(Tok::Comma) && (peek(1).kind == Tok::Newline || peek(1).kind == Tok::Semi)) {
+        if (!parenthesized && at(Tok::Comma) &&
+            (peek(1).kind == Tok::Newline || peek(1).kind == Tok::Semi)) {
           fail("trailing comma not allowed without surrounding parentheses", cur().range);
         }
       } while (accept(Tok::Comma));
@@ -679,7 +785,8 @@ class Parser {
     ExprPtr first = parse_testlist_star_expr();
     if (at(Tok::Colon)) {
       if (first->kind == ExprKind::Tuple || first->kind == ExprKind::List) {
-        fail(fmt::format("only single target (not {}) can be annotated", describe(*first)), first->range);
+        fail(fmt::format("only single target (not {}) can be annotated", describe(*first)),
+             first->range);
       }
       if (first->kind != ExprKind::Name && first->kind != ExprKind::Attribute &&
           first->kind != ExprKind::Subscript) {
@@ -700,8 +807,9 @@ class Parser {
     if (const std::optional<BinOpKind> op = augmented_op(cur().kind)) {
       if ((first->kind != ExprKind::Name || is_ellipsis(*first)) &&
           first->kind != ExprKind::Attribute && first->kind != ExprKind::Subscript) {
-        fail(fmt::format("'{}' is an illegal expression for augmented assignment", describe(*first)),
-             first->range);
+        fail(
+            fmt::format("'{}' is an illegal expression for augmented assignment", describe(*first)),
+            first->range);
       }
       advance();
       auto node = std::make_unique<AugAssign>(SourceRange());
@@ -736,10 +844,14 @@ class Parser {
 
   // testlist_star_expr: (test|star_expr) (',' (test|star_expr))* [',']
   // A comma makes a tuple; its range includes a trailing comma.
-  ExprPtr parse_testlist_star_expr() { return parse_list_of([this] { return parse_test_or_star(); }); }
+  ExprPtr parse_testlist_star_expr() {
+    return parse_list_of([this] { return parse_test_or_star(); });
+  }
 
   // exprlist: (expr|star_expr) (',' (expr|star_expr))* [',']
-  ExprPtr parse_exprlist() { return parse_list_of([this] { return parse_expr_or_star(); }); }
+  ExprPtr parse_exprlist() {
+    return parse_list_of([this] { return parse_expr_or_star(); });
+  }
 
   template <typename ParseItem>
   ExprPtr parse_list_of(ParseItem parse_item) {
@@ -781,7 +893,8 @@ class Parser {
       node->range = span(begin);
       body = std::move(node);
     }
-    if (at(Tok::Walrus)) fail("assignment expressions (':=') are not supported in script", cur().range);
+    if (at(Tok::Walrus))
+      fail("assignment expressions (':=') are not supported in script", cur().range);
     return body;
   }
 
@@ -832,13 +945,27 @@ class Parser {
   std::optional<CmpOpKind> parse_comp_op() {
     std::optional<CmpOpKind> op;
     switch (cur().kind) {
-      case Tok::Lt: op = CmpOpKind::Lt; break;
-      case Tok::Gt: op = CmpOpKind::Gt; break;
-      case Tok::EqEq: op = CmpOpKind::Eq; break;
-      case Tok::GtE: op = CmpOpKind::GtE; break;
-      case Tok::LtE: op = CmpOpKind::LtE; break;
-      case Tok::NotEq: op = CmpOpKind::NotEq; break;
-      case Tok::KwIn: op = CmpOpKind::In; break;
+      case Tok::Lt:
+        op = CmpOpKind::Lt;
+        break;
+      case Tok::Gt:
+        op = CmpOpKind::Gt;
+        break;
+      case Tok::EqEq:
+        op = CmpOpKind::Eq;
+        break;
+      case Tok::GtE:
+        op = CmpOpKind::GtE;
+        break;
+      case Tok::LtE:
+        op = CmpOpKind::LtE;
+        break;
+      case Tok::NotEq:
+        op = CmpOpKind::NotEq;
+        break;
+      case Tok::KwIn:
+        op = CmpOpKind::In;
+        break;
       case Tok::KwIs:
         advance();
         return accept(Tok::KwNot) ? CmpOpKind::IsNot : CmpOpKind::Is;
@@ -847,7 +974,8 @@ class Parser {
         advance();
         op = CmpOpKind::NotIn;
         break;
-      default: return std::nullopt;
+      default:
+        return std::nullopt;
     }
     advance();
     return op;
@@ -877,10 +1005,17 @@ class Parser {
   ExprPtr parse_factor() {
     UnaryOpKind op;
     switch (cur().kind) {
-      case Tok::Plus: op = UnaryOpKind::Pos; break;
-      case Tok::Minus: op = UnaryOpKind::Neg; break;
-      case Tok::Tilde: op = UnaryOpKind::Invert; break;
-      default: return parse_power();
+      case Tok::Plus:
+        op = UnaryOpKind::Pos;
+        break;
+      case Tok::Minus:
+        op = UnaryOpKind::Neg;
+        break;
+      case Tok::Tilde:
+        op = UnaryOpKind::Invert;
+        break;
+      default:
+        return parse_power();
     }
     const size_t begin = start();
     DepthGuard guard(depth_);
@@ -899,7 +1034,8 @@ class Parser {
     DepthGuard guard(depth_);
     nest();
     ExprPtr exponent = parse_factor();
-    return std::make_unique<BinOp>(BinOpKind::Pow, std::move(base), std::move(exponent), span(begin));
+    return std::make_unique<BinOp>(BinOpKind::Pow, std::move(base), std::move(exponent),
+                                   span(begin));
   }
 
   // primary: atom trailer*
@@ -936,7 +1072,8 @@ class Parser {
     size_t item = std::string::npos;
     while (!at(Tok::RParen)) {
       item = start();
-      if (at(Tok::DoubleStar)) fail("'**' argument unpacking is not supported in script", cur().range);
+      if (at(Tok::DoubleStar))
+        fail("'**' argument unpacking is not supported in script", cur().range);
       if (accept(Tok::Star)) {
         ExprPtr value = parse_test();
         call->args.push_back(std::make_unique<Starred>(std::move(value), span(item)));
@@ -965,7 +1102,8 @@ class Parser {
           kw.range = span(item);
           call->keywords.push_back(std::move(kw));
         } else {
-          if (!call->keywords.empty()) fail("positional argument follows keyword argument", value->range);
+          if (!call->keywords.empty())
+            fail("positional argument follows keyword argument", value->range);
           call->args.push_back(std::move(value));
         }
       }
@@ -1003,7 +1141,9 @@ class Parser {
     advance();
     auto slice = std::make_unique<Slice>(SourceRange());
     slice->lower = std::move(lower);
-    const auto bound_follows = [&] { return !at(Tok::Colon) && !at(Tok::Comma) && !at(Tok::RBracket); };
+    const auto bound_follows = [&] {
+      return !at(Tok::Colon) && !at(Tok::Comma) && !at(Tok::RBracket);
+    };
     if (bound_follows()) slice->upper = parse_test();
     if (accept(Tok::Colon) && bound_follows()) slice->step = parse_test();
     slice->range = span(begin);
@@ -1032,17 +1172,28 @@ class Parser {
         while (at(Tok::String)) value += advance().text;
         return std::make_unique<StrLit>(std::move(value), span(begin));
       }
-      case Tok::KwNone: return std::make_unique<NoneLit>(advance().range);
-      case Tok::KwTrue: return std::make_unique<BoolLit>(true, advance().range);
-      case Tok::KwFalse: return std::make_unique<BoolLit>(false, advance().range);
-      case Tok::Ellipsis: return std::make_unique<Name>("Ellipsis", advance().range);
-      case Tok::LParen: return parse_paren();
-      case Tok::LBracket: return parse_list();
-      case Tok::LBrace: return parse_dict();
-      case Tok::KwYield: fail("yield is not supported in script", cur().range);
-      case Tok::KwLambda: fail("lambda is not supported in script", cur().range);
-      case Tok::KwAwait: fail("await is not supported in script", cur().range);
-      default: syntax_error();
+      case Tok::KwNone:
+        return std::make_unique<NoneLit>(advance().range);
+      case Tok::KwTrue:
+        return std::make_unique<BoolLit>(true, advance().range);
+      case Tok::KwFalse:
+        return std::make_unique<BoolLit>(false, advance().range);
+      case Tok::Ellipsis:
+        return std::make_unique<Name>("Ellipsis", advance().range);
+      case Tok::LParen:
+        return parse_paren();
+      case Tok::LBracket:
+        return parse_list();
+      case Tok::LBrace:
+        return parse_dict();
+      case Tok::KwYield:
+        fail("yield is not supported in script", cur().range);
+      case Tok::KwLambda:
+        fail("lambda is not supported in script", cur().range);
+      case Tok::KwAwait:
+        fail("await is not supported in script", cur().range);
+      default:
+        syntax_error();
     }
   }
 
@@ -1063,7 +1214,8 @@ class Parser {
     }
     if (!at(Tok::Comma)) {
       close(Tok::RParen, item);
-      if (first->kind == ExprKind::Starred) fail("cannot use starred expression here", first->range);
+      if (first->kind == ExprKind::Starred)
+        fail("cannot use starred expression here", first->range);
       return first;
     }
     auto tuple = std::make_unique<TupleExpr>(SourceRange());
@@ -1102,7 +1254,8 @@ class Parser {
 
   // comp_for: 'for' exprlist 'in' or_test ('if' or_test)*      (one 'for' only)
   ExprPtr parse_list_comp(ExprPtr elt, size_t begin) {
-    if (at(Tok::KwAsync)) fail("asynchronous comprehensions are not supported in script", cur().range);
+    if (at(Tok::KwAsync))
+      fail("asynchronous comprehensions are not supported in script", cur().range);
     if (elt->kind == ExprKind::Starred) {
       fail("iterable unpacking cannot be used in comprehension", elt->range);
     }
@@ -1133,13 +1286,17 @@ class Parser {
     size_t item = std::string::npos;
     while (!at(Tok::RBrace)) {
       item = start();
-      if (at(Tok::DoubleStar)) fail("dict unpacking ('**') is not supported in script", cur().range);
+      if (at(Tok::DoubleStar))
+        fail("dict unpacking ('**') is not supported in script", cur().range);
       dict->keys.push_back(parse_test());
-      if (at(Tok::KwFor)) fail("set comprehensions are not supported in script", cur().range);
-      if (at(Tok::Comma) || at(Tok::RBrace)) {
-        fail("set literals are not supported in script", SourceRange(source_, begin, cur().range.end));
+      if (dict->keys.size() == 1 && at(Tok::KwFor)) {
+        fail("set comprehensions are not supported in script", cur().range);
       }
-      expect_colon();
+      if (dict->keys.size() == 1 && (at(Tok::Comma) || at(Tok::RBrace))) {
+        fail("set literals are not supported in script",
+             SourceRange(source_, begin, cur().range.end));
+      }
+      expect(Tok::Colon, "':' expected after dictionary key");
       dict->values.push_back(parse_test());
       if (at(Tok::KwFor)) fail("dict comprehensions are not supported in script", cur().range);
       if (!accept(Tok::Comma)) break;

@@ -18,7 +18,9 @@ std::shared_ptr<const Source> source_of(std::string text) {
 }
 
 // The dump of a module, one top-level statement per line.
-std::string parse(std::string text) { return dump(*parse_module(source_of(std::move(text)))); }
+std::string parse(std::string text) {
+  return dump(*parse_module(source_of(std::move(text))));
+}
 
 // The dump of the single expression statement `text`.
 std::string expr(std::string text) {
@@ -37,7 +39,9 @@ std::string error_of(std::string text) {
   return "no error";
 }
 
-std::string text_of(const SourceRange& r) { return r.source->text().substr(r.start, r.end - r.start); }
+std::string text_of(const SourceRange& r) {
+  return r.source->text().substr(r.start, r.end - r.start);
+}
 
 // "Kind:text" for each token, layout tokens by name alone.
 std::string token_list(std::string text) {
@@ -45,7 +49,8 @@ std::string token_list(std::string text) {
   for (const Token& t : tokenize(source_of(std::move(text)))) {
     if (!out.empty()) out += ' ';
     out += token_name(t.kind);
-    if (t.kind == Tok::Identifier || t.kind == Tok::Int || t.kind == Tok::Float) out += ":" + t.text;
+    if (t.kind == Tok::Identifier || t.kind == Tok::Int || t.kind == Tok::Float)
+      out += ":" + t.text;
   }
   return out;
 }
@@ -111,7 +116,8 @@ TEST(ScriptLexer, NoLayoutInsideBrackets) {
 TEST(ScriptLexer, BackslashContinuation) {
   EXPECT_EQ(token_list("x = 1 + \\\n        2\ny\n"),
             "Identifier:x Eq Int:1 Plus Int:2 Newline Identifier:y Newline EndOfFile");
-  EXPECT_EQ(token_list("x = 1 + \\\r\n 2\r\n"), "Identifier:x Eq Int:1 Plus Int:2 Newline EndOfFile");
+  EXPECT_EQ(token_list("x = 1 + \\\r\n 2\r\n"),
+            "Identifier:x Eq Int:1 Plus Int:2 Newline EndOfFile");
 }
 
 TEST(ScriptLexer, EndOfInputClosesLineAndBlocks) {
@@ -124,6 +130,15 @@ TEST(ScriptLexer, EndOfInputClosesLineAndBlocks) {
   EXPECT_EQ(tokens.back().range.start, 33u);  // at the end of the text
   EXPECT_EQ(token_list(""), "EndOfFile");
   EXPECT_EQ(token_list("\n\n  # only a comment"), "EndOfFile");
+}
+
+TEST(ScriptLexer, WindowsLineEndingsAndFormFeeds) {
+  EXPECT_EQ(token_list("if x:\r\n  y\r\n\r\n  # c\r\nz\r\n"),
+            "KwIf Identifier:x Colon Newline Indent Identifier:y Newline Dedent Identifier:z "
+            "Newline EndOfFile");
+  // A form feed resets the indentation count, as in Python.
+  EXPECT_EQ(token_list("if x:\n  \f  y\n"),
+            "KwIf Identifier:x Colon Newline Indent Identifier:y Newline Dedent EndOfFile");
 }
 
 TEST(ScriptLexer, TabsAdvanceToMultiplesOfEight) {
@@ -172,10 +187,11 @@ TEST(ScriptLexer, Strings) {
   EXPECT_EQ(single_token(R"("a'b")").text, "a'b");
   EXPECT_EQ(single_token(R"('\n\t\\\'\"\r\a\b\f\v')").text, "\n\t\\'\"\r\a\b\f\v");
   EXPECT_EQ(single_token(R"('\x41\x7e\xe9')").text, "A~\xc3\xa9");
-  EXPECT_EQ(single_token(R"('\u00e9\u20AC\U0001F600')").text, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+  EXPECT_EQ(single_token(R"('\u00e9\u20AC\U0001F600')").text,
+            "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
   EXPECT_EQ(single_token(R"('\101\0\7')").text, std::string("A\0\a", 3));
   EXPECT_EQ(single_token(R"('\d\q')").text, "\\d\\q");  // unknown escapes stay as written
-  EXPECT_EQ(single_token("'a\\\nb'").text, "ab");      // an escaped line break continues
+  EXPECT_EQ(single_token("'a\\\nb'").text, "ab");       // an escaped line break continues
   EXPECT_EQ(single_token(R"(r'\n\'\\')").text, R"(\n\'\\)");
   EXPECT_EQ(single_token(R"(R"\d+")").text, R"(\d+)");
   EXPECT_EQ(single_token(R"(u'x')").text, "x");
@@ -224,7 +240,8 @@ TEST(ScriptParser, AnnotatedAssignments) {
   EXPECT_EQ(parse("x: Final[int] = 3"), "(: x (sub Final int) 3)");
   EXPECT_EQ(parse("self.x: List[Tensor]"), "(: (. self x) (sub List Tensor))");
   EXPECT_EQ(parse("x: Tuple[int, float] = 1, 2.0"), "(: x (sub Tuple int float) (tuple 1 2.0))");
-  EXPECT_EQ(parse("x: Optional[torch.Tensor] = None"), "(: x (sub Optional (. torch Tensor)) None)");
+  EXPECT_EQ(parse("x: Optional[torch.Tensor] = None"),
+            "(: x (sub Optional (. torch Tensor)) None)");
 }
 
 TEST(ScriptParser, IfElifElse) {
@@ -238,7 +255,8 @@ TEST(ScriptParser, IfElifElse) {
 TEST(ScriptParser, Loops) {
   EXPECT_EQ(parse("for i in range(10):\n  if i: break\n  continue"),
             "(for i (call range 10) (body (if i (body (break))) (continue)))");
-  EXPECT_EQ(parse("for k, v in d.items(): pass"), "(for (tuple k v) (call (. d items)) (body (pass)))");
+  EXPECT_EQ(parse("for k, v in d.items(): pass"),
+            "(for (tuple k v) (call (. d items)) (body (pass)))");
   EXPECT_EQ(parse("for x in a, b: pass"), "(for x (tuple a b) (body (pass)))");
   EXPECT_EQ(parse("for (a, b) in z: pass"), "(for (tuple a b) z (body (pass)))");
   EXPECT_EQ(parse("while x < 3:\n  x += 1"), "(while (cmp x < 3) (body (+= x 1)))");
@@ -267,7 +285,8 @@ TEST(ScriptParser, With) {
   EXPECT_EQ(parse("with (a as b, c,): pass"), "(with (item a b) (item c) (body (pass)))");
   EXPECT_EQ(parse("with (a, b): pass"), "(with (item a) (item b) (body (pass)))");
   EXPECT_EQ(parse("with (a) as b: pass"), "(with (item a b) (body (pass)))");
-  EXPECT_EQ(parse("with (a).b() as c, d: pass"), "(with (item (call (. a b)) c) (item d) (body (pass)))");
+  EXPECT_EQ(parse("with (a).b() as c, d: pass"),
+            "(with (item (call (. a b)) c) (item d) (body (pass)))");
   EXPECT_EQ(error_of("with (yield): pass"), "1:7: yield is not supported in script");
 }
 
@@ -283,8 +302,9 @@ TEST(ScriptParser, FunctionDefinitions) {
   EXPECT_EQ(parse("@torch.jit.script\n@staticmethod\ndef f(self):\n  '''Doc.'''\n  return 1\n"),
             "(def f (params self) (decorators (. (. torch jit) script) staticmethod) "
             "(body (expr \"Doc.\") (return 1)))");
-  EXPECT_EQ(parse("@decorator(with_args=1)\ndef f(): ..."),
-            "(def f (params) (decorators (call decorator (kw with_args 1))) (body (expr Ellipsis)))");
+  EXPECT_EQ(
+      parse("@decorator(with_args=1)\ndef f(): ..."),
+      "(def f (params) (decorators (call decorator (kw with_args 1))) (body (expr Ellipsis)))");
 }
 
 TEST(ScriptParser, ClassDefinitions) {
@@ -298,7 +318,8 @@ TEST(ScriptParser, ClassDefinitions) {
 
 TEST(ScriptParser, Imports) {
   EXPECT_EQ(parse("import torch"), "(import torch)");
-  EXPECT_EQ(parse("import torch.nn.functional as F, math"), "(import (as torch.nn.functional F) math)");
+  EXPECT_EQ(parse("import torch.nn.functional as F, math"),
+            "(import (as torch.nn.functional F) math)");
   EXPECT_EQ(parse("from ampjit.amp import autocast as ac, GradScaler"),
             "(from ampjit.amp (as autocast ac) GradScaler)");
   EXPECT_EQ(parse("from . import x"), "(from . x)");
@@ -319,13 +340,14 @@ TEST(ScriptParser, MultiLineFunction) {
       "    for i in range(len(self.layers)):\n"
       "        y = self.layers[i](y)\n"
       "    return y.softmax(dim=-1)\n";
-  EXPECT_EQ(parse(src),
-            "(import torch)\n"
-            "(def forward (params self (x : (. torch Tensor)) (mask : (sub Optional Tensor) = None)) "
-            "(-> Tensor) (body (= y (* x (. self scale))) (if (cmp mask is not None) (body (= y "
-            "(call (. y masked_fill) (cmp mask == 0) (- 1000000000.0))))) (for i (call range (call "
-            "len (. self layers))) (body (= y (call (sub (. self layers) i) y)))) (return (call (. "
-            "y softmax) (kw dim (- 1))))))");
+  EXPECT_EQ(
+      parse(src),
+      "(import torch)\n"
+      "(def forward (params self (x : (. torch Tensor)) (mask : (sub Optional Tensor) = None)) "
+      "(-> Tensor) (body (= y (* x (. self scale))) (if (cmp mask is not None) (body (= y "
+      "(call (. y masked_fill) (cmp mask == 0) (- 1000000000.0))))) (for i (call range (call "
+      "len (. self layers))) (body (= y (call (sub (. self layers) i) y)))) (return (call (. "
+      "y softmax) (kw dim (- 1))))))");
 }
 
 // ---- Parser: expressions -----------------------------------------------------------------------
@@ -371,8 +393,7 @@ TEST(ScriptParser, CallsAttributesSubscripts) {
   EXPECT_EQ(expr("a.b.c(d)(e)"), "(call (call (. (. a b) c) d) e)");
   EXPECT_EQ(expr("x[0]"), "(sub x 0)");
   EXPECT_EQ(expr("x[0,]"), "(sub x 0)");
-  EXPECT_EQ(expr("x[1:2, ::2, None, ...]"),
-            "(sub x (slice 1 2 _) (slice _ _ 2) None Ellipsis)");
+  EXPECT_EQ(expr("x[1:2, ::2, None, ...]"), "(sub x (slice 1 2 _) (slice _ _ 2) None Ellipsis)");
   EXPECT_EQ(expr("x[:]"), "(sub x (slice _ _ _))");
   EXPECT_EQ(expr("x[a:]"), "(sub x (slice a _ _))");
   EXPECT_EQ(expr("x[:b]"), "(sub x (slice _ b _))");
@@ -533,7 +554,8 @@ TEST(ScriptParserErrors, SyntaxErrors) {
   EXPECT_EQ(error_of("a if b"), "1:7: expected 'else' after 'if' expression");
   EXPECT_EQ(error_of("for x y: pass"), "1:7: expected 'in'");
   EXPECT_EQ(error_of("import a.\n"), "1:10: invalid syntax");
-  EXPECT_EQ(error_of("from a import b,"), "1:16: trailing comma not allowed without surrounding parentheses");
+  EXPECT_EQ(error_of("from a import b,"),
+            "1:16: trailing comma not allowed without surrounding parentheses");
 }
 
 TEST(ScriptParserErrors, ColonsAndBlocks) {
@@ -541,18 +563,26 @@ TEST(ScriptParserErrors, ColonsAndBlocks) {
   EXPECT_EQ(error_of("def f() -> int\n  pass"), "1:15: expected ':'");
   EXPECT_EQ(error_of("class A\n  pass"), "1:8: expected ':'");
   EXPECT_EQ(error_of("x: = 3"), "1:4: invalid syntax");
-  EXPECT_EQ(error_of("if x:\npass"), "2:1: expected an indented block after 'if' statement on line 1");
+  EXPECT_EQ(error_of("if x:\npass"),
+            "2:1: expected an indented block after 'if' statement on line 1");
   EXPECT_EQ(error_of("if x:\n  pass\nelif y:\nz"),
             "4:1: expected an indented block after 'elif' statement on line 3");
   EXPECT_EQ(error_of("if x:\n  pass\nelse:\n"),
             "4:1: expected an indented block after 'else' statement on line 3");
-  EXPECT_EQ(error_of("for x in y:"), "1:12: expected an indented block after 'for' statement on line 1");
-  EXPECT_EQ(error_of("\nwhile x:\n# c\n"), "4:1: expected an indented block after 'while' statement on line 2");
-  EXPECT_EQ(error_of("with x:\n"), "2:1: expected an indented block after 'with' statement on line 1");
-  EXPECT_EQ(error_of("def f():\n\nreturn"), "3:1: expected an indented block after function definition on line 1");
-  EXPECT_EQ(error_of("class A:\nx"), "2:1: expected an indented block after class definition on line 1");
+  EXPECT_EQ(error_of("for x in y:"),
+            "1:12: expected an indented block after 'for' statement on line 1");
+  EXPECT_EQ(error_of("\nwhile x:\n# c\n"),
+            "4:1: expected an indented block after 'while' statement on line 2");
+  EXPECT_EQ(error_of("with x:\n"),
+            "2:1: expected an indented block after 'with' statement on line 1");
+  EXPECT_EQ(error_of("def f():\n\nreturn"),
+            "3:1: expected an indented block after function definition on line 1");
+  EXPECT_EQ(error_of("class A:\nx"),
+            "2:1: expected an indented block after class definition on line 1");
   EXPECT_EQ(error_of("x = 1\n    y = 2"), "2:5: unexpected indent");
-  EXPECT_EQ(error_of("if x:\n    a\n  b"), "3:3: unindent does not match any outer indentation level");
+  EXPECT_EQ(error_of("  x = 1"), "1:3: unexpected indent");
+  EXPECT_EQ(error_of("if x:\n    a\n  b"),
+            "3:3: unindent does not match any outer indentation level");
 }
 
 TEST(ScriptParserErrors, Brackets) {
@@ -561,7 +591,8 @@ TEST(ScriptParserErrors, Brackets) {
   EXPECT_EQ(error_of("x = 1)"), "1:6: unmatched ')'");
   EXPECT_EQ(error_of("x = ]"), "1:5: unmatched ']'");
   EXPECT_EQ(error_of("x = }"), "1:5: unmatched '}'");
-  EXPECT_EQ(error_of("f(a]"), "1:4: closing parenthesis ']' does not match opening parenthesis '('");
+  EXPECT_EQ(error_of("f(a]"),
+            "1:4: closing parenthesis ']' does not match opening parenthesis '('");
   EXPECT_EQ(error_of("f(a,\n b}"),
             "2:3: closing parenthesis '}' does not match opening parenthesis '(' on line 1");
 }
@@ -594,16 +625,20 @@ TEST(ScriptParserErrors, Literals) {
   EXPECT_EQ(error_of("x = 0b102"), "1:9: invalid digit '2' in binary literal");
   EXPECT_EQ(error_of("x = 0o8"), "1:7: invalid digit '8' in octal literal");
   EXPECT_EQ(error_of("x = 3j"), "1:5: complex literals are not supported in script");
-  EXPECT_EQ(error_of("x = 9223372036854775808"), "1:5: integer literal is too large for a 64-bit int");
-  EXPECT_EQ(error_of("x = 0x1_0000_0000_0000_0000"), "1:5: integer literal is too large for a 64-bit int");
+  EXPECT_EQ(error_of("x = 9223372036854775808"),
+            "1:5: integer literal is too large for a 64-bit int");
+  EXPECT_EQ(error_of("x = 0x1_0000_0000_0000_0000"),
+            "1:5: integer literal is too large for a 64-bit int");
 }
 
 TEST(ScriptParserErrors, Characters) {
-  EXPECT_EQ(error_of(std::string("x = 1\ny = \0", 11)), "2:5: source code cannot contain null bytes");
+  EXPECT_EQ(error_of(std::string("x = 1\ny = \0", 11)),
+            "2:5: source code cannot contain null bytes");
   EXPECT_EQ(error_of("x = '\xff'"), "1:6: source is not valid UTF-8 (byte 0xff)");
   EXPECT_EQ(error_of("# \xc3\x28"), "1:3: source is not valid UTF-8 (byte 0xc3)");
-  EXPECT_EQ(error_of("x = '\xed\xa0\x80'"), "1:6: source is not valid UTF-8 (byte 0xed)");  // a surrogate
-  EXPECT_EQ(error_of("x = '\xc0\xaf'"), "1:6: source is not valid UTF-8 (byte 0xc0)");      // overlong
+  EXPECT_EQ(error_of("x = '\xed\xa0\x80'"),
+            "1:6: source is not valid UTF-8 (byte 0xed)");  // a surrogate
+  EXPECT_EQ(error_of("x = '\xc0\xaf'"), "1:6: source is not valid UTF-8 (byte 0xc0)");  // overlong
   EXPECT_EQ(error_of("x = \xe2\x82\xac"), "1:5: invalid character '\xe2\x82\xac' (U+20AC)");
   EXPECT_EQ(error_of("x = \x01"), "1:5: invalid non-printable character U+0001");
   EXPECT_EQ(error_of("x = 1 \\ 2"), "1:7: unexpected character after line continuation character");
@@ -630,8 +665,12 @@ TEST(ScriptParserErrors, Targets) {
   EXPECT_EQ(error_of("[x for 1 in y]"), "1:8: cannot assign to literal");
   EXPECT_EQ(error_of("del f()"), "1:5: cannot delete function call");
   EXPECT_EQ(error_of("del *a"), "1:5: cannot delete starred");
-  EXPECT_EQ(error_of("a + 1 += 1"), "1:1: 'expression' is an illegal expression for augmented assignment");
-  EXPECT_EQ(error_of("a, b += 1"), "1:1: 'tuple' is an illegal expression for augmented assignment");
+  EXPECT_EQ(error_of("del ..."), "1:5: cannot delete ellipsis");
+  EXPECT_EQ(error_of("... += 1"), "1:1: 'name' is an illegal expression for augmented assignment");
+  EXPECT_EQ(error_of("a + 1 += 1"),
+            "1:1: 'expression' is an illegal expression for augmented assignment");
+  EXPECT_EQ(error_of("a, b += 1"),
+            "1:1: 'tuple' is an illegal expression for augmented assignment");
   EXPECT_EQ(error_of("a, b: int"), "1:1: only single target (not tuple) can be annotated");
   EXPECT_EQ(error_of("[a]: int"), "1:1: only single target (not list) can be annotated");
   EXPECT_EQ(error_of("f(): int"), "1:1: illegal target for annotation");
@@ -640,45 +679,64 @@ TEST(ScriptParserErrors, Targets) {
 TEST(ScriptParserErrors, CallsAndParameters) {
   EXPECT_EQ(error_of("f(a=1, b)"), "1:8: positional argument follows keyword argument");
   EXPECT_EQ(error_of("f(a=1, a=2)"), "1:8: keyword argument repeated: a");
-  EXPECT_EQ(error_of("f(a.b=1)"), "1:3: expression cannot contain assignment, perhaps you meant \"==\"?");
+  EXPECT_EQ(error_of("f(a.b=1)"),
+            "1:3: expression cannot contain assignment, perhaps you meant \"==\"?");
   EXPECT_EQ(error_of("f(True=1)"), "1:3: cannot assign to True");
   EXPECT_EQ(error_of("f(**kw)"), "1:3: '**' argument unpacking is not supported in script");
-  EXPECT_EQ(error_of("def f(a=1, b): pass"), "1:12: parameter without a default follows parameter with a default");
+  EXPECT_EQ(error_of("def f(a=1, b): pass"),
+            "1:12: parameter without a default follows parameter with a default");
   EXPECT_EQ(error_of("def f(a, a): pass"), "1:10: duplicate argument 'a' in function definition");
   EXPECT_EQ(error_of("def f(*): pass"), "1:7: named arguments must follow bare *");
   EXPECT_EQ(error_of("def f(*, **k): pass"), "1:7: named arguments must follow bare *");
   EXPECT_EQ(error_of("def f(*a, *b): pass"), "1:11: * argument may appear only once");
   EXPECT_EQ(error_of("def f(**k, a): pass"), "1:12: arguments cannot follow var-keyword argument");
-  EXPECT_EQ(error_of("def f(*a=1): pass"), "1:9: var-positional argument cannot have default value");
+  EXPECT_EQ(error_of("def f(*a=1): pass"),
+            "1:9: var-positional argument cannot have default value");
   EXPECT_EQ(error_of("def f(**a=1): pass"), "1:10: var-keyword argument cannot have default value");
-  EXPECT_EQ(error_of("def f(a, /): pass"), "1:10: positional-only parameters ('/') are not supported in script");
-  EXPECT_EQ(error_of("class A(metaclass=M): pass"), "1:9: keyword arguments in class bases are not supported in script");
+  EXPECT_EQ(error_of("def f(a, /): pass"),
+            "1:10: positional-only parameters ('/') are not supported in script");
+  EXPECT_EQ(error_of("class A(metaclass=M): pass"),
+            "1:9: keyword arguments in class bases are not supported in script");
 }
 
 TEST(ScriptParserErrors, UnsupportedConstructsAreNamed) {
   EXPECT_EQ(error_of("f = lambda x: x"), "1:5: lambda is not supported in script");
   EXPECT_EQ(error_of("g(lambda: 1)"), "1:3: lambda is not supported in script");
-  EXPECT_EQ(error_of("for x in y:\n  pass\nelse:\n  pass"), "3:1: else clauses on loops are not supported in script");
-  EXPECT_EQ(error_of("while x:\n  pass\nelse:\n  pass"), "3:1: else clauses on loops are not supported in script");
-  EXPECT_EQ(error_of("[x for x in a for y in b]"), "1:15: nested comprehension loops are not supported");
-  EXPECT_EQ(error_of("[x for x in a if x for y in b]"), "1:20: nested comprehension loops are not supported");
+  EXPECT_EQ(error_of("for x in y:\n  pass\nelse:\n  pass"),
+            "3:1: else clauses on loops are not supported in script");
+  EXPECT_EQ(error_of("while x:\n  pass\nelse:\n  pass"),
+            "3:1: else clauses on loops are not supported in script");
+  EXPECT_EQ(error_of("[x for x in a for y in b]"),
+            "1:15: nested comprehension loops are not supported");
+  EXPECT_EQ(error_of("[x for x in a if x for y in b]"),
+            "1:20: nested comprehension loops are not supported");
   EXPECT_EQ(error_of("x = {1, 2}"), "1:5: set literals are not supported in script");
   EXPECT_EQ(error_of("x = {1}"), "1:5: set literals are not supported in script");
   EXPECT_EQ(error_of("x = {a for a in b}"), "1:8: set comprehensions are not supported in script");
-  EXPECT_EQ(error_of("x = {a: 1 for a in b}"), "1:11: dict comprehensions are not supported in script");
+  EXPECT_EQ(error_of("x = {a: 1 for a in b}"),
+            "1:11: dict comprehensions are not supported in script");
+  EXPECT_EQ(error_of("x = {a: 1, b}"), "1:13: ':' expected after dictionary key");
   EXPECT_EQ(error_of("x = {**a}"), "1:6: dict unpacking ('**') is not supported in script");
-  EXPECT_EQ(error_of("x = (a for a in b)"), "1:8: generator expressions are not supported in script");
+  EXPECT_EQ(error_of("x = (a for a in b)"),
+            "1:8: generator expressions are not supported in script");
   EXPECT_EQ(error_of("f(a for a in b)"), "1:5: generator expressions are not supported in script");
-  EXPECT_EQ(error_of("x = [*a for a in b]"), "1:6: iterable unpacking cannot be used in comprehension");
+  EXPECT_EQ(error_of("x = [*a for a in b]"),
+            "1:6: iterable unpacking cannot be used in comprehension");
   EXPECT_EQ(error_of("yield x"), "1:1: yield is not supported in script");
   EXPECT_EQ(error_of("x = yield"), "1:5: yield is not supported in script");
   EXPECT_EQ(error_of("x = (yield)"), "1:6: yield is not supported in script");
-  EXPECT_EQ(error_of("if (n := 10) > 5: pass"), "1:7: assignment expressions (':=') are not supported in script");
-  EXPECT_EQ(error_of("try:\n  pass\nexcept:\n  pass"), "1:1: try statements are not supported in script");
+  EXPECT_EQ(error_of("if (n := 10) > 5: pass"),
+            "1:7: assignment expressions (':=') are not supported in script");
+  EXPECT_EQ(error_of("try:\n  pass\nexcept:\n  pass"),
+            "1:1: try statements are not supported in script");
   EXPECT_EQ(error_of("async def f(): pass"), "1:1: async functions are not supported in script");
+  EXPECT_EQ(error_of("async with x: pass"),
+            "1:1: async with statements are not supported in script");
+  EXPECT_EQ(error_of("async x"), "1:1: invalid syntax");
   EXPECT_EQ(error_of("async for x in y: pass"), "1:1: async for loops are not supported in script");
   EXPECT_EQ(error_of("x = await y"), "1:5: await is not supported in script");
-  EXPECT_EQ(error_of("[x async for x in y]"), "1:4: asynchronous comprehensions are not supported in script");
+  EXPECT_EQ(error_of("[x async for x in y]"),
+            "1:4: asynchronous comprehensions are not supported in script");
   EXPECT_EQ(error_of("raise E from e"), "1:9: 'raise ... from ...' is not supported in script");
 }
 
@@ -687,7 +745,8 @@ TEST(ScriptParserErrors, MessageHasLocationLineAndCaret) {
     parse_module(source_of("def f(x):\n    return x +* 2\n"));
     FAIL() << "no error";
   } catch (const CompileError& e) {
-    EXPECT_EQ(std::string(e.what()), "t.py:2:15: invalid syntax\n    return x +* 2\n              ~");
+    EXPECT_EQ(std::string(e.what()),
+              "t.py:2:15: invalid syntax\n    return x +* 2\n              ~");
   }
 }
 
@@ -717,7 +776,8 @@ TEST(ScriptParserLimits, NestingIsCapped) {
   EXPECT_THAT(error_of("x" + repeat("[0]", 5000)), ::testing::EndsWith(too_deep));
   EXPECT_THAT(error_of("f" + repeat("()", 5000)), ::testing::EndsWith(too_deep));
   EXPECT_THAT(error_of(repeat("a if b else ", 5000) + "c"), ::testing::EndsWith(too_deep));
-  EXPECT_THAT(error_of("if a: pass\n" + repeat("elif b: pass\n", 5000)), ::testing::EndsWith(too_deep));
+  EXPECT_THAT(error_of("if a: pass\n" + repeat("elif b: pass\n", 5000)),
+              ::testing::EndsWith(too_deep));
   EXPECT_THAT(error_of(repeat("(-", 150) + "x" + repeat(" + y", 900) + repeat(")", 150)),
               ::testing::EndsWith(too_deep));
   // Flat sequences are not nesting.
@@ -782,8 +842,12 @@ class RangeChecker {
         expr(e->as<BinOp>().lhs.get(), r);
         expr(e->as<BinOp>().rhs.get(), r);
         break;
-      case ExprKind::UnaryOp: expr(e->as<UnaryOp>().operand.get(), r); break;
-      case ExprKind::BoolOp: exprs(e->as<BoolOp>().values, r); break;
+      case ExprKind::UnaryOp:
+        expr(e->as<UnaryOp>().operand.get(), r);
+        break;
+      case ExprKind::BoolOp:
+        exprs(e->as<BoolOp>().values, r);
+        break;
       case ExprKind::Compare:
         expr(e->as<Compare>().left.get(), r);
         exprs(e->as<Compare>().comparators, r);
@@ -794,8 +858,12 @@ class RangeChecker {
         expr(e->as<IfExp>().body.get(), r);
         expr(e->as<IfExp>().orelse.get(), r);
         break;
-      case ExprKind::List: exprs(e->as<ListExpr>().elts, r); break;
-      case ExprKind::Tuple: exprs(e->as<TupleExpr>().elts, r); break;
+      case ExprKind::List:
+        exprs(e->as<ListExpr>().elts, r);
+        break;
+      case ExprKind::Tuple:
+        exprs(e->as<TupleExpr>().elts, r);
+        break;
       case ExprKind::Dict:
         exprs(e->as<DictExpr>().keys, r);
         exprs(e->as<DictExpr>().values, r);
@@ -806,15 +874,20 @@ class RangeChecker {
         expr(e->as<ListComp>().iter.get(), r);
         exprs(e->as<ListComp>().conds, r);
         break;
-      case ExprKind::Starred: expr(e->as<Starred>().value.get(), r); break;
-      default: break;
+      case ExprKind::Starred:
+        expr(e->as<Starred>().value.get(), r);
+        break;
+      default:
+        break;
     }
   }
   void stmt(const Stmt& s, size_t lo, size_t hi) {
     check(s.range, lo, hi);
     const SourceRange& r = s.range;
     switch (s.kind) {
-      case StmtKind::Expr: expr(s.as<ExprStmt>().value.get(), r); break;
+      case StmtKind::Expr:
+        expr(s.as<ExprStmt>().value.get(), r);
+        break;
       case StmtKind::Assign:
         exprs(s.as<Assign>().targets, r);
         expr(s.as<Assign>().value.get(), r);
@@ -842,12 +915,16 @@ class RangeChecker {
         expr(s.as<While>().test.get(), r);
         body(s.as<While>().body, r);
         break;
-      case StmtKind::Return: expr(s.as<Return>().value.get(), r); break;
+      case StmtKind::Return:
+        expr(s.as<Return>().value.get(), r);
+        break;
       case StmtKind::Assert:
         expr(s.as<Assert>().test.get(), r);
         expr(s.as<Assert>().msg.get(), r);
         break;
-      case StmtKind::Raise: expr(s.as<Raise>().exc.get(), r); break;
+      case StmtKind::Raise:
+        expr(s.as<Raise>().exc.get(), r);
+        break;
       case StmtKind::With:
         for (const WithItem& item : s.as<With>().items) {
           check(item.range, r.start, r.end);
@@ -882,8 +959,11 @@ class RangeChecker {
       case StmtKind::ImportFrom:
         for (const Alias& a : s.as<ImportFrom>().names) check(a.range, r.start, r.end);
         break;
-      case StmtKind::Delete: exprs(s.as<Delete>().targets, r); break;
-      default: break;
+      case StmtKind::Delete:
+        exprs(s.as<Delete>().targets, r);
+        break;
+      default:
+        break;
     }
   }
 
@@ -936,12 +1016,77 @@ const char* const kSeeds[] = {
 };
 
 const char* const kFragments[] = {
-    "(", ")", "[", "]", "{", "}", ",", ":", ".", "...", ";", "=", "==", "**", "*", "->", ":=",
-    "+=", "@", "\\", "\\\n", "\n", "\n    ", "\t", " ", "#", "'", "\"", "'''", "\"\"\"", "r'",
-    "f'", "b'", "0x", "1e", "1_", "0", "9999999999999999999999", "def ", "class ", "if ", "elif ",
-    "else", "for ", "in ", "while ", "with ", "as ", "lambda ", "yield ", "not ", "is ", "and ",
-    "or ", "return ", "import ", "from ", "try", "async ", "await ", "del ", "global ", "pass",
-    "None", "True", "x", "\xff", "" /* a NUL byte */, "\xe2\x82\xac", "\r\n", "\f",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ":",
+    ".",
+    "...",
+    ";",
+    "=",
+    "==",
+    "**",
+    "*",
+    "->",
+    ":=",
+    "+=",
+    "@",
+    "\\",
+    "\\\n",
+    "\n",
+    "\n    ",
+    "\t",
+    " ",
+    "#",
+    "'",
+    "\"",
+    "'''",
+    "\"\"\"",
+    "r'",
+    "f'",
+    "b'",
+    "0x",
+    "1e",
+    "1_",
+    "0",
+    "9999999999999999999999",
+    "def ",
+    "class ",
+    "if ",
+    "elif ",
+    "else",
+    "for ",
+    "in ",
+    "while ",
+    "with ",
+    "as ",
+    "lambda ",
+    "yield ",
+    "not ",
+    "is ",
+    "and ",
+    "or ",
+    "return ",
+    "import ",
+    "from ",
+    "try",
+    "async ",
+    "await ",
+    "del ",
+    "global ",
+    "pass",
+    "None",
+    "True",
+    "x",
+    "\xff",
+    "" /* a NUL byte */,
+    "\xe2\x82\xac",
+    "\r\n",
+    "\f",
 };
 
 TEST(ScriptParserFuzz, MutatedSourcesParseOrRaiseCompileError) {
@@ -952,14 +1097,18 @@ TEST(ScriptParserFuzz, MutatedSourcesParseOrRaiseCompileError) {
     // Every seed is valid to begin with.
     ASSERT_NO_THROW(parse_module(source_of(seed))) << seed;
     const std::vector<Token> tokens = tokenize(source_of(seed));
-    for (int iter = 0; iter < 800; ++iter) {
+    for (int iter = 0; iter < 2500; ++iter) {
       std::string s = seed;
       const int mutations = 1 + static_cast<int>(pick(4));
       for (int m = 0; m < mutations; ++m) {
         const size_t at = pick(s.size() + 1);
         switch (pick(8)) {
-          case 0: s.erase(at, 1 + pick(3)); break;  // delete bytes
-          case 1: s.insert(at, 1, static_cast<char>(pick(256))); break;  // insert a random byte
+          case 0:
+            s.erase(at, 1 + pick(3));
+            break;  // delete bytes
+          case 1:
+            s.insert(at, 1, static_cast<char>(pick(256)));
+            break;   // insert a random byte
           case 2: {  // insert a fragment (NUL taken as one byte)
             const size_t f = pick(std::size(kFragments));
             s.insert(at, kFragments[f][0] ? std::string(kFragments[f]) : std::string(1, '\0'));
@@ -973,7 +1122,9 @@ TEST(ScriptParserFuzz, MutatedSourcesParseOrRaiseCompileError) {
           case 4:  // swap two bytes
             if (!s.empty()) std::swap(s[pick(s.size())], s[pick(s.size())]);
             break;
-          case 5: s.resize(std::min(s.size(), at)); break;  // truncate
+          case 5:
+            s.resize(std::min(s.size(), at));
+            break;   // truncate
           case 6: {  // delete a token's text
             const Token& t = tokens[pick(tokens.size())];
             if (t.range.end <= s.size()) s.erase(t.range.start, t.range.end - t.range.start);
@@ -1002,8 +1153,8 @@ TEST(ScriptParserFuzz, MutatedSourcesParseOrRaiseCompileError) {
     }
   }
   // Both outcomes occur, so the fuzzer explores more than error paths.
-  EXPECT_GT(parsed, 300);
-  EXPECT_GT(rejected, 3000);
+  EXPECT_GT(parsed, 1000);
+  EXPECT_GT(rejected, 10000);
 }
 
 }  // namespace
