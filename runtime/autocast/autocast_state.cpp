@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 #include "runtime/autocast/policy_profiles.h"
@@ -116,6 +117,33 @@ ScalarType get_autocast_dtype(DeviceType device) {
 void set_autocast_dtype(DeviceType device, ScalarType dtype) {
   check_dtype(device, dtype);
   device_state(device).dtype = dtype;
+}
+
+AutocastContext current_autocast_context() {
+  const AutocastTLS& t = t_autocast;
+  const DeviceState& cpu = t.device[static_cast<int>(DeviceType::CPU)];
+  const DeviceState& cuda = t.device[static_cast<int>(DeviceType::CUDA)];
+  return AutocastContext{cpu.enabled, cpu.dtype, cuda.enabled, cuda.dtype};
+}
+
+bool is_autocast_class_name(std::string_view name) {
+  // torch's removeTorchMangle: drop every "___torch_mangle_<digits>." segment.
+  std::string plain;
+  constexpr std::string_view kMangle = "___torch_mangle_";
+  for (size_t i = 0; i < name.size();) {
+    if (name.substr(i, kMangle.size()) == kMangle) {
+      size_t j = i + kMangle.size();
+      while (j < name.size() && name[j] >= '0' && name[j] <= '9') ++j;
+      if (j > i + kMangle.size() && j < name.size() && name[j] == '.') {
+        i = j + 1;
+        continue;
+      }
+    }
+    plain += name[i++];
+  }
+  return plain == "__torch__.torch.amp.autocast_mode.autocast" ||
+         plain == "__torch__.torch.cuda.amp.autocast_mode.autocast" ||
+         plain == "__torch__.torch.cpu.amp.autocast_mode.autocast";
 }
 
 ScalarType default_autocast_dtype(DeviceType device) {

@@ -18,6 +18,7 @@
 #pragma once
 #include <cstddef>
 #include <optional>
+#include <string_view>
 
 #include "runtime/ivalue.h"
 
@@ -76,6 +77,27 @@ class AutocastGuard {
   ScalarType prev_dtype_;
   bool prev_cache_enabled_;
 };
+
+// Both devices' enabled flags and dtypes as one value: what the JIT autocast pass starts from and
+// carries per region (script/passes/autocast_pass.h), and what a Function's optimized graphs are
+// specialized on (Note [Function specialization] in runtime/interpreter.h).
+struct AutocastContext {
+  bool cpu_enabled = false;
+  ScalarType cpu_dtype = ScalarType::BFloat16;
+  bool cuda_enabled = false;
+  ScalarType cuda_dtype = ScalarType::Float16;
+
+  // torch's `operator bool` of its AutocastContext: some device is enabled.
+  bool any_enabled() const { return cpu_enabled || cuda_enabled; }
+  bool operator==(const AutocastContext&) const = default;
+};
+// This thread's eager state, as torch seeds its JIT pass (reference §1.2).
+AutocastContext current_autocast_context();
+
+// Whether a TorchScript class name (mangling such as `___torch_mangle_3.` ignored) is one of
+// torch's autocast context managers: __torch__.torch.amp.autocast_mode.autocast and its
+// torch.cuda.amp / torch.cpu.amp subclasses. `with` on such an object is an autocast region.
+bool is_autocast_class_name(std::string_view class_name);
 
 // The dispatcher layer (autocast_layer.cpp), installed with set_layer() when autocast is first
 // enabled on any thread.
