@@ -122,7 +122,9 @@ class GraphParser {
         ok = vt.is_subtype_of(at) || (at.kind() == TypeKind::Optional && vt.is_subtype_of(*at.elem())) ||
              (at.kind() == TypeKind::Float && vt.kind() == TypeKind::Int) ||
              (at.kind() == TypeKind::ScalarType && vt.kind() == TypeKind::Int) ||
-             (at.kind() == TypeKind::Optional && at.elem()->kind() == TypeKind::ScalarType && vt.kind() == TypeKind::Int) ||
+             (at.kind() == TypeKind::Optional && at.elem()->kind() == TypeKind::ScalarType &&
+              (vt.kind() == TypeKind::Int ||  // a dtype is an int in TorchScript, also as `int?`
+               (vt.kind() == TypeKind::Optional && vt.elem()->kind() == TypeKind::Int))) ||
              (at.kind() == TypeKind::List && vt.kind() == TypeKind::List);
       }
       if (ok) {

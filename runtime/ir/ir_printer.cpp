@@ -87,12 +87,10 @@ void print_values(std::ostream& os, const std::vector<Value*>& vs, bool with_typ
 void print_block(std::ostream& os, const Block& b, int indent, bool ranges);
 
 void print_node(std::ostream& os, const Node& n, int indent, bool ranges) {
+  // A node without outputs prints as torch prints it: the indent, then " = " ("   = prim::SetAttr").
   os << std::string(indent, ' ');
-  if (!n.outputs().empty()) {
-    print_values(os, n.outputs(), true);
-    os << " ";
-  }
-  os << "= " << n.kind().qualified();
+  print_values(os, n.outputs(), true);
+  os << " = " << n.kind().qualified();
   if (!n.attrs().empty()) {
     os << "[";
     for (size_t i = 0; i < n.attrs().size(); ++i) {
