@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Generates the eager autocast policy profiles as a C++ table.
+"""Generates the eager autocast policy profiles and the JIT autocast pass's lists as C++ tables.
 
 Reads runtime/autocast/profiles/profiles.json (which lists feed which profile) and the two reference
-data files it names, and writes one .cpp defining ampjit::autocast_data::kProfiles and
-kBannedMessages (declared in runtime/autocast/policy_profiles.h). Run by CMake at build time:
+data files it names, and writes one .cpp defining ampjit::autocast_data::kProfiles,
+kBannedMessages and kJitPass (the `jit_pass` section of autocast-policies.json: one list for every
+device, used by script/passes/autocast_pass.cpp), declared in runtime/autocast/policy_profiles.h.
+Run by CMake at build time:
 
     gen_autocast_profiles.py PROFILES_DIR OUTPUT_CPP
 
@@ -62,6 +64,18 @@ def device_lists(folder, spec, config, where):
     return result
 
 
+def jit_pass_list(folder):
+    """Returns {op base name: policy} for the JIT autocast pass (the `jit_pass` section)."""
+    section = load(folder, "autocast-policies.json")["jit_pass"]
+    result = {}
+    for policy in POLICIES:
+        for op in section.get(policy, []):
+            if result.get(op, policy) != policy:
+                fail(f"jit_pass: '{op}' is listed as both {result[op]} and {policy}")
+            result[op] = policy
+    return result
+
+
 def c_string(s):
     return json.dumps(s)  # JSON string escapes are valid C++ escapes for this text
 
@@ -99,7 +113,11 @@ def generate(folder):
     for op, msg in config["banned_messages"].items():
         if not op.startswith("_"):
             out.append(f"    {{{c_string(op)}, {c_string(msg)}}},")
-    out += ["};", "const size_t kNumBannedMessages = std::size(kBannedMessages);", "",
+    out += ["};", "const size_t kNumBannedMessages = std::size(kBannedMessages);", ""]
+    out.append("// The JIT autocast pass: autocast-policies.json [jit_pass], for every device.")
+    out.append("const ProfileEntry kJitPass[] = {")
+    out += [f'    {{"{op}", AutocastPolicy::{POLICIES[p]}}},' for op, p in sorted(jit_pass_list(folder).items())]
+    out += ["};", "const size_t kNumJitPass = std::size(kJitPass);", "",
             "}  // namespace ampjit::autocast_data", ""]
     if config["default"] not in config["profiles"]:
         fail(f"default profile '{config['default']}' is not defined")

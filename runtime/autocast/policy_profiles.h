@@ -93,6 +93,10 @@ extern const size_t kNumProfiles;
 extern const char* const kDefaultProfile;
 extern const BannedMessage kBannedMessages[];
 extern const size_t kNumBannedMessages;
+// The JIT autocast pass's lists (autocast-policies.json `jit_pass`, reference §1.6): one list for
+// every device, apart from the eager profiles (the pass never reads the op table's column).
+extern const ProfileEntry kJitPass[];
+extern const size_t kNumJitPass;
 }  // namespace autocast_data
 
 }  // namespace ampjit

@@ -1,0 +1,268 @@
+// The JIT autocast pass (see autocast_pass.h): torch 1.13's handleBlock, parseAutocast,
+// castTensorInputs and castInputsToWidestType, over ampjit's IR and the generated `jit_pass` lists.
+#include "script/passes/autocast_pass.h"
+
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "runtime/autocast/policy_profiles.h"
+
+namespace ampjit {
+
+namespace {
+
+// torch's Error text, then where the node came from.
+[[noreturn]] void fail(const Node* n, const std::string& msg) {
+  if (n && n->source_range().valid()) throw Error(msg + "\n" + n->source_range().highlight());
+  throw Error(msg);
+}
+
+// The pass's policy for a node kind, from the generated `jit_pass` lists (ops the lists name that
+// the op table lacks never occur in a graph, so their entries are simply never met).
+AutocastPolicy jit_policy(Symbol kind) {
+  static const std::unordered_map<Symbol, AutocastPolicy> table = [] {
+    std::unordered_map<Symbol, AutocastPolicy> t;
+    for (size_t i = 0; i < autocast_data::kNumJitPass; ++i) {
+      const auto& e = autocast_data::kJitPass[i];
+      t.emplace(Symbol::intern("aten", e.op), e.policy);
+    }
+    return t;
+  }();
+  auto it = table.find(kind);
+  return it == table.end() ? AutocastPolicy::None : it->second;
+}
+
+const Symbol kToReduced = Symbol::intern("aten::_autocast_to_reduced_precision");
+const Symbol kToFull = Symbol::intern("aten::_autocast_to_full_precision");
+const Symbol kIsAutocastEnabled = Symbol::intern("aten::is_autocast_enabled");
+const Symbol kIsAutocastCpuEnabled = Symbol::intern("aten::is_autocast_cpu_enabled");
+const Symbol kSoftmax = Symbol::intern("aten::softmax");
+
+bool is_autocast_object(const Value* v) {
+  const Type& t = *v->type();
+  return t.kind() == TypeKind::Object && is_autocast_class_name(t.name());
+}
+
+// The value of a prim::Constant input, or nothing when the value is computed.
+const IValue* constant_of(const Value* v) {
+  const Node* n = v->node();
+  if (n->kind() != sym::prim::Constant) return nullptr;
+  static const IValue none;
+  return n->has_attr(sym::attr::value) ? &n->attr(sym::attr::value) : &none;
+}
+
+struct Region {
+  const Value* instance;
+  AutocastContext context;
+};
+
+// torch's parseAutocast: the region `with <value>:` opens, or nothing when the value is not an
+// autocast object (some other `with`).
+std::optional<Region> parse_autocast(const Node* enter, const AutocastContext& current) {
+  Value* obj = enter->input(0);
+  if (!is_autocast_object(obj)) return std::nullopt;
+  // Only an object made right here by prim::CreateObject has statically known settings;
+  // `with a if cond else b:` gives the output of a prim::If.
+  if (obj->node()->kind() != sym::prim::CreateObject) fail(enter, "Unsupported autocast syntax");
+  std::optional<bool> enabled;
+  std::string device;
+  std::optional<ScalarType> dtype;
+  // The settings are the prim::SetAttr nodes the inlined __init__ left on the object, wherever
+  // they are (not necessarily in the Enter's block), in use order.
+  for (const Use& u : obj->uses()) {
+    const Node* set = u.user;
+    if (set->kind() != sym::prim::SetAttr || u.offset != 0) continue;
+    const std::string& name = set->attr(sym::attr::name).to_string_ref();
+    const Node* where = set->source_range().valid() ? set : enter;
+    const IValue* c = constant_of(set->input(1));
+    if (name == "_enabled") {
+      if (!c || !c->is_bool()) fail(where, "Autocast _enabled argument must be a constant");
+      enabled = c->to_bool();
+    } else if (name == "device") {
+      if (!c || !c->is_string()) fail(where, "Autocast device argument must be a constant");
+      device = c->to_string_ref();
+    } else if (name == "fast_dtype") {
+      std::optional<ScalarType> t;
+      if (c && c->is_scalar_type()) t = c->to_scalar_type();
+      if (c && c->is_int()) t = from_torch_dtype_code(c->to_int());
+      if (!t || *t == ScalarType::Undefined) fail(where, "Autocast dtype argument must be a constant and defined");
+      dtype = t;
+    }
+  }
+  if (!enabled) fail(enter, "Autocast missing _enabled attribute");
+  if (!dtype) fail(enter, "Autocast missing fast_dtype attribute");
+  if (device.empty()) fail(enter, "Autocast missing device attribute");
+  Region r{obj, current};
+  if (device == "cuda") {
+    r.context.cuda_enabled = *enabled;
+    r.context.cuda_dtype = *dtype;
+  } else if (device == "cpu") {
+    r.context.cpu_enabled = *enabled;
+    r.context.cpu_dtype = *dtype;
+  } else {
+    // torch: an internal assert (its autocast __init__ already rejects other device types).
+    fail(enter, "unrecognized device for autocast pass: " + device);
+  }
+  return r;
+}
+
+bool schema_is_mutable(const Node* n) {
+  const auto& args = n->op()->schema.args;
+  return std::any_of(args.begin(), args.end(), [](const Argument& a) { return a.is_write; });
+}
+
+// torch's castTensorInputs: `cast` on every distinct input whose static type is Tensor and that
+// is not already that cast's output, inserted before `n` in input order.
+void cast_tensor_inputs(Node* n, Symbol cast, const AutocastContext& ctx) {
+  if (!ctx.any_enabled()) return;
+  std::vector<Value*> inputs;
+  std::unordered_set<Value*> seen;
+  for (Value* in : n->inputs()) {
+    if (in->type()->kind() == TypeKind::Tensor && in->node()->kind() != cast && seen.insert(in).second)
+      inputs.push_back(in);
+  }
+  Graph& g = *n->owning_graph();
+  Node* saved = g.insert_point();
+  g.set_insert_point(n);
+  for (Value* in : inputs) {
+    Value* out;
+    if (cast == kToFull) {
+      out = g.insert_op(op_entry(OpId::_autocast_to_full_precision),
+                        {in, g.insert_constant(IValue(ctx.cuda_enabled)), g.insert_constant(IValue(ctx.cpu_enabled))},
+                        n->source_range());
+    } else {
+      Value* cuda_on = g.insert_constant(IValue(ctx.cuda_enabled));
+      Value* cpu_on = g.insert_constant(IValue(ctx.cpu_enabled));
+      Value* cuda_dt = g.insert_constant(IValue(ctx.cuda_dtype));
+      Value* cpu_dt = g.insert_constant(IValue(ctx.cpu_dtype));
+      out = g.insert_op(op_entry(OpId::_autocast_to_reduced_precision), {in, cuda_on, cpu_on, cuda_dt, cpu_dt},
+                        n->source_range());
+    }
+    n->replace_input_with(in, out);
+  }
+  g.set_insert_point(saved);
+}
+
+// torch's hasExplicitDtypeArgument: a `dtype` input whose static type is not NoneType (so an
+// Optional[int] variable holding None counts as explicit).
+bool has_explicit_dtype(const Node* n) {
+  const int i = n->op()->dtype_arg;
+  return i >= 0 && static_cast<size_t>(i) < n->inputs().size() &&
+         n->input(static_cast<size_t>(i))->type()->kind() != TypeKind::None;
+}
+
+// torch's castInputsToWidestType: promotion without type propagation. A tensor input of unknown
+// or float32 dtype makes every tensor input full precision.
+void cast_inputs_to_widest_type(Node* n, const AutocastContext& ctx) {
+  if (!ctx.any_enabled()) return;
+  for (const Value* in : n->inputs()) {
+    if (in->type()->kind() != TypeKind::Tensor) continue;
+    const std::optional<ScalarType> dt = in->type()->tensor_dtype();
+    if (!dt || *dt == ScalarType::Float32) {
+      cast_tensor_inputs(n, kToFull, ctx);
+      return;
+    }
+  }
+}
+
+// torch's updateAutocastEnabledCheck: where the pass autocasts that device, the check is `true`.
+void fold_enabled_check(Node* n, bool jit_enabled) {
+  if (!jit_enabled) return;
+  Graph& g = *n->owning_graph();
+  Node* saved = g.insert_point();
+  g.set_insert_point(n);
+  Value* t = g.insert_constant(IValue(true), n->source_range());
+  g.set_insert_point(saved);
+  n->output()->replace_all_uses_with(t);
+  n->destroy();
+}
+
+void handle_block(Block* block, const AutocastContext& initial) {
+  std::vector<Region> regions;
+  // torch's incompatible_amp: a block may not mix autocast regions with calls made under another
+  // state than the initial one.
+  std::optional<bool> incompatible_amp;
+  auto current = [&]() -> const AutocastContext& { return regions.empty() ? initial : regions.back().context; };
+
+  for (Node* n : block->nodes()) {
+    const Symbol k = n->kind();
+    if (k == sym::prim::CallFunction) {
+      // torch compares two contexts with `==` through their `operator bool`: "as enabled as the
+      // initial state", not "the same state".
+      if (current().any_enabled() == initial.any_enabled()) {
+        if (current().any_enabled()) cast_tensor_inputs(n, kToFull, current());
+      } else {
+        if (incompatible_amp.has_value() && !*incompatible_amp) fail(n, "Calls are not expected with AMP & JIT");
+        incompatible_amp = true;
+      }
+    } else if (k == sym::prim::Enter) {
+      if (std::optional<Region> r = parse_autocast(n, current())) {
+        if (std::any_of(n->outputs().begin(), n->outputs().end(), [](const Value* v) { return v->has_uses(); }))
+          fail(n, "`with autocast() as ...` is not supported");
+        if (incompatible_amp.has_value() && *incompatible_amp) fail(n, "Unsupported case by AMP & JIT");
+        incompatible_amp = false;
+        regions.push_back(*r);
+      }
+    } else if (k == sym::prim::Exit) {
+      if (is_autocast_object(n->input(0))) {
+        // torch: internal asserts. A region closes in the block that opened it.
+        if (regions.empty() || regions.back().instance != n->input(0))
+          fail(n, "Autocast: prim::Exit does not match the innermost prim::Enter of its block");
+        if (incompatible_amp.has_value() && *incompatible_amp) fail(n, "Unsupported case by AMP & JIT");
+        incompatible_amp = false;
+        regions.pop_back();
+      }
+    } else if (k == kIsAutocastEnabled) {
+      fold_enabled_check(n, current().cuda_enabled);
+      continue;
+    } else if (k == kIsAutocastCpuEnabled) {
+      fold_enabled_check(n, current().cpu_enabled);
+      continue;
+    } else if (n->op()) {
+      switch (jit_policy(k)) {
+        case AutocastPolicy::LowerPrecisionFp:
+          if (!schema_is_mutable(n)) cast_tensor_inputs(n, kToReduced, current());
+          break;
+        case AutocastPolicy::Fp32:
+          if (!schema_is_mutable(n)) cast_tensor_inputs(n, kToFull, current());
+          break;
+        case AutocastPolicy::Fp32SetOptDtype:
+          if (!schema_is_mutable(n) && !has_explicit_dtype(n)) {
+            AutocastContext ctx = current();
+            // Eager CPU autocast has no softmax rule, so the pass casts softmax on CUDA only.
+            if (k == kSoftmax) ctx.cpu_enabled = false;
+            cast_tensor_inputs(n, kToFull, ctx);
+          }
+          break;
+        case AutocastPolicy::Promote:
+          if (!schema_is_mutable(n)) cast_inputs_to_widest_type(n, current());
+          break;
+        case AutocastPolicy::Banned:
+          if (current().any_enabled()) fail(n, "Unsafe to autocast");
+          break;
+        case AutocastPolicy::Fp32AppendDtype:  // not implemented by torch's pass (its list is empty)
+        case AutocastPolicy::None:
+          break;
+      }
+    }
+    for (Block* sub : n->blocks()) handle_block(sub, current());
+  }
+  // torch: an internal assert. Every region opened in a block closes in it.
+  if (!regions.empty()) {
+    const Node* enter = nullptr;
+    for (const Use& u : regions.back().instance->uses())
+      if (u.user->kind() == sym::prim::Enter && u.user->owning_block() == block) enter = u.user;
+    fail(enter, "Autocast: prim::Enter without a matching prim::Exit in the same block");
+  }
+}
+
+}  // namespace
+
+void autocast_pass(Graph& g, const AutocastContext& initial) {
+  handle_block(g.block(), initial);
+}
+
+}  // namespace ampjit
