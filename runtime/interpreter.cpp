@@ -4,6 +4,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "runtime/autocast/autocast_state.h"
 #include "runtime/dispatcher.h"
 #include "runtime/module_object.h"
 
@@ -108,6 +109,20 @@ void Code::emit_node(const Node& n) {
     ins.a = reg(n.input());
     ins.b = static_cast<uint32_t>(constants_.size());
     constants_.push_back(n.attr(sym::attr::name));
+  } else if (k == sym::prim::SetAttr) {
+    ins.op = Instruction::kSetAttr;
+    ins.a = reg(n.input(0));
+    ins.b = static_cast<uint32_t>(constants_.size());
+    ins.c = reg(n.input(1));
+    constants_.push_back(n.attr(sym::attr::name));
+  } else if (k == sym::prim::CreateObject) {
+    // The class is the output's type: %ac : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()
+    const Type& t = *n.output()->type();
+    AMPJIT_CHECK(t.kind() == TypeKind::Object, "prim::CreateObject: its output type {} is not a class{}", t.str(),
+                 n.source_range().valid() ? " at " + n.source_range().location_str() : "");
+    ins.op = Instruction::kCreateObject;
+    ins.b = static_cast<uint32_t>(constants_.size());
+    constants_.push_back(IValue(t.name()));
   } else if (k == sym::prim::RaiseException) {
     ins.op = Instruction::kRaise;
     ins.a = reg(n.input(0));
@@ -185,8 +200,9 @@ void Code::emit_node(const Node& n) {
 }
 
 std::string Code::dump() const {
-  static const char* names[] = {"OP",    "CONST", "MOVE",  "JF",     "JMP",   "LOOP",  "INC", "TUPLE",
-                                "LIST",  "UNPACK", "TIDX", "GETATTR", "CALL", "RAISE", "NODE", "RET"};
+  static const char* names[] = {"OP",      "CONST",  "MOVE", "JF",    "JMP",  "LOOP", "INC",
+                                "TUPLE",   "LIST",   "UNPACK", "TIDX", "GETATTR", "SETATTR",
+                                "NEWOBJ",  "CALL",   "RAISE", "NODE", "RET"};
   std::string s;
   for (size_t i = 0; i < instrs_.size(); ++i) {
     const Instruction& in = instrs_[i];
@@ -304,6 +320,18 @@ void Code::run(Stack& stack) const {
         ++pc;
         break;
       }
+      case Instruction::kSetAttr: {
+        const IValue& o = regs[in.a];
+        auto* m = o.is_object() ? dynamic_cast<ModuleObject*>(o.object()) : nullptr;
+        if (!m) rethrow_at(in, TypeError(fmt::format("prim::SetAttr on a value that is not an object ({})", o.repr())));
+        m->set_attr(constants_[in.b].to_string_ref(), regs[in.c]);
+        ++pc;
+        break;
+      }
+      case Instruction::kCreateObject:
+        regs[ops[in.outs]] = IValue(Ref<ObjectBase>(new ModuleObject(constants_[in.b].to_string_ref())));
+        ++pc;
+        break;
       case Instruction::kCall: {
         Stack call_args;
         for (uint32_t i = 0; i < in.nargs; ++i) call_args.push_back(regs[ops[in.args + i]]);
@@ -331,14 +359,94 @@ void Code::run(Stack& stack) const {
   }
 }
 
+// ---- Objects in `with` statements -----------------------------------------------------------
+
+namespace {
+// Note [Autocast objects at run time]
+// A script `with torch.autocast(...):` compiles to prim::Enter / prim::Exit on an autocast object
+// (reference §1.3). In torchscript semantics the object's __enter__ and __exit__ return at once
+// when scripting: the JIT autocast pass alone gives the region its meaning, by inserting casts into
+// the optimized graph. So at run time both do nothing and yield None. `with` on any other object
+// would call its methods, which ampjit's objects do not have.
+void enter_or_exit(const Node& n, Stack& io) {
+  const IValue& o = io.at(0);
+  auto* m = o.is_object() ? dynamic_cast<const ModuleObject*>(o.object()) : nullptr;
+  if (!m || !is_autocast_class_name(m->class_name)) {
+    throw NotImplementedError(fmt::format("{}: `with` on a '{}' object is not supported (only autocast context managers)",
+                                          n.kind().qualified(), m ? m->class_name : o.tag_name()));
+  }
+  io.assign(n.outputs().size(), IValue());
+}
+const bool kEnterExitRegistered = [] {
+  register_prim_handler(sym::prim::Enter, enter_or_exit);
+  register_prim_handler(sym::prim::Exit, enter_or_exit);
+  return true;
+}();
+}  // namespace
+
 // ---- Function -------------------------------------------------------------------------------
+
+namespace {
+std::atomic<GraphOptimizer> g_optimizer{nullptr};
+std::atomic<bool> g_jit_autocast_mode{true};
+
+// The dtype's bit in a specialization slot: eager autocast dtypes are float16 or bfloat16.
+size_t dtype_bit(ScalarType t) {
+  AMPJIT_CHECK(t == ScalarType::Float16 || t == ScalarType::BFloat16,
+               "internal error: eager autocast dtype {} is neither float16 nor bfloat16", dtype_name(t));
+  return t == ScalarType::BFloat16 ? 1 : 0;
+}
+}  // namespace
+
+GraphOptimizer set_graph_optimizer(GraphOptimizer optimizer) { return g_optimizer.exchange(optimizer); }
+bool set_jit_autocast_mode(bool enabled) { return g_jit_autocast_mode.exchange(enabled); }
+bool jit_autocast_mode() { return g_jit_autocast_mode.load(); }
 
 Function::Function(std::string name, std::shared_ptr<Graph> graph)
     : name_(std::move(name)), graph_(std::move(graph)) {}
 
-const Code& Function::code() const {
-  std::call_once(compiled_, [this] { code_ = std::make_unique<Code>(*graph_); });
-  return *code_;
+Function::~Function() {
+  for (auto& s : slots_) delete s.load(std::memory_order_relaxed);
 }
+
+// Note [Function specialization] (interpreter.h).
+const Function::Specialization& Function::specialization() const {
+  size_t slot = 0;
+  AutocastContext ctx;
+  const GraphOptimizer optimizer = optimizable() ? g_optimizer.load(std::memory_order_acquire) : nullptr;
+  if (optimizer) {
+    if (ignore_amp() || !jit_autocast_mode()) {
+      slot = 1;
+    } else {
+      ctx = current_autocast_context();
+      slot = 2 + (ctx.cpu_enabled ? 1 : 0) + 2 * dtype_bit(ctx.cpu_dtype) + 4 * (ctx.cuda_enabled ? 1 : 0) +
+             8 * dtype_bit(ctx.cuda_dtype);
+    }
+  }
+  if (const Specialization* s = slots_[slot].load(std::memory_order_acquire)) return *s;
+  return build(slot, ctx, optimizer);
+}
+
+const Function::Specialization& Function::build(size_t slot, const AutocastContext& ctx,
+                                                GraphOptimizer optimizer) const {
+  std::lock_guard<std::mutex> lock(build_mu_);
+  if (const Specialization* s = slots_[slot].load(std::memory_order_acquire)) return *s;
+  auto spec = std::make_unique<Specialization>();
+  if (slot == 0) {
+    spec->graph = graph_;
+  } else {
+    std::shared_ptr<Graph> g(graph_->copy());
+    optimizer(*g, ctx, /*disable_autocast=*/slot == 1);
+    spec->graph = std::move(g);
+  }
+  spec->code = std::make_unique<Code>(*spec->graph);
+  const Specialization* published = spec.release();
+  slots_[slot].store(published, std::memory_order_release);
+  return *published;
+}
+
+std::shared_ptr<const Graph> Function::optimized_graph() const { return specialization().graph; }
+
+const Code& Function::code() const { return *specialization().code; }
 
 }  // namespace ampjit

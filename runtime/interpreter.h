@@ -3,12 +3,15 @@
 // state applies at run time, as in PyTorch's graph executor. A compiled Code is immutable: many
 // threads can run it at once, each with its own registers and its own autocast state.
 #pragma once
+#include <array>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
 #include <string>
 #include <vector>
 
+#include "runtime/autocast/autocast_state.h"
 #include "runtime/ir/ir.h"
 
 namespace ampjit {
@@ -29,6 +32,8 @@ struct Instruction {
     kUnpack,      // regs[outs..] = elements of regs[a] (tuple or list)
     kTupleIndex,  // regs[out] = regs[a][regs[b]]
     kGetAttr,     // regs[out] = attribute constants[b] (a name) of the module in regs[a]
+    kSetAttr,     // attribute constants[b] (a name) of the object in regs[a] = regs[c]
+    kCreateObject,// regs[out] = a new empty object of class constants[b]
     kCall,        // regs[outs..] = fn(regs[args..])
     kRaise,       // throw Error(regs[a])
     kNode,        // a prim node with a registered handler (extension point, e.g. autocast regions)
@@ -73,13 +78,50 @@ class Code {
   size_t num_regs_ = 0;
 };
 
+// Note [Function specialization]
+// As torch's GraphFunction does (reference §1.1), a Function runs an *optimized copy* of its graph:
+// inlined, and rewritten by the JIT autocast pass seeded from the caller's eager autocast state.
+// Because that state differs between calls, a Function keeps one optimized graph and Code per
+// specialization key, built lazily (at the first call under that key) and published once, so
+// later calls under the same key take no lock. `graph()` never changes and never shows casts.
+// The key is: whether the autocast pass runs (set_jit_autocast_mode, set_ignore_amp) and, if it
+// does, both devices' enabled flags and dtypes. torch keys only on the two enabled flags, so a
+// function first called under bfloat16 CPU autocast keeps casting to bfloat16 under a float16
+// region; ampjit keys on the dtypes too (a stale-cache artifact not worth reproducing). Toggling
+// the JIT autocast mode takes effect at the next call (torch: only for keys not yet built).
+// The pipeline lives in script/ (script/passes/pipeline.cpp), which installs it with
+// set_graph_optimizer when the library loads; without an optimizer (or for a Function marked not
+// optimizable) calls run the plain graph.
+// A pipeline that throws (the autocast pass's diagnostics) caches nothing: every call under that
+// key raises the same error.
+using GraphOptimizer = void (*)(Graph& graph, const AutocastContext& eager, bool disable_autocast);
+// Installs the optimization pipeline; returns the previous one.
+GraphOptimizer set_graph_optimizer(GraphOptimizer optimizer);
+// torch._C._jit_set_autocast_mode: whether optimized graphs run the JIT autocast pass (default on);
+// returns the previous value.
+bool set_jit_autocast_mode(bool enabled);
+bool jit_autocast_mode();
+
 // A named, callable graph: what jit.trace and jit.script produce and what graphs call.
 class Function {
  public:
   Function(std::string name, std::shared_ptr<Graph> graph);
+  ~Function();
   const std::string& name() const { return name_; }
+  // The graph as built (never optimized); it must not change after the first call.
   const std::shared_ptr<Graph>& graph() const { return graph_; }
-  // Compiles on first use (thread-safe); the graph must not change afterwards.
+
+  // Whether calls run the optimized graph (default) or the plain one.
+  void set_optimizable(bool on) { optimizable_.store(on, std::memory_order_relaxed); }
+  bool optimizable() const { return optimizable_.load(std::memory_order_relaxed); }
+  // torch's fn._set_ignore_amp(True): the autocast pass is skipped for this function.
+  void set_ignore_amp(bool ignore) { ignore_amp_.store(ignore, std::memory_order_relaxed); }
+  bool ignore_amp() const { return ignore_amp_.load(std::memory_order_relaxed); }
+
+  // The graph calls from this thread run now: the optimized graph for this thread's eager
+  // autocast state (built on first use, thread-safe), or graph() when not optimized.
+  std::shared_ptr<const Graph> optimized_graph() const;
+  // Its compiled code.
   const Code& code() const;
   void run(Stack& stack) const { code().run(stack); }
   Stack operator()(Stack args) const {
@@ -88,10 +130,22 @@ class Function {
   }
 
  private:
+  struct Specialization {
+    std::shared_ptr<const Graph> graph;
+    std::unique_ptr<Code> code;
+  };
+  // Slot 0: the plain graph; 1: optimized without the autocast pass; 2 + 16 keys: optimized with
+  // the pass, by (cpu on, cpu dtype, cuda on, cuda dtype).
+  static constexpr size_t kNumSlots = 18;
+  const Specialization& specialization() const;
+  const Specialization& build(size_t slot, const AutocastContext& ctx, GraphOptimizer optimizer) const;
+
   std::string name_;
   std::shared_ptr<Graph> graph_;
-  mutable std::once_flag compiled_;
-  mutable std::unique_ptr<Code> code_;
+  std::atomic<bool> optimizable_{true};
+  std::atomic<bool> ignore_amp_{false};
+  mutable std::mutex build_mu_;
+  mutable std::array<std::atomic<const Specialization*>, kNumSlots> slots_{};
 };
 
 // A Function boxed in an IValue (the `fn` constant of prim::CallFunction).
