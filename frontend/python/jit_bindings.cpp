@@ -205,6 +205,13 @@ std::string function_code(const PyFunction& f) { return python_print(*f.fn->grap
 std::string function_name(const PyFunction& f) { return f.fn->name(); }
 std::string function_declaration(const PyFunction& f) { return f.declaration(); }
 std::string function_instructions(const PyFunction& f) { return f.fn->code().dump(); }
+// The graph a call from this thread runs now: optimized for its eager autocast state (Note
+// [Function specialization]). Python's Graph is read-only, so the const graph is shared as is.
+PyGraph function_graph_for(const PyFunction& f) {
+  return PyGraph{std::const_pointer_cast<Graph>(f.fn->optimized_graph())};
+}
+void function_set_ignore_amp(const PyFunction& f, bool ignore) { f.fn->set_ignore_amp(ignore); }
+bool jit_set_autocast_mode(bool enabled) { return set_jit_autocast_mode(enabled); }
 
 // ---- Tracing -------------------------------------------------------------------------------------
 
@@ -342,12 +349,15 @@ void bind_jit() {
       .add_property("code", function_code)
       .add_property("name", function_name)
       .add_property("_declaration", function_declaration)
-      .def("_instructions", function_instructions);
+      .def("_instructions", function_instructions)
+      .def("graph_for", function_graph_for)
+      .def("_set_ignore_amp", function_set_ignore_amp);
   bp::def("_trace", trace);
   bp::def("_is_tracing", is_tracing);
   bp::def("_tracer_enter_autocast", tracer_enter_autocast);
   bp::def("_tracer_exit_autocast", tracer_exit_autocast);
   bp::def("_set_tracer_warning", set_tracer_warning);
+  bp::def("_jit_set_autocast_mode", jit_set_autocast_mode);
 }
 
 }  // namespace ampjit::python

@@ -32,16 +32,11 @@ FUNCTIONS = [act_chain, matmul_chain, mixed, norms]
 
 PLACEMENTS = [(False, False), (True, False), (False, True), (True, True)]
 
-# torch 1.13 runs its JIT autocast pass on a traced graph called under eager autocast (reference
-# §1.1: on by default, specialized on the eager state at call time), and that pass's CPU lists
-# make layer_norm an fp32 op where eager 1.13 does not. ampjit's interpreter applies eager
-# autocast only until the JIT autocast pass lands (issue 5); these cases pin the difference.
-JIT_PASS_DIFFERS = {("norms", True), ("model", True)}
 # torch 1.13's CPU layer_norm refuses a bfloat16 input with float32 weights ("expected scalar type
 # BFloat16 but found Float"), so torch cannot trace the model under autocast at all; ampjit's
 # kernel computes mixed dtypes in float32 (torch 2.x behavior). Pinned until the kernels follow
 # the selected profile.
-LAYER_NORM_MIXED = {("model", True, False)}
+LAYER_NORM_MIXED = {("model", True, False), ("model", True, True)}
 
 
 def flat(out):
@@ -60,8 +55,6 @@ def test_traced_dtypes_casts_and_values_match_torch(run_as_torch_program, torch_
     if (name, trace_ac, call_ac) in LAYER_NORM_MIXED:
         request.applymarker(pytest.mark.xfail(strict=True, raises=RuntimeError,
                                               reason="torch 1.13 CPU layer_norm rejects mixed dtypes"))
-    if (name, call_ac) in JIT_PASS_DIFFERS:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="torch's JIT autocast pass on traced graphs (issue 5)"))
     ns_a, ns_t = run_as_torch_program(PROGRAM)
     model_a = ns_a["make_model"]()
     results = []

@@ -129,7 +129,14 @@ class ScriptFunction:
         return self._c._declaration
 
     def graph_for(self, *args, **kwargs):
-        return self._c.graph
+        """The graph a call made now runs: optimized (inlined, and cast by the JIT autocast pass)
+        for this thread's eager autocast state. The arguments are accepted as torch accepts them;
+        only the autocast state selects the graph."""
+        return self._c.graph_for()
+
+    def _set_ignore_amp(self, ignore):
+        """torch's ``fn._set_ignore_amp(True)``: never run the JIT autocast pass for this function."""
+        self._c._set_ignore_amp(ignore)
 
     def __repr__(self):
         return "<ampjit.jit.ScriptFunction {}>".format(self.name)
