@@ -423,3 +423,91 @@ def test_one_trace_called_from_eight_threads_with_their_own_autocast():
         t.join()
     assert not errors, errors
     assert expected_ac.dtype == torch.bfloat16 and expected.dtype == torch.float32
+
+
+# ---- The JIT autocast pass on traced functions: graph_for and _jit_set_autocast_mode ----------------
+
+def _mm_gelu(x, w):
+    return F.gelu(torch.mm(x, w)) * 2.0
+
+
+def _casts(graph):
+    text = str(graph)
+    return text.count("aten::_autocast_to_reduced_precision("), text.count("aten::_autocast_to_full_precision(")
+
+
+def test_graph_for_is_the_optimized_graph_for_the_callers_autocast_state():
+    x, w = torch.randn(4, 8), torch.randn(8, 6)
+    traced = torch.jit.trace(_mm_gelu, (x, w))
+    assert _casts(traced.graph_for(x, w)) == (0, 0)
+    with torch.autocast("cpu"):
+        # mm's inputs to bfloat16; gelu's input (fp32 list) and mul's tensor input (promote list,
+        # its traced input type is float32) back to float32.
+        assert _casts(traced.graph_for(x, w)) == (2, 2)
+        assert traced(x, w).dtype == torch.float32
+    assert "_autocast_to" not in str(traced.graph)  # .graph never shows the casts
+    assert _casts(traced.graph_for(x, w)) == (0, 0)
+
+
+def test_jit_set_autocast_mode_turns_the_pass_off_and_returns_the_old_value():
+    x, w = torch.randn(4, 8), torch.randn(8, 6)
+    traced = torch.jit.trace(_mm_gelu, (x, w))
+    assert torch._C._jit_set_autocast_mode is _C._jit_set_autocast_mode
+    assert _C._jit_set_autocast_mode(False) is True
+    try:
+        with torch.autocast("cpu"):
+            assert "_autocast_to" not in str(traced.graph_for(x, w))
+            # Only eager autocast applies: bit for bit what eager gives.
+            same(traced(x, w), _mm_gelu(x, w))
+    finally:
+        assert _C._jit_set_autocast_mode(True) is False
+    with torch.autocast("cpu"):
+        assert _casts(traced.graph_for(x, w)) == (2, 2)
+
+
+def test_set_ignore_amp_skips_the_pass_for_one_function():
+    x, w = torch.randn(4, 8), torch.randn(8, 6)
+    traced, other = torch.jit.trace(_mm_gelu, (x, w)), torch.jit.trace(_mm_gelu, (x, w))
+    traced._set_ignore_amp(True)
+    with torch.autocast("cpu"):
+        assert "_autocast_to" not in str(traced.graph_for(x, w))
+        assert "_autocast_to" in str(other.graph_for(x, w))
+        same(traced(x, w), _mm_gelu(x, w))
+
+
+def test_graphs_print_and_read_nodes_without_outputs_as_torch():
+    text = ("graph(%a : Tensor, %on : bool):\n"
+            "  %dev : str = prim::Constant[value=\"cpu\"]()\n"
+            "  %dt : int = prim::Constant[value=15]()\n"
+            "  %ac : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()\n"
+            "   = prim::SetAttr[name=\"_enabled\"](%ac, %on)\n"
+            "   = prim::SetAttr[name=\"device\"](%ac, %dev)\n"
+            "   = prim::SetAttr[name=\"fast_dtype\"](%ac, %dt)\n"
+            "  %e : NoneType = prim::Enter(%ac)\n"
+            "  %x : NoneType = prim::Exit(%ac)\n"
+            "  return (%a)\n")
+    graph = _C._parse_graph(text)
+    assert "   = prim::SetAttr[name=\"_enabled\"](%ac, %on)" in str(graph)  # torch's form, read back
+
+
+def test_traced_call_under_autocast_matches_torch_with_the_pass_on_and_off(torch_ref):
+    """torch runs its JIT autocast pass on traced graphs called under eager autocast; with
+    _jit_set_autocast_mode(False), only eager autocast applies. Same dtypes and casts as torch."""
+    results = []
+    for mod in (torch, torch_ref):
+        fn = _mm_gelu if mod is torch else (lambda x, w: torch_ref.nn.functional.gelu(torch_ref.mm(x, w)) * 2.0)
+        x, w = mod.ones(4, 8), mod.ones(8, 6)
+        seen = []
+        for mode in (True, False):
+            old = mod._C._jit_set_autocast_mode(mode)
+            try:
+                traced = mod.jit.trace(fn, (x, w))  # torch builds a function's graphs once per state
+                with mod.autocast("cpu"):
+                    out = traced(x, w)
+                    text = str(traced.graph_for(x, w))
+                seen.append((old, repr(out.dtype).split(".")[1], "_autocast_to_reduced_precision" in text))
+            finally:
+                mod._C._jit_set_autocast_mode(True)
+        results.append(seen)
+    assert results[0] == results[1]
+    assert results[0][0] == (True, "float32", True)
