@@ -19,12 +19,13 @@ namespace {
 // Note [Nesting limit]
 // The parser recurses once per nested construct, and the AST it builds is as deep as the input
 // nests. The lexer already caps brackets at 200 and indentation at 100 levels (Python's limits);
-// the parser counts the rest: unary operators, `not`, `**`, conditional expressions, `elif`
-// chains, and every operator, call, subscript or attribute folded into a left-leaning chain. Past
-// kMaxNesting in total the input is refused, so neither the parser nor whoever walks the AST
-// recursively (its destructor included) can run out of stack: the deepest input these limits let
-// through needs about 1 MB of stack in a Release build and 3 to 4 MB under ASan, well inside the
-// usual 8 MB main-thread stack (a thread that parses needs as much).
+// the parser counts nesting once more, together with what the lexer cannot see: unary operators,
+// `not`, `**`, conditional expressions, `elif` chains, and every operator, call, subscript or
+// attribute folded into a left-leaning chain. Past kMaxNesting in total the input is refused, so
+// neither the parser nor whoever walks the AST recursively (its destructor included) can run out
+// of stack: the deepest input these limits let through needs about 1 MB of stack in a Release
+// build and 3 to 4 MB under ASan, well inside the usual 8 MB main-thread stack (a thread that
+// parses needs as much).
 constexpr int kMaxNesting = 1000;
 
 // Note [Operator precedence]
