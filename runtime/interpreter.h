@@ -13,6 +13,7 @@
 
 #include "runtime/autocast/autocast_state.h"
 #include "runtime/ir/ir.h"
+#include "runtime/schema.h"
 
 namespace ampjit {
 
@@ -114,6 +115,10 @@ class Function {
   // Whether calls run the optimized graph (default) or the plain one.
   void set_optimizable(bool on) { optimizable_.store(on, std::memory_order_relaxed); }
   bool optimizable() const { return optimizable_.load(std::memory_order_relaxed); }
+  // The signature callers bind arguments against (names, types, defaults): set by the script
+  // compiler; traced functions have none (their inputs are positional).
+  void set_schema(std::shared_ptr<const FunctionSchema> s) { schema_ = std::move(s); }
+  const std::shared_ptr<const FunctionSchema>& schema() const { return schema_; }
   // torch's fn._set_ignore_amp(True): the autocast pass is skipped for this function.
   void set_ignore_amp(bool ignore) { ignore_amp_.store(ignore, std::memory_order_relaxed); }
   bool ignore_amp() const { return ignore_amp_.load(std::memory_order_relaxed); }
@@ -142,6 +147,7 @@ class Function {
 
   std::string name_;
   std::shared_ptr<Graph> graph_;
+  std::shared_ptr<const FunctionSchema> schema_;
   std::atomic<bool> optimizable_{true};
   std::atomic<bool> ignore_amp_{false};
   mutable std::mutex build_mu_;

@@ -1,0 +1,119 @@
+// The script compiler: the AST of one function (or a module's methods) to the shared graph IR.
+//
+// Names the function does not define are asked of a Resolver: the Python frontend answers from
+// the function's globals and closure (frontend/python/script_bindings.cpp), the static resolver
+// from a file's top-level imports and defs (script/static_resolver.h). Builtins (`torch.*`,
+// `torch.nn.functional.*`, Tensor methods, `len`, `range`, `math.*`, ...) need no resolver beyond
+// saying which namespace a name is (`torch`, `math`, ...).
+//
+// Every error is a CompileError at the offending source; an error inside a callee carries the
+// call chain. The graphs are verified before they are returned.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/interpreter.h"
+#include "runtime/ir/ir.h"
+#include "runtime/ivalue.h"
+#include "script/ast.h"
+#include "script/compile_error.h"
+
+namespace ampjit::script {
+
+class Resolver;
+struct ModuleInfo;
+
+// What a free name (a global, a closure variable, an import) refers to.
+struct Resolved {
+  enum Kind {
+    kUnknown,        // not found: the compiler reports "undefined value NAME"
+    kNamespace,      // a module of builtins: path "torch", "torch.nn.functional", "math", "torch.jit", ...
+    kSource,         // a plain Python function: compiled recursively from `source` with `resolver`
+    kFunction,       // an already scripted or traced function: called (prim::CallFunction)
+    kAutocastClass,  // torch.autocast / torch.cpu.amp.autocast / torch.cuda.amp.autocast; path is one of those
+    kConstant,       // an int/float/bool/str/None/dtype (a ScalarType constant) value
+    kModule,         // a submodule or module object (only inside a module's methods)
+    kUnsupported,    // a Python value script cannot use; `message` says why
+  };
+  Kind kind = kUnknown;
+  std::string path;
+  std::shared_ptr<const Source> source;  // kSource: the function's text (one `def`)
+  std::shared_ptr<Resolver> resolver;    // kSource: resolves the callee's own free names
+  std::shared_ptr<Function> function;    // kFunction
+  IValue constant;                       // kConstant
+  std::shared_ptr<ModuleInfo> module;    // kModule
+  std::string message;                   // kUnsupported
+  // A stable identity for kSource (the Python function object's id), so a function called from
+  // several places (or recursively) compiles once; 0 means "no identity" (compile each time).
+  uintptr_t identity = 0;
+
+  static Resolved ns(std::string path) { Resolved r; r.kind = kNamespace; r.path = std::move(path); return r; }
+  static Resolved constant_value(IValue v) { Resolved r; r.kind = kConstant; r.constant = std::move(v); return r; }
+  static Resolved unsupported(std::string why) { Resolved r; r.kind = kUnsupported; r.message = std::move(why); return r; }
+};
+
+class Resolver {
+ public:
+  virtual ~Resolver() = default;
+  // Resolves a free name; `range` is where it is used (for errors raised while resolving).
+  virtual Resolved resolve(const std::string& name, const SourceRange& range) = 0;
+};
+
+// A resolver that knows only the builtin namespaces (`torch`, `math`, `F` is not implied).
+std::shared_ptr<Resolver> builtin_resolver();
+
+// A module as the compiler sees it: its class, its attributes with their types, and the source of
+// its methods. At run time `self` is a ModuleObject (runtime/module_object.h) holding the values
+// under the same names; the graph reads them with prim::GetAttr.
+struct ModuleInfo {
+  struct Attr {
+    std::string name;
+    TypePtr type;           // Tensor for parameters and buffers, the value's type for plain attributes
+    bool is_constant = false;  // Final / __constants__: inlined as a constant
+    IValue value;           // the constant's value (is_constant), else unused
+    std::shared_ptr<ModuleInfo> submodule;  // set for submodules (type is the submodule's class)
+  };
+  std::string class_name;   // "__torch__.MyNet"
+  std::vector<Attr> attrs;
+  // Method sources by name (a `def` each, `self` first); `forward` is the entry point.
+  std::unordered_map<std::string, std::shared_ptr<const Source>> methods;
+  std::shared_ptr<Resolver> resolver;  // resolves the methods' free names
+  // nn.Sequential / nn.ModuleList: iteration and indexing unroll over these attribute names.
+  bool is_sequence = false;
+  std::vector<std::string> sequence;
+
+  const Attr* find(const std::string& name) const {
+    for (const Attr& a : attrs)
+      if (a.name == name) return &a;
+    return nullptr;
+  }
+};
+
+struct CompileOptions {
+  // Compile-time defaults and annotations are checked; nothing else is configurable yet.
+  bool optimize = true;  // the Function runs the optimization pipeline (set_optimizable)
+};
+
+// Compiles the one `def` in `source` (decorators other than the script ones are rejected).
+// `identity` memoizes callees across one compilation session (see CompileSession).
+std::shared_ptr<Function> compile_function(std::shared_ptr<const Source> source, std::shared_ptr<Resolver> resolver,
+                                           const CompileOptions& options = {});
+
+// Compiles a module's `forward` (and every method it calls). The result's graph takes `self` (the
+// ModuleObject) as its first input.
+std::shared_ptr<Function> compile_module(std::shared_ptr<ModuleInfo> module, const CompileOptions& options = {});
+
+// Compiles every top-level `def` of a file, in order, resolving names with `resolver` (the static
+// resolver for standalone files). Later defs may call earlier and later ones.
+std::vector<std::shared_ptr<Function>> compile_source(std::shared_ptr<const Source> source,
+                                                      std::shared_ptr<Resolver> resolver,
+                                                      const CompileOptions& options = {});
+
+// The class name torch gives a scripted function's module-level qualified name, e.g.
+// "__torch__.fn"; used for printing.
+std::string qualified_function_name(const std::string& name);
+
+}  // namespace ampjit::script
