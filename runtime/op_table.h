@@ -30,6 +30,8 @@ enum OpFlags : uint32_t {
   kFactory = 1u << 2,      // creates a tensor from no tensor inputs (device from `device=`)
   kNondeterministic = 1u << 3,  // random: never constant-folded or CSE'd
   kMixedDevice = 1u << 4,  // may take tensors on different devices (copies)
+  kScriptOnly = 1u << 5,   // script's int/float/bool/str arithmetic: never exposed in the Python
+                           // `ampjit`/Tensor namespaces
 };
 
 enum class OpId : uint16_t {

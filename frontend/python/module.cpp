@@ -70,7 +70,10 @@ std::vector<IValue> pack_varargs_sizes(const FunctionSchema& schema, const std::
 }
 
 bp::object call(const std::string& base, bp::tuple args, bp::dict kwargs) {
-  const auto& overloads = find_overloads(base);
+  // Script's scalar arithmetic (aten::add.int, ...) is not Python's to call.
+  std::vector<const OpEntry*> overloads;
+  for (const OpEntry* op : find_overloads(base))
+    if (!op->has(kScriptOnly)) overloads.push_back(op);
   AMPJIT_CHECK_T(NotImplementedError, !overloads.empty(), "ampjit does not implement '{}'", base);
   std::vector<IValue> pos;
   const Py_ssize_t n = bp::len(args);
@@ -106,7 +109,7 @@ bp::object call(const std::string& base, bp::tuple args, bp::dict kwargs) {
 // Runs one exact overload ("aten::add.Tensor") with Python arguments.
 bp::object call_overload(const std::string& full_name, bp::tuple args, bp::dict kwargs) {
   const OpEntry* op = find_op(full_name);
-  AMPJIT_CHECK_T(NotImplementedError, op, "ampjit does not implement '{}'", full_name);
+  AMPJIT_CHECK_T(NotImplementedError, op && !op->has(kScriptOnly), "ampjit does not implement '{}'", full_name);
   std::vector<IValue> pos;
   for (Py_ssize_t i = 0; i < bp::len(args); ++i) pos.push_back(to_ivalue(PyTuple_GET_ITEM(args.ptr(), i)));
   std::vector<std::string> names;
@@ -124,7 +127,7 @@ bp::list op_table() {
   bp::list out;
   std::string last;
   for (const OpEntry& op : all_ops()) {
-    if (op.base_name == last) continue;
+    if (op.base_name == last || op.has(kScriptOnly)) continue;
     last = op.base_name;
     const auto& a = op.schema.args;
     const bool method = !a.empty() && a[0].name == "self" && a[0].type->kind() == TypeKind::Tensor;
@@ -135,7 +138,8 @@ bp::list op_table() {
 
 bp::list op_schemas(const std::string& base) {
   bp::list out;
-  for (const OpEntry* op : find_overloads(base)) out.append(op->schema.str());
+  for (const OpEntry* op : find_overloads(base))
+    if (!op->has(kScriptOnly)) out.append(op->schema.str());
   return out;
 }
 

@@ -45,6 +45,7 @@ const BinaryDunder& resolve(const char* base) {
   if (it != cache.end()) return it->second;
   BinaryDunder d;
   for (const OpEntry* op : find_overloads(base)) {
+    if (op->has(kScriptOnly)) continue;  // script's scalar arithmetic: never Python's
     if (!d.tensor_op && takes_two_then_defaults(*op, TypeKind::Tensor)) d.tensor_op = op;
     if (!d.scalar_op && takes_two_then_defaults(*op, TypeKind::Number)) d.scalar_op = op;
   }
@@ -125,7 +126,8 @@ bp::object inplace(bp::object self, PyObject* other, const char* base) {
 
 bp::object unary(const Tensor& self, const char* base) {
   const auto& ov = find_overloads(base);
-  AMPJIT_CHECK_T(NotImplementedError, !ov.empty(), "ampjit has no op named '{}'", base);
+  // The tensor overload; script's scalar ones (aten::neg.int) come after it in the table.
+  AMPJIT_CHECK_T(NotImplementedError, !ov.empty() && !ov[0]->has(kScriptOnly), "ampjit has no op named '{}'", base);
   Stack s{IValue(self)};
   push_defaults(s, *ov[0]);
   dispatch_from_python(*ov[0], s);
@@ -178,6 +180,7 @@ bp::object call_named(const char* name, bp::tuple args) {
   for (Py_ssize_t i = 0; i < bp::len(args); ++i) vals.push_back(to_ivalue(bp::object(args[i]).ptr()));
   std::string errors;
   for (const OpEntry* op : overloads) {
+    if (op->has(kScriptOnly)) continue;
     Stack s;
     try {
       s = bind_arguments(op->schema, vals);

@@ -84,7 +84,7 @@ class GraphParser {
       if (k == TypeKind::Bool && v.is_int()) n->set_attr(sym::attr::value, IValue(v.to_int() != 0));
       if (k == TypeKind::Float && v.is_int()) n->set_attr(sym::attr::value, IValue(v.to_double()));
     }
-    if (kind.rfind("aten::", 0) == 0) resolve_op(n);
+    if (kind.rfind("aten::", 0) == 0 || kind.rfind("prim::", 0) == 0) resolve_op(n);  // prim::min.int, ...
     skip_spaces();
     if (pos_ < s_.size() && s_[pos_] == '#') n->set_source_range(location_comment());
     // blocks
@@ -109,7 +109,7 @@ class GraphParser {
     }
   }
 
-  // Picks the op-table overload for an aten node from its input count and types.
+  // Picks the op-table overload for an aten or prim node from its input count and types.
   void resolve_op(Node* n) {
     const auto& ov = find_overloads(n->kind().qualified());
     for (const OpEntry* op : ov) {
