@@ -1,0 +1,499 @@
+// Script's generic list/str/any builtins as interpreter prim handlers (see builtins.h).
+//
+// Note [Builtins without op entries]
+// TorchScript declares these with type variables (`aten::append.t(t[](a!) self, t(c -> *) el)`),
+// which ampjit's schema language does not have, so they are nodes without an op entry, dispatched
+// by kind to a handler registered here. Inputs in this order, outputs as listed:
+//   aten::len(list|str) -> int                aten::__getitem__(list|str, int) -> elem|str
+//   aten::append(list, elem) -> list          aten::_set_item(list, int, elem) -> list
+//   aten::pop(list, int) -> elem              aten::insert(list, int, elem)
+//   aten::extend(list, list)                  aten::clear(list)          aten::reverse(list)
+//   aten::slice(list|str, int?, int?, int) -> list|str
+//   aten::add(list, list) -> list             aten::mul(list, int) -> list
+//   aten::__contains__(list|str, elem) -> bool
+//   aten::__is__(a, b) -> bool                aten::__isnot__(a, b) -> bool
+//   aten::list(list|str) -> list              aten::eq(list, list) -> bool   aten::ne(...)
+//   aten::sum(list) -> int|float              prim::min(list) -> elem        prim::max(list)
+//   aten::str(any) -> str                     aten::format(str, any...) -> str
+//   prim::Print(any...)                       aten::warn(str, int)
+//   prim::unchecked_cast(x) -> x              prim::Uninitialized() -> None
+// The tensor overloads of the same names (aten::slice.Tensor, aten::add.Tensor, aten::len.Tensor,
+// ...) and the scalar ones (runtime/ops/scalar.def) have op entries; the interpreter runs a node's
+// op when it has one, so only the generic forms reach these handlers.
+// The mutating ones (append, _set_item, pop, insert, extend, clear, reverse) change the list in
+// place: every value holding that list sees the change, as in Python. None of these kinds is pure
+// to the passes (they are unknown prims to DCE and CSE): CSE has no alias tracking for lists, so a
+// read of a list merged across a mutation of it would be wrong.
+#include "script/builtins.h"
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <optional>
+
+#include "runtime/interpreter.h"
+
+namespace ampjit {
+
+namespace {
+
+// ---- Python's str and repr -------------------------------------------------------------------
+
+// repr(float): the shortest digits that round-trip, fixed notation for exponents -4..15,
+// scientific otherwise (1e-05, 1e+16), always with a '.' or an exponent.
+std::string python_float_str(double d) {
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d < 0 ? "-inf" : "inf";
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  const std::string_view sci(buf, static_cast<size_t>(r.ptr - buf));  // "-1.2345e+17"
+  const size_t e_at = sci.find('e');
+  std::string_view mantissa = sci.substr(0, e_at);
+  std::string sign;
+  if (mantissa.front() == '-') {
+    sign = "-";
+    mantissa.remove_prefix(1);
+  }
+  std::string digits;
+  for (char c : mantissa)
+    if (c != '.') digits += c;
+  int exp = 0;
+  std::from_chars(sci.data() + e_at + 1 + (sci[e_at + 1] == '+'), sci.data() + sci.size(), exp);
+  if (exp < -4 || exp >= 16) {
+    std::string s = sign + digits.substr(0, 1);
+    if (digits.size() > 1) s += "." + digits.substr(1);
+    return s + fmt::format("e{}{:02d}", exp < 0 ? '-' : '+', std::abs(exp));
+  }
+  if (exp < 0) return sign + "0." + std::string(static_cast<size_t>(-exp - 1), '0') + digits;
+  const size_t int_len = static_cast<size_t>(exp) + 1;
+  if (digits.size() <= int_len) return sign + digits + std::string(int_len - digits.size(), '0') + ".0";
+  return sign + digits.substr(0, int_len) + "." + digits.substr(int_len);
+}
+
+// repr(str): single quotes unless the text has a single quote and no double quote.
+std::string python_str_repr(const std::string& s) {
+  const char q = s.find('\'') != std::string::npos && s.find('"') == std::string::npos ? '"' : '\'';
+  std::string out(1, q);
+  for (unsigned char c : s) {
+    if (c == '\\' || c == q) {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + q;
+}
+
+std::string to_python_text(const IValue& v, bool repr) {
+  switch (v.tag()) {
+    case IValue::Tag::None: return "None";
+    case IValue::Tag::Double: return python_float_str(v.to_double());
+    case IValue::Tag::Int: return std::to_string(v.to_int());
+    case IValue::Tag::Bool: return v.to_bool() ? "True" : "False";
+    case IValue::Tag::String: return repr ? python_str_repr(v.to_string_ref()) : v.to_string_ref();
+    case IValue::Tag::Tensor: return v.to_tensor().str();
+    case IValue::Tag::ScalarType: return std::string("torch.") + dtype_name(v.to_scalar_type());
+    case IValue::Tag::Device:
+      return repr ? fmt::format("device(type='{}')", v.to_device().str()) : v.to_device().str();
+    case IValue::Tag::List:
+    case IValue::Tag::Tuple: {
+      const bool list = v.is_list();
+      const auto& el = list ? v.list_elems() : v.tuple_elems();
+      std::string s = list ? "[" : "(";
+      for (size_t i = 0; i < el.size(); ++i) s += (i ? ", " : "") + to_python_text(el[i], true);
+      if (!list && el.size() == 1) s += ",";
+      return s + (list ? "]" : ")");
+    }
+    case IValue::Tag::Object: return v.repr();
+  }
+  return v.repr();
+}
+
+// ---- Python equality, ordering and identity ------------------------------------------------
+
+const std::vector<IValue>& elems_of(const IValue& v) { return v.is_tuple() ? v.tuple_elems() : v.list_elems(); }
+
+bool same_object(const IValue& a, const IValue& b) {
+  if (a.tag() != b.tag()) return false;
+  switch (a.tag()) {
+    case IValue::Tag::Tensor: return a.tensor_impl() == b.tensor_impl();
+    case IValue::Tag::String: return &a.to_string_ref() == &b.to_string_ref();
+    case IValue::Tag::List: return a.list_obj() == b.list_obj();
+    case IValue::Tag::Tuple: return &a.tuple_elems() == &b.tuple_elems();
+    case IValue::Tag::Object: return a.object() == b.object();
+    default: return a.equals(b);  // None, numbers, dtypes, devices: by value
+  }
+}
+
+// a < b for the values Python orders: numbers (int against float exactly enough for script's
+// values) and strings; lists lexicographically.
+bool python_less(const IValue& a, const IValue& b) {
+  if (a.is_number() && b.is_number()) {
+    if (a.is_double() || b.is_double()) return a.to_double() < b.to_double();
+    return a.to_int() < b.to_int();
+  }
+  if (a.is_string() && b.is_string()) return a.to_string_ref() < b.to_string_ref();
+  if ((a.is_list() && b.is_list()) || (a.is_tuple() && b.is_tuple())) {
+    const auto& x = elems_of(a);
+    const auto& y = elems_of(b);
+    for (size_t i = 0; i < x.size() && i < y.size(); ++i)
+      if (!python_equals(x[i], y[i])) return python_less(x[i], y[i]);
+    return x.size() < y.size();
+  }
+  throw TypeError(fmt::format("'<' not supported between instances of '{}' and '{}'", a.tag_name(), b.tag_name()));
+}
+
+// ---- Sequences ---------------------------------------------------------------------------------
+
+// A Python index into n elements (negative counts from the end); nullopt when out of range.
+std::optional<size_t> normalize_index(int64_t i, size_t n) {
+  const int64_t size = static_cast<int64_t>(n);
+  if (i < 0) i += size;
+  if (i < 0 || i >= size) return std::nullopt;
+  return static_cast<size_t>(i);
+}
+
+// The byte offset of each code point of UTF-8 text, then the text's size: Python indexes strings
+// by code point.
+std::vector<size_t> code_points(const std::string& s) {
+  std::vector<size_t> at;
+  for (size_t i = 0; i < s.size(); ++i)
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) at.push_back(i);
+  at.push_back(s.size());
+  return at;
+}
+std::string code_point(const std::string& s, const std::vector<size_t>& at, size_t i) {
+  return s.substr(at[i], at[i + 1] - at[i]);
+}
+
+// CPython's PySlice_Unpack + PySlice_AdjustIndices: the first index and the count.
+std::pair<int64_t, int64_t> slice_indices(const IValue& start_v, const IValue& stop_v, int64_t step, size_t n) {
+  AMPJIT_CHECK_T(ValueError, step != 0, "slice step cannot be zero");
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  step = std::max(step, -kMax);
+  const int64_t len = static_cast<int64_t>(n);
+  int64_t start = start_v.is_none() ? (step < 0 ? kMax : 0) : start_v.to_int();
+  int64_t stop = stop_v.is_none() ? (step < 0 ? -kMax - 1 : kMax) : stop_v.to_int();
+  auto adjust = [&](int64_t& i) {
+    if (i < 0) {
+      i += len;
+      if (i < 0) i = step < 0 ? -1 : 0;
+    } else if (i >= len) {
+      i = step < 0 ? len - 1 : len;
+    }
+  };
+  adjust(start);
+  adjust(stop);
+  if (step < 0) return {start, stop < start ? (start - stop - 1) / -step + 1 : 0};
+  return {start, start < stop ? (stop - start - 1) / step + 1 : 0};
+}
+
+ListObj& list_of(const IValue& v) { return *v.list_obj(); }
+
+// ---- Handlers ------------------------------------------------------------------------------
+
+void len_h(const Node&, Stack& io) {
+  const IValue& v = io.at(0);
+  const int64_t n = v.is_string() ? static_cast<int64_t>(code_points(v.to_string_ref()).size() - 1)
+                                  : static_cast<int64_t>(elems_of(v).size());
+  io = {IValue(n)};
+}
+
+void getitem_h(const Node&, Stack& io) {
+  const IValue& v = io.at(0);
+  const int64_t i = io.at(1).to_int();
+  if (v.is_string()) {
+    const std::string& s = v.to_string_ref();
+    const std::vector<size_t> at = code_points(s);
+    const std::optional<size_t> k = normalize_index(i, at.size() - 1);
+    if (!k) throw IndexError("string index out of range");
+    io = {IValue(code_point(s, at, *k))};
+    return;
+  }
+  const auto& el = elems_of(v);
+  const std::optional<size_t> k = normalize_index(i, el.size());
+  if (!k) throw IndexError(v.is_tuple() ? "tuple index out of range" : "list index out of range");
+  IValue r = el[*k];
+  io = {std::move(r)};
+}
+
+void append_h(const Node&, Stack& io) {
+  list_of(io.at(0)).elems.push_back(io.at(1));
+  io.resize(1);
+}
+
+void set_item_h(const Node&, Stack& io) {
+  auto& el = list_of(io.at(0)).elems;
+  const std::optional<size_t> k = normalize_index(io.at(1).to_int(), el.size());
+  if (!k) throw IndexError("list assignment index out of range");
+  el[*k] = io.at(2);
+  io.resize(1);
+}
+
+void pop_h(const Node&, Stack& io) {
+  auto& el = list_of(io.at(0)).elems;
+  if (el.empty()) throw IndexError("pop from empty list");
+  const std::optional<size_t> k = normalize_index(io.size() > 1 ? io[1].to_int() : -1, el.size());
+  if (!k) throw IndexError("pop index out of range");
+  IValue r = std::move(el[*k]);
+  el.erase(el.begin() + static_cast<std::ptrdiff_t>(*k));
+  io = {std::move(r)};
+}
+
+// list.insert clamps the index to the list, as Python does.
+void insert_h(const Node&, Stack& io) {
+  auto& el = list_of(io.at(0)).elems;
+  const int64_t n = static_cast<int64_t>(el.size());
+  int64_t i = io.at(1).to_int();
+  if (i < 0) i = std::max<int64_t>(i + n, 0);
+  i = std::min(i, n);
+  el.insert(el.begin() + i, io.at(2));
+  io.clear();
+}
+
+void extend_h(const Node&, Stack& io) {
+  std::vector<IValue> more = elems_of(io.at(1));  // a copy: x.extend(x) doubles x
+  auto& el = list_of(io.at(0)).elems;
+  el.insert(el.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  io.clear();
+}
+
+void clear_h(const Node&, Stack& io) {
+  list_of(io.at(0)).elems.clear();
+  io.clear();
+}
+
+void reverse_h(const Node&, Stack& io) {
+  auto& el = list_of(io.at(0)).elems;
+  std::reverse(el.begin(), el.end());
+  io.clear();
+}
+
+void slice_h(const Node&, Stack& io) {
+  const IValue& v = io.at(0);
+  const int64_t step = io.at(3).to_int();
+  if (v.is_string()) {
+    const std::string& s = v.to_string_ref();
+    const std::vector<size_t> at = code_points(s);
+    const auto [start, count] = slice_indices(io.at(1), io.at(2), step, at.size() - 1);
+    std::string out;
+    for (int64_t i = 0; i < count; ++i) out += code_point(s, at, static_cast<size_t>(start + i * step));
+    io = {IValue(std::move(out))};
+    return;
+  }
+  const auto& el = elems_of(v);
+  const auto [start, count] = slice_indices(io.at(1), io.at(2), step, el.size());
+  std::vector<IValue> out;
+  out.reserve(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) out.push_back(el[static_cast<size_t>(start + i * step)]);
+  io = {IValue::list(std::move(out))};
+}
+
+void add_h(const Node&, Stack& io) {
+  std::vector<IValue> out = elems_of(io.at(0));
+  const auto& b = elems_of(io.at(1));
+  out.insert(out.end(), b.begin(), b.end());
+  io = {IValue::list(std::move(out))};
+}
+
+// list * n (or n * list): n copies of the elements (the elements themselves are shared).
+void mul_h(const Node&, Stack& io) {
+  const bool list_first = io.at(0).is_list();
+  const auto& el = elems_of(io.at(list_first ? 0 : 1));
+  const int64_t n = io.at(list_first ? 1 : 0).to_int();
+  std::vector<IValue> out;
+  if (n > 0) {
+    out.reserve(el.size() * static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) out.insert(out.end(), el.begin(), el.end());
+  }
+  io = {IValue::list(std::move(out))};
+}
+
+void contains_h(const Node&, Stack& io) {
+  const IValue& seq = io.at(0);
+  const IValue& x = io.at(1);
+  bool found = false;
+  if (seq.is_string()) {
+    found = seq.to_string_ref().find(x.to_string_ref()) != std::string::npos;
+  } else {
+    for (const IValue& e : elems_of(seq)) {
+      if (same_object(e, x) || python_equals(e, x)) {
+        found = true;
+        break;
+      }
+    }
+  }
+  io = {IValue(found)};
+}
+
+void is_h(const Node&, Stack& io) { io = {IValue(same_object(io.at(0), io.at(1)))}; }
+void isnot_h(const Node&, Stack& io) { io = {IValue(!same_object(io.at(0), io.at(1)))}; }
+
+void list_h(const Node&, Stack& io) {
+  const IValue& v = io.at(0);
+  std::vector<IValue> out;
+  if (v.is_string()) {
+    const std::string& s = v.to_string_ref();
+    const std::vector<size_t> at = code_points(s);
+    for (size_t i = 0; i + 1 < at.size(); ++i) out.emplace_back(code_point(s, at, i));
+  } else {
+    out = elems_of(v);
+  }
+  io = {IValue::list(std::move(out))};
+}
+
+void eq_h(const Node&, Stack& io) { io = {IValue(python_equals(io.at(0), io.at(1)))}; }
+void ne_h(const Node&, Stack& io) { io = {IValue(!python_equals(io.at(0), io.at(1)))}; }
+
+// sum(list): an int sum (wrapping) unless an element or the node's result type is float.
+void sum_h(const Node& n, Stack& io) {
+  const auto& el = elems_of(io.at(0));
+  bool floating = n.outputs().size() == 1 && n.output()->type()->kind() == TypeKind::Float;
+  for (const IValue& e : el) {
+    AMPJIT_CHECK_T(TypeError, e.is_number(), "unsupported operand type(s) for +: 'int' and '{}'", e.tag_name());
+    floating |= e.is_double();
+  }
+  if (floating) {
+    double s = 0;
+    for (const IValue& e : el) s += e.to_double();
+    io = {IValue(s)};
+  } else {
+    uint64_t s = 0;
+    for (const IValue& e : el) s += static_cast<uint64_t>(e.to_int());
+    io = {IValue(static_cast<int64_t>(s))};
+  }
+}
+
+// min(list) / max(list): the first extreme element, as Python returns it.
+template <bool kMax>
+void extreme_h(const Node&, Stack& io) {
+  const auto& el = elems_of(io.at(0));
+  AMPJIT_CHECK_T(ValueError, !el.empty(), "{}() arg is an empty sequence", kMax ? "max" : "min");
+  size_t best = 0;
+  for (size_t i = 1; i < el.size(); ++i)
+    if (kMax ? python_less(el[best], el[i]) : python_less(el[i], el[best])) best = i;
+  IValue r = el[best];
+  io = {std::move(r)};
+}
+
+void str_h(const Node&, Stack& io) { io = {IValue(python_str(io.at(0)))}; }
+
+// str.format with `{}` placeholders ({{ and }} escape braces); extra arguments are ignored, as in
+// Python and torch.
+void format_h(const Node&, Stack& io) {
+  const std::string fmt_text = io.at(0).to_string_ref();
+  std::string out;
+  size_t next = 1;
+  for (size_t i = 0; i < fmt_text.size(); ++i) {
+    const char c = fmt_text[i];
+    const bool doubled = i + 1 < fmt_text.size() && fmt_text[i + 1] == c;
+    if (c == '{' && doubled) {
+      out += '{';
+      ++i;
+    } else if (c == '{') {
+      AMPJIT_CHECK_T(NotImplementedError, i + 1 < fmt_text.size() && fmt_text[i + 1] == '}',
+                     "format(): only {{}} placeholders are supported in \"{}\"", fmt_text);
+      AMPJIT_CHECK_T(IndexError, next < io.size(),
+                     "Replacement index {} out of range for positional args tuple", next - 1);
+      out += python_str(io[next++]);
+      ++i;
+    } else if (c == '}') {
+      AMPJIT_CHECK_T(ValueError, doubled, "Single '}}' encountered in format string");
+      out += '}';
+      ++i;
+    } else {
+      out += c;
+    }
+  }
+  io = {IValue(std::move(out))};
+}
+
+void print_h(const Node&, Stack& io) {
+  std::string line;
+  for (size_t i = 0; i < io.size(); ++i) line += (i ? " " : "") + python_str(io[i]);
+  std::cout << line << '\n' << std::flush;
+  io.clear();
+}
+
+void unchecked_cast_h(const Node&, Stack& io) { io.resize(1); }
+void uninitialized_h(const Node&, Stack& io) { io = {IValue()}; }
+
+void default_warn(const std::string& message) { std::cerr << "UserWarning: " << message << std::endl; }
+std::atomic<WarnHandler> g_warn{&default_warn};
+
+void warn_h(const Node&, Stack& io) {
+  g_warn.load()(io.at(0).to_string_ref());
+  io.clear();
+}
+
+const bool kRegistered = [] {
+  const std::pair<const char*, PrimHandler> handlers[] = {
+      {"aten::len", len_h},
+      {"aten::__getitem__", getitem_h},
+      {"aten::append", append_h},
+      {"aten::_set_item", set_item_h},
+      {"aten::pop", pop_h},
+      {"aten::insert", insert_h},
+      {"aten::extend", extend_h},
+      {"aten::clear", clear_h},
+      {"aten::reverse", reverse_h},
+      {"aten::slice", slice_h},
+      {"aten::add", add_h},
+      {"aten::mul", mul_h},
+      {"aten::__contains__", contains_h},
+      {"aten::__is__", is_h},
+      {"aten::__isnot__", isnot_h},
+      {"aten::list", list_h},
+      {"aten::eq", eq_h},
+      {"aten::ne", ne_h},
+      {"aten::sum", sum_h},
+      {"prim::min", extreme_h<false>},
+      {"prim::max", extreme_h<true>},
+      {"aten::str", str_h},
+      {"aten::format", format_h},
+      {"prim::Print", print_h},
+      {"aten::warn", warn_h},
+      {"prim::unchecked_cast", unchecked_cast_h},
+      {"prim::Uninitialized", uninitialized_h},
+  };
+  for (const auto& [name, h] : handlers) register_prim_handler(Symbol::intern(name), h);
+  return true;
+}();
+
+}  // namespace
+
+std::string python_str(const IValue& v) { return to_python_text(v, false); }
+std::string python_repr(const IValue& v) { return to_python_text(v, true); }
+
+bool python_equals(const IValue& a, const IValue& b) {
+  if (a.is_number() && b.is_number()) {
+    if (a.is_double() || b.is_double()) return a.to_double() == b.to_double();
+    return a.to_int() == b.to_int();
+  }
+  if ((a.is_list() && b.is_list()) || (a.is_tuple() && b.is_tuple())) {
+    const auto& x = elems_of(a);
+    const auto& y = elems_of(b);
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (!same_object(x[i], y[i]) && !python_equals(x[i], y[i])) return false;
+    return true;
+  }
+  if (a.is_string() && b.is_string()) return a.to_string_ref() == b.to_string_ref();
+  return same_object(a, b);
+}
+
+WarnHandler set_warn_handler(WarnHandler handler) { return g_warn.exchange(handler ? handler : &default_warn); }
+
+}  // namespace ampjit

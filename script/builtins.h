@@ -1,0 +1,25 @@
+// Script's generic builtins: the list, str and any-value operations whose schemas need type
+// variables (List[t]), which the op table's schema language cannot express. They are graph nodes
+// without an op entry, run by interpreter prim handlers (runtime/interpreter.h) that this library
+// registers when it loads (Note [Builtins without op entries] in builtins.cpp lists them).
+#pragma once
+#include <string>
+
+#include "runtime/ivalue.h"
+
+namespace ampjit {
+
+// Python's str(v): 1.0, 0.1, 1e-05, True, None, [1, 'a'], a tensor's torch repr.
+std::string python_str(const IValue& v);
+// Python's repr(v): as str, but strings are quoted ('a').
+std::string python_repr(const IValue& v);
+// Python's `a == b` for None, numbers (1 == 1.0 == True), str, lists and tuples of them; tensors
+// and objects compare by identity.
+bool python_equals(const IValue& a, const IValue& b);
+
+// aten::warn reports through this hook; the default prints "UserWarning: <message>" to stderr.
+// The Python frontend installs one that raises a Python warning. Returns the previous hook.
+using WarnHandler = void (*)(const std::string& message);
+WarnHandler set_warn_handler(WarnHandler handler);
+
+}  // namespace ampjit
