@@ -143,8 +143,19 @@ std::string py_type_name(PyObject* o) {
   return Py_TYPE(o)->tp_name;
 }
 
-// Checks one argument against a traced input type: torch's "Expected a value of type" error.
+// Checks one argument against an input type: torch's "Expected a value of type" error. Traced
+// inputs are tensors, tuples and lists; scripted ones may also be numbers, strings, Optionals.
 bool matches(const Type& t, PyObject* o) {
+  switch (t.kind()) {
+    case TypeKind::Int: return PyLong_Check(o) && !PyBool_Check(o);
+    case TypeKind::Float: return PyFloat_Check(o) || (PyLong_Check(o) && !PyBool_Check(o));
+    case TypeKind::Bool: return PyBool_Check(o);
+    case TypeKind::Str: return PyUnicode_Check(o);
+    case TypeKind::None: return o == Py_None;
+    case TypeKind::Number: return PyLong_Check(o) || PyFloat_Check(o);
+    case TypeKind::Optional: return o == Py_None || matches(*t.elem(), o);
+    default: break;
+  }
   if (t.kind() == TypeKind::Tensor) return as_tensor(o) != nullptr;
   if (t.kind() == TypeKind::Tuple) {
     if (!PyTuple_Check(o) || static_cast<size_t>(PyTuple_GET_SIZE(o)) != t.contained().size()) return false;
@@ -181,7 +192,11 @@ bp::object function_call(const PyFunction& f, bp::tuple args) {
           f.fn->name(), PyFunction::schema_type(*f.arg_types[i]), f.arg_names[i], py_type_name(o), i + f.first_arg(),
           value, f.declaration(), value, PyFunction::schema_type(*f.arg_types[i])));
     }
-    s.push_back(to_ivalue(o));
+    // A script's float parameter takes an int, as in torch.
+    const TypeKind k = f.arg_types[i]->kind() == TypeKind::Optional ? f.arg_types[i]->elem()->kind()
+                                                                       : f.arg_types[i]->kind();
+    if (k == TypeKind::Float && PyLong_Check(o)) s.push_back(IValue(PyLong_AsDouble(o)));
+    else s.push_back(to_ivalue(o));
   }
   {
     // Ops inside a graph never call back into Python, so the GIL is released for the whole run,
@@ -319,6 +334,28 @@ void set_tracer_warning(bp::object cls, const std::string& package_dir) {
 }
 
 }  // namespace
+
+// For script_bindings.cpp: a compiled function as the `_Function` object Python calls (argument
+// names and types from the graph's inputs, after `self` for a method), and the reverse lookups.
+bp::object wrap_function(std::shared_ptr<Function> fn, IValue self) {
+  PyFunction f;
+  f.fn = std::move(fn);
+  f.self = std::move(self);
+  const auto& inputs = f.fn->graph()->inputs();
+  for (size_t i = f.first_arg(); i < inputs.size(); ++i) {
+    f.arg_names.push_back(inputs[i]->debug_name());
+    f.arg_types.push_back(inputs[i]->type()->unrefined());
+  }
+  return bp::object(f);
+}
+std::shared_ptr<Function> unwrap_function(PyObject* o) {
+  bp::extract<const PyFunction&> f{bp::object(bp::handle<>(bp::borrowed(o)))};
+  return f.check() ? f().fn : nullptr;
+}
+Ref<ModuleObject> unwrap_module(PyObject* o) {
+  bp::extract<const PyModule&> m{bp::object(bp::handle<>(bp::borrowed(o)))};
+  return m.check() ? m().obj : Ref<ModuleObject>();
+}
 
 void warn_python_dataflow(const char* what) {
   if (!tracer::current()) return;
