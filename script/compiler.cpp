@@ -3122,10 +3122,12 @@ std::vector<std::shared_ptr<Function>> compile_source(std::shared_ptr<const Sour
     DefCompiler c{session, files, mod};
     return c(def, site);
   };
-  std::vector<std::shared_ptr<Function>> out;
-  for (const FunctionDef* def : defs) {
+  // Later defs first: they usually call the earlier ones, so an error in a helper is reported with
+  // the call chain that reaches it.
+  std::vector<std::shared_ptr<Function>> out(defs.size());
+  for (size_t i = defs.size(); i-- > 0;) {
     DefCompiler c{session, files, mod};
-    out.push_back(c(def, SourceRange{}));
+    out[i] = c(defs[i], SourceRange{});
   }
   session.file_defs = nullptr;
   return out;

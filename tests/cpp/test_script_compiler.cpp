@@ -1,0 +1,399 @@
+// The script compiler: programs compiled and run against hand-computed or eager results, the graphs
+// it emits, and its diagnostics pinned by message and line:col.
+#include <gmock/gmock.h>
+
+#include <random>
+
+#include "runtime/interpreter.h"
+#include "runtime/module_object.h"
+#include "script/compiler.h"
+#include "tests/cpp/testing.h"
+
+namespace ampjit::script {
+namespace {
+
+using ::testing::HasSubstr;
+using V = std::vector<int64_t>;
+
+// Compiles a file's defs; the last one is the entry point.
+std::shared_ptr<Function> compile(const std::string& text, const std::string& file = "test.py") {
+  return compile_source(std::make_shared<Source>(text, file), builtin_resolver()).back();
+}
+
+IValue run1(const std::shared_ptr<Function>& fn, Stack args) {
+  Stack out = (*fn)(std::move(args));
+  EXPECT_EQ(out.size(), 1u);
+  return out.at(0);
+}
+
+std::string compile_error(const std::string& text) {
+  try {
+    compile(text);
+  } catch (const CompileError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(ScriptCompiler, StraightLineTensorCode) {
+  auto fn = compile(
+      "def f(x, w):\n"
+      "    y = torch.relu(x @ w) + 1.0\n"
+      "    return y * 2\n");
+  Tensor x = testing::random_tensor({3, 4}, ScalarType::Float32, 1);
+  Tensor w = testing::random_tensor({4, 2}, ScalarType::Float32, 2);
+  Tensor got = run1(fn, {x, w}).to_tensor();
+  Tensor want = ops::mul_Scalar(ops::add_Scalar(ops::relu(ops::matmul(x, w)), Scalar(1.0)), Scalar(int64_t{2}));
+  EXPECT_EQ(testing::values(got), testing::values(want));
+}
+
+}  // namespace
+}  // namespace ampjit::script
+
+namespace ampjit::script {
+namespace {
+
+int64_t run_int(const std::string& text, Stack args) { return run1(compile(text), std::move(args)).to_int(); }
+
+TEST(ScriptCompiler, IntArithmeticFollowsPython) {
+  EXPECT_EQ(run_int("def f(a: int, b: int) -> int:\n    return a // b + a % b * 10\n", {int64_t{-7}, int64_t{2}}), -4 + 10);
+  EXPECT_DOUBLE_EQ(run1(compile("def f(a: int, b: int):\n    return a / b\n"), {int64_t{7}, int64_t{2}}).to_double(), 3.5);
+  EXPECT_EQ(run_int("def f(a: int) -> int:\n    return -a if a < 0 else a\n", {int64_t{-3}}), 3);
+  EXPECT_EQ(run_int("def f(a: int) -> int:\n    return 1 if 0 < a < 10 else 2\n", {int64_t{5}}), 1);
+  EXPECT_EQ(run_int("def f(a: int) -> int:\n    return 1 if 0 < a < 10 else 2\n", {int64_t{50}}), 2);
+}
+
+const char* kControl =
+    "def f(n: int) -> int:\n"
+    "    total = 0\n"
+    "    for i in range(n):\n"
+    "        if i % 2 == 0:\n"
+    "            continue\n"
+    "        if i > 7:\n"
+    "            break\n"
+    "        total += i\n"
+    "    return total\n";
+
+TEST(ScriptCompiler, ForBreakContinue) {
+  auto fn = compile(kControl);
+  for (int64_t n : {0, 1, 4, 8, 20}) {
+    int64_t want = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      if (i % 2 == 0) continue;
+      if (i > 7) break;
+      want += i;
+    }
+    EXPECT_EQ(run1(fn, {n}).to_int(), want) << n;
+  }
+}
+
+TEST(ScriptCompiler, WhileAndEarlyReturnInLoop) {
+  auto fn = compile(
+      "def f(n: int) -> int:\n"
+      "    i = 0\n"
+      "    while i < n:\n"
+      "        if i * i > 50:\n"
+      "            return i\n"
+      "        i += 1\n"
+      "    return -1\n");
+  EXPECT_EQ(run1(fn, {int64_t{100}}).to_int(), 8);
+  EXPECT_EQ(run1(fn, {int64_t{5}}).to_int(), -1);
+}
+
+TEST(ScriptCompiler, EarlyReturnInBranchIsAPlainIf) {
+  auto fn = compile(
+      "def f(x, flag: bool):\n"
+      "    if flag:\n"
+      "        return x + 1\n"
+      "    y = x * 2\n"
+      "    return y\n");
+  const std::string g = fn->graph()->str();
+  EXPECT_THAT(g, HasSubstr("prim::If"));
+  EXPECT_THAT(g, ::testing::Not(HasSubstr("prim::Uninitialized")));
+  Tensor x = ops::ones(V{2});
+  EXPECT_EQ(testing::values(run1(fn, {x, true}).to_tensor()), (std::vector<double>{2, 2}));
+  EXPECT_EQ(testing::values(run1(fn, {x, false}).to_tensor()), (std::vector<double>{2, 2}));
+}
+
+TEST(ScriptCompiler, NestedLoopsWithReturnAndBreak) {
+  auto fn = compile(
+      "def f(n: int) -> int:\n"
+      "    count = 0\n"
+      "    for i in range(n):\n"
+      "        for j in range(n):\n"
+      "            if j > i:\n"
+      "                break\n"
+      "            count += 1\n"
+      "            if count == 40:\n"
+      "                return -count\n"
+      "    return count\n");
+  EXPECT_EQ(run1(fn, {int64_t{4}}).to_int(), 10);
+  EXPECT_EQ(run1(fn, {int64_t{20}}).to_int(), -40);
+}
+
+TEST(ScriptCompiler, ListsAndComprehensions) {
+  EXPECT_EQ(run_int("def f(n: int) -> int:\n"
+                    "    xs = [i * i for i in range(n) if i % 2 == 1]\n"
+                    "    xs.append(100)\n"
+                    "    return xs[-1] + xs[0] + len(xs) + sum(xs[1:3])\n",
+                    {int64_t{6}}),
+            100 + 1 + 4 + (9 + 25));
+  EXPECT_EQ(run_int("def f(n: int) -> int:\n"
+                    "    ys: List[int] = []\n"
+                    "    for v in [3, 1, 2]:\n"
+                    "        ys.append(v * n)\n"
+                    "    return max(ys) - min(ys)\n",
+                    {int64_t{5}}),
+            10);
+}
+
+TEST(ScriptCompiler, TuplesAndUnpacking) {
+  EXPECT_EQ(run_int("def g(a: int, b: int) -> Tuple[int, int]:\n"
+                    "    return b, a\n"
+                    "def f(a: int, b: int) -> int:\n"
+                    "    x, y = g(a, b)\n"
+                    "    t = (x, y, 7)\n"
+                    "    return t[0] * 100 + t[1] * 10 + t[-1]\n",
+                    {int64_t{1}, int64_t{2}}),
+            217);
+}
+
+TEST(ScriptCompiler, OptionalRefinement) {
+  auto fn = compile(
+      "def f(x, b: Optional[Tensor] = None):\n"
+      "    if b is None:\n"
+      "        return x\n"
+      "    return x + b\n");
+  Tensor x = ops::ones(V{2});
+  EXPECT_EQ(testing::values(run1(fn, {x, IValue()}).to_tensor()), (std::vector<double>{1, 1}));
+  EXPECT_EQ(testing::values(run1(fn, {x, x}).to_tensor()), (std::vector<double>{2, 2}));
+  auto g = compile(
+      "def f(x, b: Optional[Tensor]):\n"
+      "    if b is not None and b.sum() > 0:\n"
+      "        x = x + b\n"
+      "    return x\n");
+  EXPECT_EQ(testing::values(run1(g, {x, x}).to_tensor()), (std::vector<double>{2, 2}));
+  EXPECT_EQ(testing::values(run1(g, {x, IValue()}).to_tensor()), (std::vector<double>{1, 1}));
+}
+
+TEST(ScriptCompiler, TensorIndexingAndMethods) {
+  auto fn = compile(
+      "def f(x):\n"
+      "    y = x[1:, 0]\n"
+      "    z = x.view(-1)[None]\n"
+      "    return y.sum() + z.size(1) + x.shape[0] + x.dim()\n");
+  Tensor x = Tensor(ops::arange(6, ScalarType::Float32)).view(V{3, 2});
+  // y = [2, 4] -> 6; z.size(1) = 6; shape[0] = 3; dim = 2
+  EXPECT_EQ(testing::values(run1(fn, {x}).to_tensor()), (std::vector<double>{17}));
+}
+
+TEST(ScriptCompiler, AssertAndRaise) {
+  auto fn = compile(
+      "def f(n: int) -> int:\n"
+      "    assert n >= 0, \"n must be non-negative\"\n"
+      "    if n > 100:\n"
+      "        raise ValueError(\"too big\")\n"
+      "    return n\n");
+  EXPECT_EQ(run1(fn, {int64_t{3}}).to_int(), 3);
+  EXPECT_THROW(
+      { try { run1(fn, {int64_t{-1}}); } catch (const Error& e) { EXPECT_THAT(e.what(), HasSubstr("AssertionError: n must be non-negative")); throw; } },
+      Error);
+  EXPECT_THROW(
+      { try { run1(fn, {int64_t{200}}); } catch (const Error& e) { EXPECT_THAT(e.what(), HasSubstr("ValueError: too big")); throw; } },
+      Error);
+}
+
+TEST(ScriptCompiler, FunctionalAndDtypes) {
+  auto fn = compile(
+      "def f(x, w):\n"
+      "    h = torch.nn.functional.linear(x, w)\n"
+      "    h = torch.nn.functional.gelu(h)\n"
+      "    return torch.nn.functional.softmax(h.to(torch.float64), dim=-1).to(torch.float32)\n");
+  Tensor x = testing::random_tensor({2, 3}, ScalarType::Float32, 3);
+  Tensor w = testing::random_tensor({4, 3}, ScalarType::Float32, 4);
+  Tensor got = run1(fn, {x, w}).to_tensor();
+  EXPECT_EQ(got.dtype(), ScalarType::Float32);
+  EXPECT_EQ(V(got.sizes().begin(), got.sizes().end()), (V{2, 4}));
+}
+
+}  // namespace
+}  // namespace ampjit::script
+
+namespace ampjit::script {
+namespace {
+
+// ---- Diagnostics: message, file:line:col, the source line and the caret ----
+
+struct DiagCase {
+  const char* name;
+  const char* source;
+  const char* message;  // a substring of the first line
+  const char* where;    // "test.py:L:C"
+};
+
+const DiagCase kDiagnostics[] = {
+    {"undefined", "def f(x):\n    return x + y\n", "undefined value y", "test.py:2:16"},
+    {"arg_type", "def f(x):\n    return torch.relu('a')\n", "Expected a value of type 'Tensor' for argument 'self' but instead found type 'str'", "test.py:2:12"},
+    {"no_such_method", "def f(x):\n    return x.frobnicate()\n", "'Tensor' object has no attribute or method 'frobnicate'", "test.py:2:12"},
+    {"branch_mismatch", "def f(x, c: bool):\n    if c:\n        y = 1\n    else:\n        y = 1.5\n    return y\n", "Type mismatch: y is set to type int in the true branch and type float in the false branch", "test.py:2:5"},
+    {"one_branch", "def f(x, c: bool):\n    if c:\n        y = x\n    return y\n", "y is not defined in the false branch", "test.py:4:12"},
+    {"loop_type", "def f(x, n: int):\n    y = 0\n    for i in range(n):\n        y = x\n    return y\n", "Variable 'y' previously had type int but is now being assigned to a value of type Tensor", "test.py:4:9"},
+    {"return_annot", "def f(x) -> int:\n    return x\n", "Return value was annotated as having type int but is actually of type Tensor", "test.py:2:12"},
+    {"unknown_type", "def f(x: Foo):\n    return x\n", "Unknown type name 'Foo'", "test.py:1:10"},
+    {"dict", "def f(x):\n    d = {'a': x}\n    return x\n", "dictionaries are not supported", "test.py:2:9"},
+    {"nested_def", "def f(x):\n    def g(y):\n        return y\n    return x\n", "nested function definitions are not supported", "test.py:2:5"},
+    {"with_other", "def f(x):\n    with x:\n        pass\n    return x\n", "`with` in script supports only autocast context managers", "test.py:2:10"},
+    {"varargs", "def f(*xs):\n    return 1\n", "variable arguments", "test.py:1:7"},
+    {"break_outside", "def f(x):\n    break\n", "'break' outside loop", "test.py:2:5"},
+    {"decorator", "@torch.autocast('cpu')\ndef f(x):\n    return x\n", "TorchScript error: @autocast() decorator is not supported in script mode", "test.py:1:2"},
+    {"bad_kwarg", "def f(x):\n    return torch.sum(x, dimm=1)\n", "Keyword argument dimm unknown.", "test.py:2:12"},
+    {"not_iterable", "def f(x, n: int):\n    for i in n:\n        pass\n    return x\n", "'int' object is not iterable in script", "test.py:2:14"},
+    {"list_types", "def f(x):\n    return [1, 2.5]\n", "Lists must contain only a single type", "test.py:2:12"},
+};
+
+TEST(ScriptCompilerDiagnostics, MessageLineColumnAndCaret) {
+  for (const DiagCase& c : kDiagnostics) {
+    const std::string err = compile_error(c.source);
+    EXPECT_THAT(err, HasSubstr(c.message)) << c.name;
+    EXPECT_EQ(err.rfind(std::string(c.where) + ": ", 0), 0u) << c.name << ": " << err;
+    EXPECT_THAT(err, HasSubstr("~")) << c.name;  // the caret line
+  }
+}
+
+TEST(ScriptCompilerDiagnostics, ErrorInCalleeCarriesTheCallChain) {
+  const std::string err = compile_error(
+      "def inner(x):\n"
+      "    return x + undefined_thing\n"
+      "def outer(x):\n"
+      "    return inner(x) * 2\n");
+  EXPECT_EQ(err.rfind("test.py:2:16: undefined value undefined_thing", 0), 0u) << err;
+  EXPECT_THAT(err, HasSubstr("called from test.py:4:12"));
+}
+
+TEST(ScriptCompilerDiagnostics, SeveralOverloadsListEachReason) {
+  const std::string err = compile_error("def f(x):\n    return torch.add(x, 'a')\n");
+  EXPECT_THAT(err, HasSubstr("Arguments for call to aten::add are not valid."));
+  EXPECT_THAT(err, HasSubstr("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"));
+  EXPECT_THAT(err, HasSubstr("for argument 'other' but instead found type 'str'"));
+}
+
+// ---- Autocast regions ----
+
+TEST(ScriptCompilerAutocast, WithAutocastBecomesEnterExitOnAnAutocastObject) {
+  auto fn = compile(
+      "def f(x, w):\n"
+      "    with torch.autocast('cpu', dtype=torch.bfloat16):\n"
+      "        y = torch.mm(x, w)\n"
+      "    return y\n");
+  const std::string g = fn->graph()->str();
+  EXPECT_THAT(g, HasSubstr("__torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()"));
+  EXPECT_THAT(g, HasSubstr("prim::SetAttr[name=\"_enabled\"]"));
+  EXPECT_THAT(g, HasSubstr("prim::Enter"));
+  EXPECT_THAT(g, HasSubstr("prim::Exit"));
+  Tensor x = testing::random_tensor({2, 3}, ScalarType::Float32, 5);
+  Tensor w = testing::random_tensor({3, 2}, ScalarType::Float32, 6);
+  // torchscript semantics: the JIT autocast pass turns the region into casts: mm runs in bfloat16.
+  Tensor y = run1(fn, {x, w}).to_tensor();
+  EXPECT_EQ(y.dtype(), ScalarType::BFloat16);
+  const std::string opt = fn->optimized_graph()->str();
+  EXPECT_THAT(opt, HasSubstr("aten::_autocast_to_reduced_precision"));
+}
+
+TEST(ScriptCompilerAutocast, RuntimeEnabledIsTorchsConstantError) {
+  auto fn = compile(
+      "def f(x, on: bool):\n"
+      "    with torch.autocast('cpu', enabled=on):\n"
+      "        y = torch.mm(x, x)\n"
+      "    return y\n");
+  Tensor x = ops::ones(V{2, 2});
+  try {
+    run1(fn, {x, true});
+    FAIL() << "expected the autocast pass's error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("Autocast _enabled argument must be a constant"));
+    EXPECT_THAT(e.what(), HasSubstr("test.py:2:"));
+  }
+}
+
+// ---- Modules ----
+
+std::shared_ptr<ModuleInfo> linear_module() {
+  auto m = std::make_shared<ModuleInfo>();
+  m->class_name = "__torch__.Lin";
+  m->attrs.push_back({"training", Type::bool_(), false, {}, nullptr});
+  m->attrs.push_back({"weight", Type::tensor(), false, {}, nullptr});
+  m->attrs.push_back({"scale", Type::float_(), true, IValue(2.0), nullptr});
+  m->methods["forward"] = std::make_shared<Source>(
+      "def forward(self, x):\n    return self.helper(x) * self.scale\n", "lin.py");
+  m->methods["helper"] = std::make_shared<Source>(
+      "def helper(self, x):\n    return torch.nn.functional.linear(x, self.weight)\n", "lin.py", 3);
+  m->resolver = builtin_resolver();
+  return m;
+}
+
+TEST(ScriptCompilerModules, AttributesAreGetAttrAndConstantsInline) {
+  auto info = linear_module();
+  auto fn = compile_module(info);
+  const std::string g = fn->graph()->str();
+  EXPECT_THAT(g, HasSubstr("prim::CallFunction"));  // self.helper(x)
+  auto obj = Ref<ModuleObject>(new ModuleObject(info->class_name));
+  Tensor w = testing::random_tensor({2, 3}, ScalarType::Float32, 7);
+  obj->set_attr("training", IValue(false));
+  obj->set_attr("weight", IValue(w));
+  Tensor x = testing::random_tensor({4, 3}, ScalarType::Float32, 8);
+  Stack out = (*fn)({IValue(Ref<ObjectBase>(obj)), x});
+  Tensor want = ops::mul_Scalar(ops::linear(x, w, std::nullopt), Scalar(2.0));
+  EXPECT_EQ(testing::values(out[0].to_tensor()), testing::values(want));
+  // The weight is read at run time: replacing it changes the result.
+  obj->set_attr("weight", IValue(ops::zeros_like(w)));
+  EXPECT_EQ(testing::values((*fn)({IValue(Ref<ObjectBase>(obj)), x})[0].to_tensor()),
+            std::vector<double>(8, 0.0));
+}
+
+TEST(ScriptCompilerModules, UnknownAttributeNamesTheClass) {
+  auto info = linear_module();
+  info->methods["forward"] = std::make_shared<Source>("def forward(self, x):\n    return self.bias + x\n", "lin.py");
+  try {
+    compile_module(info);
+    FAIL();
+  } catch (const CompileError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("lin.py:2:12: Module '__torch__.Lin' has no attribute 'bias'"));
+  }
+}
+
+// ---- Robustness: mutated sources never crash the compiler ----
+
+TEST(ScriptCompilerFuzz, MutationsOfValidProgramsGiveErrorsNotCrashes) {
+  const std::vector<std::string> seeds = {kControl,
+                                          "def f(x, b: Optional[Tensor] = None):\n    if b is None:\n        return x\n    return x + b\n",
+                                          "def f(n: int) -> int:\n    xs = [i * i for i in range(n) if i % 2 == 1]\n    return len(xs)\n",
+                                          "def f(x):\n    with torch.autocast('cpu'):\n        y = x @ x\n    return y[0, 1:]\n"};
+  std::mt19937 rng(1234);
+  const std::string alphabet = "()[]:,.=+-*/%<>!&|^~ \n\t0123456789abcxyzNoneTrue'\"#\\@";
+  int compiled = 0, errors = 0;
+  for (int iter = 0; iter < 3000; ++iter) {
+    std::string s = seeds[static_cast<size_t>(iter) % seeds.size()];
+    const int edits = 1 + static_cast<int>(rng() % 3);
+    for (int e = 0; e < edits; ++e) {
+      const size_t pos = rng() % (s.size() + 1);
+      switch (rng() % 3) {
+        case 0: s.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
+        case 1: if (pos < s.size()) s.erase(pos, 1); break;
+        default: if (pos < s.size()) s[pos] = alphabet[rng() % alphabet.size()]; break;
+      }
+    }
+    try {
+      compile(s);
+      ++compiled;
+    } catch (const CompileError&) {
+      ++errors;
+    } catch (const Error&) {
+      ++errors;  // e.g. the IR verifier or an op's own argument check
+    }
+  }
+  EXPECT_GT(errors, 100);
+  EXPECT_GT(compiled, 10);
+}
+
+}  // namespace
+}  // namespace ampjit::script
