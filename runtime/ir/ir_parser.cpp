@@ -84,6 +84,15 @@ class GraphParser {
       if (k == TypeKind::Bool && v.is_int()) n->set_attr(sym::attr::value, IValue(v.to_int() != 0));
       if (k == TypeKind::Float && v.is_int()) n->set_attr(sym::attr::value, IValue(v.to_double()));
     }
+    if (n->kind() == sym::prim::AutocastRegion) {
+      // Bools print as 1/0 and dtypes as torch's codes: back to the types the tracer sets.
+      for (Symbol a : {sym::attr::enabled, sym::attr::cache_enabled})
+        if (n->has_attr(a) && n->attr(a).is_int() && (n->attr(a).to_int() == 0 || n->attr(a).to_int() == 1))
+          n->set_attr(a, IValue(n->attr(a).to_int() != 0));
+      if (n->has_attr(sym::attr::dtype) && n->attr(sym::attr::dtype).is_int())
+        if (std::optional<ScalarType> t = from_torch_dtype_code(n->attr(sym::attr::dtype).to_int()))
+          n->set_attr(sym::attr::dtype, IValue(*t));
+    }
     if (kind.rfind("aten::", 0) == 0 || kind.rfind("prim::", 0) == 0) resolve_op(n);  // prim::min.int, ...
     skip_spaces();
     if (pos_ < s_.size() && s_[pos_] == '#') n->set_source_range(location_comment());

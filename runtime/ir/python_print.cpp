@@ -281,6 +281,31 @@ class Printer {
       flush(indent + 1);
       if (out_.size() == before) line(indent + 1, "pass");
       for (size_t o = 0; o < n.outputs().size(); ++o) names_[n.output(o)] = names_.at(carried[o]);
+    } else if (k == sym::prim::AutocastRegion && n.blocks().size() == 1) {
+      // with torch.autocast("cpu", dtype=torch.bfloat16, enabled=False, cache_enabled=False):
+      std::string args;
+      if (n.has_attr(sym::attr::device_type)) args += constant(n.attr(sym::attr::device_type));
+      if (n.has_attr(sym::attr::dtype)) {
+        const IValue& d = n.attr(sym::attr::dtype);
+        const std::optional<ScalarType> t = d.is_scalar_type() ? std::optional<ScalarType>(d.to_scalar_type())
+                                            : d.is_int()       ? from_torch_dtype_code(d.to_int())
+                                                               : std::nullopt;
+        args += std::string(", dtype=") + (t ? std::string("torch.") + dtype_name(*t) : constant(d));
+      }
+      for (Symbol a : {sym::attr::enabled, sym::attr::cache_enabled}) {
+        if (!n.has_attr(a)) continue;
+        const IValue& v = n.attr(a);
+        args += ", " + std::string(a.name()) + "=" +
+                (v.is_bool() || v.is_int() ? (v.to_int() ? "True" : "False") : constant(v));
+      }
+      for (const Value* o : n.outputs()) names_[o] = fresh(o);
+      line(indent, "with torch.autocast(" + args + "):");
+      const Block& b = *n.blocks()[0];
+      const size_t before = out_.size();
+      block(b, indent + 1, false);
+      assign_values(indent + 1, n.outputs(), b.outputs());
+      flush(indent + 1);
+      if (out_.size() == before) line(indent + 1, "pass");
     } else if (k == sym::prim::CallFunction) {
       const IValue& f = n.attr(sym::attr::value);
       std::string callee = f.is_object() ? f.object()->type_name() : "fn";

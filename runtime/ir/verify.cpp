@@ -94,6 +94,28 @@ class Verifier {
         fail(n, "loop-carried values do not line up between inputs, block and outputs");
       return;
     }
+    if (k == sym::prim::AutocastRegion) {
+      // Note [Autocast regions at run time] (interop/autocast_regions.h): constant settings, one
+      // block without inputs whose outputs are the node's.
+      if (!n->inputs().empty() || n->blocks().size() != 1 || !n->blocks()[0]->inputs().empty())
+        fail(n, "prim::AutocastRegion has no inputs and one block without inputs");
+      if (n->blocks()[0]->outputs().size() != n->outputs().size())
+        fail(n, "prim::AutocastRegion's block yields one value per output");
+      auto is_flag = [](const IValue& v) { return v.is_bool() || (v.is_int() && (v.to_int() == 0 || v.to_int() == 1)); };
+      const IValue* device = n->has_attr(sym::attr::device_type) ? &n->attr(sym::attr::device_type) : nullptr;
+      if (!device || !device->is_string() || (device->to_string_ref() != "cpu" && device->to_string_ref() != "cuda"))
+        fail(n, "prim::AutocastRegion needs device_type=\"cpu\" or \"cuda\"");
+      if (!n->has_attr(sym::attr::enabled) || !is_flag(n->attr(sym::attr::enabled)))
+        fail(n, "prim::AutocastRegion needs a bool `enabled`");
+      if (n->has_attr(sym::attr::cache_enabled) && !is_flag(n->attr(sym::attr::cache_enabled)))
+        fail(n, "prim::AutocastRegion's `cache_enabled` is a bool");
+      const IValue* dt = n->has_attr(sym::attr::dtype) ? &n->attr(sym::attr::dtype) : nullptr;
+      std::optional<ScalarType> t;
+      if (dt && dt->is_scalar_type()) t = dt->to_scalar_type();
+      if (dt && dt->is_int()) t = from_torch_dtype_code(dt->to_int());
+      if (!t || !is_reduced_floating(*t)) fail(n, "prim::AutocastRegion needs dtype float16 or bfloat16");
+      return;
+    }
     if (const OpEntry* op = n->op()) {
       const auto& args = op->schema.args;
       if (n->inputs().size() != args.size())
