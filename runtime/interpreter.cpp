@@ -30,7 +30,7 @@ void register_prim_handler(Symbol kind, PrimHandler handler) {
 
 // ---- Compilation ------------------------------------------------------------------------------
 
-Code::Code(const Graph& graph) {
+Code::Code(const Graph& graph, AutocastSemantics semantics) : semantics_(semantics) {
   for (const Value* v : graph.inputs()) input_regs_.push_back(reg(v));
   emit_block(*graph.block());
   Instruction ret{Instruction::kReturn};
@@ -190,6 +190,27 @@ void Code::emit_node(const Node& n) {
     std::vector<Value*> results(n.outputs().begin(), n.outputs().end());
     emit_moves(carried_params, results);
     return;
+  } else if (k == sym::prim::AutocastRegion) {
+    // Note [Autocast regions at run time]: enter; block; its outputs to the node's; leave.
+    AMPJIT_CHECK(n.blocks().size() == 1 && n.blocks()[0]->inputs().empty() && n.inputs().empty() &&
+                     n.blocks()[0]->outputs().size() == n.outputs().size(),
+                 "prim::AutocastRegion{}: expected no inputs and one block without inputs yielding one value per output",
+                 n.source_range().valid() ? " at " + n.source_range().location_str() : "");
+    Instruction enter{Instruction::kRegionEnter};
+    enter.node = &n;
+    enter.b = static_cast<uint32_t>(region_specs_.size());
+    region_specs_.push_back(autocast_region_spec(n));
+    instrs_.push_back(enter);
+    emit_block(*n.blocks()[0]);
+    emit_moves(n.blocks()[0]->outputs(), n.outputs());
+    Instruction leave{Instruction::kRegionExit};
+    leave.node = &n;
+    instrs_.push_back(leave);
+    return;
+  } else if ((k == sym::prim::Enter || k == sym::prim::Exit) && semantics_ == AutocastSemantics::Eager &&
+             n.inputs().size() == 1) {
+    ins.op = k == sym::prim::Enter ? Instruction::kWithEnter : Instruction::kWithExit;
+    ins.a = reg(n.input(0));
   } else if (find_handler(k)) {
     ins.op = Instruction::kNode;
   } else {
@@ -202,7 +223,8 @@ void Code::emit_node(const Node& n) {
 std::string Code::dump() const {
   static const char* names[] = {"OP",      "CONST",  "MOVE", "JF",    "JMP",  "LOOP", "INC",
                                 "TUPLE",   "LIST",   "UNPACK", "TIDX", "GETATTR", "SETATTR",
-                                "NEWOBJ",  "CALL",   "RAISE", "NODE", "RET"};
+                                "NEWOBJ",  "CALL",   "RAISE", "NODE", "REGION", "ENDREG",
+                                "WITH",    "ENDWITH", "RET"};
   std::string s;
   for (size_t i = 0; i < instrs_.size(); ++i) {
     const Instruction& in = instrs_[i];
@@ -229,6 +251,12 @@ namespace {
   if (dynamic_cast<const NotImplementedError*>(&e)) throw NotImplementedError(msg);
   throw Error(msg);
 }
+
+// The autocast object of a `with` (prim::Enter / prim::Exit), or nullptr for any other value.
+ModuleObject* autocast_object(const IValue& o) {
+  auto* m = o.is_object() ? dynamic_cast<ModuleObject*>(o.object()) : nullptr;
+  return m && is_autocast_class_name(m->class_name) ? m : nullptr;
+}
 }  // namespace
 
 void Code::run(Stack& stack) const {
@@ -241,6 +269,16 @@ void Code::run(Stack& stack) const {
   const uint32_t* ops = operand_regs_.data();
   Stack args;
   args.reserve(8);
+  // The autocast regions this run has entered and not left; an exception leaving the run leaves
+  // them (Note [Autocast regions at run time]).
+  AutocastRegionStack regions;
+  // A prim node with a registered handler (kNode; `with` on an object that is not autocast's).
+  auto run_handler = [&](const Instruction& in) {
+    Stack io;
+    for (uint32_t i = 0; i < in.nargs; ++i) io.push_back(regs[ops[in.args + i]]);
+    find_handler(in.node->kind())(*in.node, io);
+    for (uint32_t i = 0; i < in.nouts; ++i) regs[ops[in.outs + i]] = std::move(io.at(i));
+  };
   size_t pc = 0;
   for (;;) {
     const Instruction& in = instrs_[pc];
@@ -344,11 +382,49 @@ void Code::run(Stack& stack) const {
         const IValue& m = regs[in.a];
         throw Error(m.is_string() ? m.to_string_ref() : m.repr());
       }
-      case Instruction::kNode: {
-        Stack io;
-        for (uint32_t i = 0; i < in.nargs; ++i) io.push_back(regs[ops[in.args + i]]);
-        find_handler(in.node->kind())(*in.node, io);
-        for (uint32_t i = 0; i < in.nouts; ++i) regs[ops[in.outs + i]] = std::move(io.at(i));
+      case Instruction::kNode:
+        run_handler(in);
+        ++pc;
+        break;
+      case Instruction::kRegionEnter:
+        try {
+          regions.enter(region_specs_[in.b], in.node, in.node->source_range());
+        } catch (const std::exception& e) {
+          rethrow_at(in, e);
+        }
+        ++pc;
+        break;
+      case Instruction::kRegionExit:
+        regions.exit(in.node);
+        ++pc;
+        break;
+      case Instruction::kWithEnter: {
+        const IValue o = regs[in.a];
+        ModuleObject* m = autocast_object(o);
+        if (!m) {  // not an autocast object: whatever handles `with` on it
+          run_handler(in);
+          ++pc;
+          break;
+        }
+        try {
+          regions.enter(autocast_object_spec(*m, in.node->source_range()), m, in.node->source_range());
+        } catch (const std::exception& e) {
+          rethrow_at(in, e);
+        }
+        // __enter__ returns the object itself (`with autocast() as ac:`).
+        for (uint32_t i = 0; i < in.nouts; ++i) regs[ops[in.outs + i]] = o;
+        ++pc;
+        break;
+      }
+      case Instruction::kWithExit: {
+        ModuleObject* m = autocast_object(regs[in.a]);
+        if (!m) {
+          run_handler(in);
+          ++pc;
+          break;
+        }
+        regions.exit(m);
+        for (uint32_t i = 0; i < in.nouts; ++i) regs[ops[in.outs + i]] = IValue();
         ++pc;
         break;
       }
@@ -366,8 +442,10 @@ namespace {
 // A script `with torch.autocast(...):` compiles to prim::Enter / prim::Exit on an autocast object
 // (reference §1.3). In torchscript semantics the object's __enter__ and __exit__ return at once
 // when scripting: the JIT autocast pass alone gives the region its meaning, by inserting casts into
-// the optimized graph. So at run time both do nothing and yield None. `with` on any other object
-// would call its methods, which ampjit's objects do not have.
+// the optimized graph. So at run time both do nothing and yield None: these handlers. (Code compiled
+// for eager semantics does not use them: Enter/Exit become kWithEnter/kWithExit, Note [Autocast
+// regions at run time] in interop/autocast_regions.h.) `with` on any other object would call its
+// methods, which ampjit's objects do not have.
 void enter_or_exit(const Node& n, Stack& io) {
   const IValue& o = io.at(0);
   auto* m = o.is_object() ? dynamic_cast<const ModuleObject*>(o.object()) : nullptr;
@@ -414,7 +492,9 @@ const Function::Specialization& Function::specialization() const {
   size_t slot = 0;
   AutocastContext ctx;
   const GraphOptimizer optimizer = optimizable() ? g_optimizer.load(std::memory_order_acquire) : nullptr;
-  if (optimizer) {
+  if (effective_autocast_semantics() == AutocastSemantics::Eager) {
+    slot = optimizer ? kEagerOptimized : kEagerPlain;
+  } else if (optimizer) {
     if (ignore_amp() || !jit_autocast_mode()) {
       slot = 1;
     } else {
@@ -432,14 +512,16 @@ const Function::Specialization& Function::build(size_t slot, const AutocastConte
   std::lock_guard<std::mutex> lock(build_mu_);
   if (const Specialization* s = slots_[slot].load(std::memory_order_acquire)) return *s;
   auto spec = std::make_unique<Specialization>();
-  if (slot == 0) {
+  if (slot == 0 || slot == kEagerPlain) {
     spec->graph = graph_;
   } else {
     std::shared_ptr<Graph> g(graph_->copy());
-    optimizer(*g, ctx, /*disable_autocast=*/slot == 1);
+    optimizer(*g, ctx, /*disable_autocast=*/slot == 1 || slot == kEagerOptimized);
     spec->graph = std::move(g);
   }
-  spec->code = std::make_unique<Code>(*spec->graph);
+  const AutocastSemantics semantics =
+      slot >= kEagerPlain ? AutocastSemantics::Eager : AutocastSemantics::TorchScript;
+  spec->code = std::make_unique<Code>(*spec->graph, semantics);
   const Specialization* published = spec.release();
   slots_[slot].store(published, std::memory_order_release);
   return *published;

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "interop/autocast_regions.h"
+#include "interop/semantics.h"
 #include "runtime/autocast/autocast_state.h"
 #include "runtime/ir/ir.h"
 #include "runtime/schema.h"
@@ -37,7 +39,11 @@ struct Instruction {
     kCreateObject,// regs[out] = a new empty object of class constants[b]
     kCall,        // regs[outs..] = fn(regs[args..])
     kRaise,       // throw Error(regs[a])
-    kNode,        // a prim node with a registered handler (extension point, e.g. autocast regions)
+    kNode,        // a prim node with a registered handler (extension point)
+    kRegionEnter, // enter the autocast region region_specs[b] (prim::AutocastRegion; owner: node)
+    kRegionExit,  // leave the region `node` entered
+    kWithEnter,   // eager semantics: prim::Enter(regs[a]) on an autocast object enters its region
+    kWithExit,    // eager semantics: prim::Exit(regs[a]) leaves it
     kReturn,      // results = regs[args..]
   };
   Op op;
@@ -55,9 +61,13 @@ struct Instruction {
 using PrimHandler = void (*)(const Node& node, Stack& inputs_then_outputs);
 void register_prim_handler(Symbol kind, PrimHandler handler);
 
+// A Code is compiled for one autocast semantics: it decides what prim::Enter / prim::Exit on an
+// autocast object do (Note [Autocast regions at run time], interop/autocast_regions.h).
+// prim::AutocastRegion nodes enter and leave their region in both.
 class Code {
  public:
-  explicit Code(const Graph& graph);
+  explicit Code(const Graph& graph, AutocastSemantics semantics = AutocastSemantics::TorchScript);
+  AutocastSemantics semantics() const { return semantics_; }
   // Runs with `stack` holding the graph inputs; leaves the graph outputs on it.
   void run(Stack& stack) const;
   size_t num_registers() const { return num_regs_; }
@@ -71,7 +81,9 @@ class Code {
   void emit_node(const Node& n);
   void emit_moves(const std::vector<Value*>& from, const std::vector<Value*>& to);
 
+  AutocastSemantics semantics_;
   std::vector<Instruction> instrs_;
+  std::vector<AutocastRegionSpec> region_specs_;
   std::vector<uint32_t> operand_regs_;
   std::vector<IValue> constants_;
   std::vector<uint32_t> input_regs_;
@@ -85,8 +97,12 @@ class Code {
 // Because that state differs between calls, a Function keeps one optimized graph and Code per
 // specialization key, built lazily (at the first call under that key) and published once, so
 // later calls under the same key take no lock. `graph()` never changes and never shows casts.
-// The key is: whether the autocast pass runs (set_jit_autocast_mode, set_ignore_amp) and, if it
-// does, both devices' enabled flags and dtypes. torch keys only on the two enabled flags, so a
+// The key is: the autocast semantics the call runs under (the Function's own, else the process-wide
+// default at call time: Note [Autocast semantics], interop/semantics.h); in torchscript semantics,
+// whether the autocast pass runs (set_jit_autocast_mode, set_ignore_amp) and, if it does, both
+// devices' enabled flags and dtypes. In eager semantics the pass never runs (the eager dispatcher
+// alone autocasts, and autocast objects' Enter/Exit really enter and leave their regions), so one
+// optimized graph serves every eager state. torch keys only on the two enabled flags, so a
 // function first called under bfloat16 CPU autocast keeps casting to bfloat16 under a float16
 // region; ampjit keys on the dtypes too (a stale-cache artifact not worth reproducing). Toggling
 // the JIT autocast mode takes effect at the next call (torch: only for keys not yet built).
@@ -123,6 +139,21 @@ class Function {
   void set_ignore_amp(bool ignore) { ignore_amp_.store(ignore, std::memory_order_relaxed); }
   bool ignore_amp() const { return ignore_amp_.load(std::memory_order_relaxed); }
 
+  // This function's own autocast semantics (Note [Autocast semantics]); unset (the default): the
+  // process-wide default at each call. Takes effect at the next call.
+  void set_autocast_semantics(std::optional<AutocastSemantics> s) {
+    semantics_.store(s ? static_cast<int>(*s) : -1, std::memory_order_relaxed);
+  }
+  std::optional<AutocastSemantics> own_autocast_semantics() const {
+    const int s = semantics_.load(std::memory_order_relaxed);
+    return s < 0 ? std::nullopt : std::optional<AutocastSemantics>(static_cast<AutocastSemantics>(s));
+  }
+  // The semantics a call from this thread runs under now (ValueError when it comes from a
+  // malformed $AMPJIT_AUTOCAST_SEMANTICS).
+  AutocastSemantics effective_autocast_semantics() const {
+    return resolve_autocast_semantics(own_autocast_semantics());
+  }
+
   // The graph calls from this thread run now: the optimized graph for this thread's eager
   // autocast state (built on first use, thread-safe), or graph() when not optimized.
   std::shared_ptr<const Graph> optimized_graph() const;
@@ -139,9 +170,11 @@ class Function {
     std::shared_ptr<const Graph> graph;
     std::unique_ptr<Code> code;
   };
-  // Slot 0: the plain graph; 1: optimized without the autocast pass; 2 + 16 keys: optimized with
-  // the pass, by (cpu on, cpu dtype, cuda on, cuda dtype).
-  static constexpr size_t kNumSlots = 18;
+  // Torchscript semantics: slot 0: the plain graph; 1: optimized without the autocast pass;
+  // 2 + 16 keys: optimized with the pass, by (cpu on, cpu dtype, cuda on, cuda dtype).
+  // Eager semantics: kEagerPlain: the plain graph; kEagerOptimized: optimized (never the pass).
+  static constexpr size_t kEagerPlain = 18, kEagerOptimized = 19;
+  static constexpr size_t kNumSlots = 20;
   const Specialization& specialization() const;
   const Specialization& build(size_t slot, const AutocastContext& ctx, GraphOptimizer optimizer) const;
 
@@ -150,6 +183,7 @@ class Function {
   std::shared_ptr<const FunctionSchema> schema_;
   std::atomic<bool> optimizable_{true};
   std::atomic<bool> ignore_amp_{false};
+  std::atomic<int> semantics_{-1};  // -1: unset, else an AutocastSemantics
   mutable std::mutex build_mu_;
   mutable std::array<std::atomic<const Specialization*>, kNumSlots> slots_{};
 };

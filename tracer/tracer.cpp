@@ -3,12 +3,31 @@
 
 #include <cctype>
 
+#include "interop/autocast_regions.h"
+
 namespace ampjit::tracer {
 
 namespace {
 thread_local std::shared_ptr<TracingState> t_state;
 
 Symbol meta(const char* name) { return Symbol::intern("meta", name); }
+
+constexpr uint8_t kAutocastBit = layer_bit(DispatchLayer::Autocast);
+constexpr uint8_t kTracerBit = layer_bit(DispatchLayer::Tracer);
+
+// Runs a recorded op the way eager runs it, below the recording (Note [Eager-semantics tracing]):
+// the tracer excluded and the autocast layer, excluded for the trace, active again, so the op and
+// the ops its kernel calls are autocast exactly as outside a trace.
+void run_below_recording(const OpEntry& op, Stack& stack) {
+  DispatchTLS& tls = dispatch_tls();
+  struct Restore {
+    DispatchTLS& tls;
+    uint8_t excluded;
+    ~Restore() { tls.excluded = excluded; }
+  } restore{tls, tls.excluded};
+  tls.excluded = static_cast<uint8_t>((tls.excluded | kTracerBit) & ~kAutocastBit);
+  dispatch(op, stack);
+}
 
 // Records one op call: inputs resolved to values, the op run below the tracer, outputs bound.
 void trace_layer(const OpEntry& op, Stack& stack) {
@@ -38,7 +57,9 @@ void trace_layer(const OpEntry& op, Stack& stack) {
   }
   // Keep the inputs alive: an in-place op rebinds them and we need the pre-call identities.
   Stack args = stack;
-  {
+  if (st->semantics == AutocastSemantics::Eager) {
+    run_below_recording(op, stack);
+  } else {
     // Ops that kernels call internally are implementation details, not part of the trace.
     LayerGuard no_trace(DispatchLayer::Tracer, LayerGuard::Exclude);
     redispatch(DispatchLayer::Tracer, op, stack);
@@ -75,7 +96,10 @@ TracingState::TracingState() : graph(std::make_shared<Graph>()) {}
 
 Value* TracingState::value_of(const Tensor& t) {
   auto it = env_.find(t.impl());
-  if (it != env_.end()) return it->second.second;
+  if (it != env_.end()) {
+    if (any_region_) it->second.second = visible(it->second.second);
+    return it->second.second;
+  }
   if (auto p = pending_attrs_.find(t.impl()); p != pending_attrs_.end()) {
     Value* v = emit_attr_chain(p->second);
     bind(t, v);
@@ -217,7 +241,7 @@ Value* TracingState::emit_attr_chain(const PendingAttr& a) {
     key += (key.empty() ? "" : ".") + name;
     if (!last) {
       if (auto it = module_values_.find(key); it != module_values_.end()) {
-        cur = it->second;
+        cur = it->second = visible(it->second);
         continue;
       }
     }
@@ -251,6 +275,7 @@ Value* TracingState::output_value(const IValue& v) {
 }
 
 Value* TracingState::add_output(const IValue& v) {
+  AMPJIT_CHECK(open_regions_.empty(), "internal error: the trace ended inside an autocast region");
   Value* out = output_value(v);
   graph->register_output(out);
   return out;
@@ -258,10 +283,67 @@ Value* TracingState::add_output(const IValue& v) {
 
 void TracingState::warn(std::string message) { warnings.push_back(std::move(message)); }
 
+// ---- Autocast regions (Notes [Traced autocast scopes] and [Eager-semantics tracing]) ---------------
+
+void TracingState::enter_autocast(AutocastScope scope) {
+  if (semantics == AutocastSemantics::Eager) {
+    Node* r = create_autocast_region(*graph, AutocastRegionSpec{scope.device, scope.enabled, scope.dtype,
+                                                                scope.cache_enabled});
+    r->set_source_range(scope.where);
+    graph->insert(r);
+    open_regions_.emplace_back(r, graph->insert_point());
+    graph->set_insert_point(r->blocks()[0]);
+    any_region_ = true;
+  }
+  autocast_scopes.push_back(std::move(scope));
+}
+
+void TracingState::exit_autocast() noexcept {
+  if (autocast_scopes.empty()) return;
+  autocast_scopes.pop_back();
+  if (semantics == AutocastSemantics::Eager && !open_regions_.empty()) {
+    graph->set_insert_point(open_regions_.back().second);
+    open_regions_.pop_back();
+  }
+}
+
+namespace {
+// Whether values of block `b` are in scope in block `here`: `b` is `here` or encloses it.
+bool encloses(const Block* b, const Block* here) {
+  for (const Block* x = here; x; x = x->owning_node() ? x->owning_node()->owning_block() : nullptr)
+    if (x == b) return true;
+  return false;
+}
+}  // namespace
+
+Value* TracingState::visible(Value* v) {
+  const Block* here = graph->insert_point()->owning_block();
+  for (;;) {
+    Block* b = v->node()->owning_block();
+    if (encloses(b, here)) return v;
+    // `v` was recorded in a region that has been left: it leaves through the region's outputs.
+    Node* region = b->owning_node();
+    AMPJIT_CHECK(region && region->kind() == sym::prim::AutocastRegion,
+                 "internal error: a traced value is out of scope outside an autocast region");
+    if (auto it = lifted_.find(v); it != lifted_.end()) {
+      v = it->second;
+      continue;
+    }
+    b->register_output(v);
+    Value* out = region->add_output();
+    out->set_type(v->type());
+    lifted_.emplace(v, out);
+    v = out;
+  }
+}
+
 TracingState* current() { return t_state.get(); }
 
 TracingGuard::TracingGuard(std::shared_ptr<TracingState> state)
-    : prev_(t_state), layer_(DispatchLayer::Tracer, LayerGuard::Include) {
+    : prev_(t_state),
+      layer_(DispatchLayer::Tracer, LayerGuard::Include),
+      no_autocast_(DispatchLayer::Autocast, LayerGuard::Exclude,
+                   state && state->semantics == AutocastSemantics::Eager) {
   t_state = std::move(state);
 }
 

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "interop/semantics.h"
 #include "runtime/dispatcher.h"
 #include "runtime/ir/ir.h"
 #include "runtime/module_object.h"
@@ -25,15 +26,40 @@ namespace ampjit::tracer {
 // causes are recorded as aten::to nodes with fixed dtypes, and nothing marks the region, so a
 // traced autocast(False) is silently lost when script later inlines the trace (reference §3).
 // ampjit's autocast context manager also tells the tracer when a region is entered and left
-// (device, dtype, enabled, and the `with` line), and every node recorded inside keeps that as
-// metadata. The printed graph stays torch's (torchscript semantics); the interop layer reads the
-// metadata to warn where torch cannot, and the eager semantics mode to keep the region.
+// (device, dtype, enabled, and the `with` line), and so does the interpreter for the regions a graph
+// run during tracing enters (Note [Autocast regions at run time], interop/autocast_regions.h).
+// In torchscript semantics every node recorded inside keeps that as metadata: the printed graph
+// stays torch's, and the interop layer reads the metadata to warn where torch cannot. In eager
+// semantics the region becomes a node (Note [Eager-semantics tracing]).
+//
+// Note [Eager-semantics tracing]
+// A trace taken in eager semantics (Note [Autocast semantics], interop/semantics.h) must give what
+// the Python function gives under *any* later eager autocast state, so it records what the user
+// wrote, not what autocast made of it:
+//  - Ops are recorded as called. The dispatcher runs autocast above the tracer, so for the
+//    duration of the trace the autocast layer is excluded on the tracing thread and the tracer
+//    layer calls it itself, below the recording (trace_layer: record the call, then run
+//    autocast_layer with the tracer excluded). The values computed while tracing are exactly the
+//    eager ones; the casts autocast makes never reach the graph, nor do weight-cache casts (so
+//    tracing under autocast needs no cache_enabled=False here).
+//  - Each region entered while tracing becomes a prim::AutocastRegion node with the region's
+//    constant settings (device_type, dtype, enabled, cache_enabled) and one block that receives
+//    the ops recorded until the region is left: torch.export's wrap_with_autocast. At run time the
+//    node sets the eager state for its block, so the dispatcher autocasts exactly as eager did.
+//  - A value recorded inside a region that is used after it (tensors are tracked by identity, so
+//    the tracer learns this only at the use) is lifted out through the region's block outputs and
+//    node outputs at that first use, one level per enclosing closed region (visible()).
+//  - An autocast state active around the trace call leaves nothing in the graph: at run time the
+//    caller's state applies through the dispatcher, as it would to the Python function.
+// The result is a Function pinned to eager semantics (jit.trace), so it never runs the JIT
+// autocast pass.
 //
 // The autocast state a node was recorded under.
 struct AutocastScope {
   DeviceType device = DeviceType::CPU;
   ScalarType dtype = ScalarType::BFloat16;
   bool enabled = true;
+  bool cache_enabled = true;
   SourceRange where;  // the `with autocast(...)` line
 };
 
@@ -62,8 +88,17 @@ class TracingState {
 
   // Where the op being recorded was called from (set by the frontend's location provider).
   std::function<SourceRange()> location_provider;
+  // What the trace records (Note [Eager-semantics tracing]); set before tracing starts.
+  AutocastSemantics semantics = AutocastSemantics::TorchScript;
   // Autocast scopes entered during tracing (innermost last).
   std::vector<AutocastScope> autocast_scopes;
+  // A region entered / left while tracing (Note [Traced autocast scopes]): a scope for the
+  // metadata, and in eager semantics a prim::AutocastRegion node that receives the ops recorded
+  // until it is left. Leaving with no region entered does nothing.
+  void enter_autocast(AutocastScope scope);
+  void exit_autocast() noexcept;
+  // `v` made usable at the insert point: lifted out of the closed regions it was recorded in.
+  Value* visible(Value* v);
   // Diagnostics collected while tracing (the frontend turns them into TracerWarnings).
   std::vector<std::string> warnings;
   void warn(std::string message);
@@ -82,6 +117,12 @@ class TracingState {
   std::unordered_map<TensorImpl*, PendingAttr> pending_attrs_;
   std::unordered_map<std::string, Value*> module_values_;  // "", "encoder", "encoder.0", ...
   Value* self_ = nullptr;
+  // Eager semantics: the open prim::AutocastRegion nodes (innermost last) and, for each, the
+  // node the insert point was before when it was entered.
+  std::vector<std::pair<Node*, Node*>> open_regions_;
+  // A value recorded in a region -> its region output (one level out), so it is lifted once.
+  std::unordered_map<const Value*, Value*> lifted_;
+  bool any_region_ = false;  // some region was entered: values may need lifting
 };
 
 // The thread's tracing state (nullptr when not tracing).
@@ -98,6 +139,7 @@ class TracingGuard {
  private:
   std::shared_ptr<TracingState> prev_;
   LayerGuard layer_;
+  LayerGuard no_autocast_;  // eager semantics: the tracer runs the autocast layer itself
 };
 
 // Symbols of the metadata keys the tracer attaches to every node it records.

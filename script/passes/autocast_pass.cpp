@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "interop/autocast_regions.h"
 #include "runtime/autocast/policy_profiles.h"
 
 namespace ampjit {
@@ -180,6 +181,17 @@ void fold_enabled_check(Node* n, bool jit_enabled) {
   n->destroy();
 }
 
+// The context inside a prim::AutocastRegion: the region's device slot overwritten, as
+// parse_autocast does for a `with` region (its dtype only when enabled, as eager's __enter__).
+AutocastContext region_context(const Node& region, AutocastContext ctx) {
+  const AutocastRegionSpec spec = autocast_region_spec(region);
+  bool& on = spec.device == DeviceType::CUDA ? ctx.cuda_enabled : ctx.cpu_enabled;
+  ScalarType& dtype = spec.device == DeviceType::CUDA ? ctx.cuda_dtype : ctx.cpu_dtype;
+  on = spec.enabled;
+  if (spec.enabled) dtype = *spec.dtype;
+  return ctx;
+}
+
 void handle_block(Block* block, const AutocastContext& initial) {
   std::vector<Region> regions;
   // torch's incompatible_amp: a block may not mix autocast regions with calls made under another
@@ -248,7 +260,10 @@ void handle_block(Block* block, const AutocastContext& initial) {
           break;
       }
     }
-    for (Block* sub : n->blocks()) handle_block(sub, current());
+    // A prim::AutocastRegion (an eager-semantics trace's region, Note [Autocast regions at run
+    // time]) is a scope with its constant settings, as a `with autocast(...)` region is.
+    const AutocastContext inner = k == sym::prim::AutocastRegion ? region_context(*n, current()) : current();
+    for (Block* sub : n->blocks()) handle_block(sub, inner);
   }
   // torch: an internal assert. Every region opened in a block closes in it.
   if (!regions.empty()) {
