@@ -6,6 +6,8 @@
 #include <unordered_set>
 
 #include "frontend/python/convert.h"
+#include "interop/semantics.h"
+#include "interop/warnings.h"
 #include "runtime/interpreter.h"
 #include "runtime/ir/python_print.h"
 #include "runtime/module_object.h"
@@ -232,7 +234,11 @@ bool jit_set_autocast_mode(bool enabled) { return set_jit_autocast_mode(enabled)
 
 // _trace(fn, args, arg_names, module_or_None, strict, name) -> (function, [warnings])
 // Runs fn(*args) with this thread's tracing on and returns the recorded graph as a function.
-bp::tuple trace(bp::object fn, bp::tuple args, bp::list names, bp::object module, bool strict, const std::string& name) {
+// `semantics` ("torchscript" / "eager") decides what is recorded (Note [Eager-semantics tracing]);
+// the function is pinned to it.
+bp::tuple trace(bp::object fn, bp::tuple args, bp::list names, bp::object module, bool strict, const std::string& name,
+                const std::string& semantics) {
+  const AutocastSemantics sem = parse_autocast_semantics(semantics, "autocast_semantics");
   const size_t n = static_cast<size_t>(bp::len(args));
   std::vector<IValue> inputs;
   for (size_t i = 0; i < n; ++i) {
@@ -275,6 +281,7 @@ bp::tuple trace(bp::object fn, bp::tuple args, bp::list names, bp::object module
                "not supported");
   auto st = std::make_shared<tracer::TracingState>();
   st->strict = strict;
+  st->semantics = sem;
   st->location_provider = python_location;
   PyFunction out;
   if (!module.is_none()) {
@@ -304,6 +311,7 @@ bp::tuple trace(bp::object fn, bp::tuple args, bp::list names, bp::object module
   st->add_output(rv);
   st->graph->verify();
   out.fn = std::make_shared<Function>(name, st->graph);
+  out.fn->set_autocast_semantics(sem);
   bp::list warnings;
   for (const std::string& w : st->warnings) warnings.append(w);
   return bp::make_tuple(out, warnings);
@@ -311,7 +319,8 @@ bp::tuple trace(bp::object fn, bp::tuple args, bp::list names, bp::object module
 
 bool is_tracing() { return tracer::current() != nullptr; }
 
-// Autocast regions entered and left while tracing: recorded as scope metadata on every node.
+// Autocast regions entered and left while tracing (Note [Traced autocast scopes]): called by the
+// context manager after it has set the state, so the cache flag is the region's.
 void tracer_enter_autocast(const std::string& device, bp::object dtype, bool enabled) {
   tracer::TracingState* st = tracer::current();
   if (!st) return;
@@ -319,12 +328,73 @@ void tracer_enter_autocast(const std::string& device, bp::object dtype, bool ena
   s.device = Device::parse(device).type;
   s.dtype = to_ivalue(dtype.ptr()).to_scalar_type();
   s.enabled = enabled;
+  s.cache_enabled = is_autocast_cache_enabled();
   s.where = python_location();
-  st->autocast_scopes.push_back(std::move(s));
+  st->enter_autocast(std::move(s));
 }
 void tracer_exit_autocast() {
-  tracer::TracingState* st = tracer::current();
-  if (st && !st->autocast_scopes.empty()) st->autocast_scopes.pop_back();
+  if (tracer::TracingState* st = tracer::current()) st->exit_autocast();
+}
+
+// ---- Autocast semantics (Note [Autocast semantics], interop/semantics.h) --------------------------
+
+std::string get_semantics() { return autocast_semantics_name(autocast_semantics()); }
+std::string set_semantics(const std::string& s) {
+  return autocast_semantics_name(set_autocast_semantics(parse_autocast_semantics(s, "set_autocast_semantics")));
+}
+bp::object function_semantics(const PyFunction& f) {
+  const std::optional<AutocastSemantics> s = f.fn->own_autocast_semantics();
+  return s ? bp::object(std::string(autocast_semantics_name(*s))) : bp::object();
+}
+void function_set_semantics(const PyFunction& f, bp::object s) {
+  if (s.is_none()) return f.fn->set_autocast_semantics(std::nullopt);
+  bp::extract<std::string> str(s);
+  AMPJIT_CHECK_T(ValueError, str.check(), "autocast_semantics: expected 'torchscript', 'eager' or None");
+  f.fn->set_autocast_semantics(parse_autocast_semantics(str(), "autocast_semantics"));
+}
+
+// ---- Interop warnings (Note [Interop warnings], interop/warnings.h) -------------------------------
+
+PyObject* g_interop_warning = nullptr;  // ampjit.jit.AutocastInteropWarning, installed at import
+
+// warnings.warn_explicit at the warning's location, with one registry per file so that the default
+// "once per location" filter works as for warnings raised in that file.
+void python_warning_handler(const Warning& w) {
+  PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject* category = w.category == WarningCategory::AutocastInterop && g_interop_warning ? g_interop_warning
+                                                                                          : PyExc_UserWarning;
+  int rc;
+  if (w.where.valid()) {
+    static PyObject* registries = PyDict_New();
+    const std::string file = w.where.filename();
+    PyObject* key = PyUnicode_FromString(file.c_str());
+    PyObject* registry = key ? PyDict_GetItemWithError(registries, key) : nullptr;
+    if (key && !registry && !PyErr_Occurred()) {
+      registry = PyDict_New();
+      if (registry && PyDict_SetItem(registries, key, registry) < 0) Py_CLEAR(registry);
+      Py_XDECREF(registry);  // the dict holds it
+    }
+    Py_XDECREF(key);
+    rc = registry ? PyErr_WarnExplicit(category, w.message.c_str(), file.c_str(), w.where.start_line(), nullptr, registry)
+                  : -1;
+  } else {
+    rc = PyErr_WarnEx(category, w.message.c_str(), 1);
+  }
+  PyGILState_Release(gil);
+  // A filter made it an error: the Python exception is set; Boost.Python hands it to the caller.
+  if (rc < 0) bp::throw_error_already_set();
+}
+
+void set_interop_warning(bp::object cls) {
+  Py_XINCREF(cls.ptr());
+  g_interop_warning = cls.ptr();
+  set_warning_handler(python_warning_handler);
+}
+
+// For tests: raises a warning through the C++ channel, as interop rules do.
+void warn_for_testing(const std::string& category, const std::string& message, const std::string& file, int line) {
+  warn(category == "AutocastInteropWarning" ? WarningCategory::AutocastInterop : WarningCategory::User, message,
+       line > 0 ? SourceRange::location(file, line, 0) : SourceRange());
 }
 
 void set_tracer_warning(bp::object cls, const std::string& package_dir) {
@@ -388,13 +458,19 @@ void bind_jit() {
       .add_property("_declaration", function_declaration)
       .def("_instructions", function_instructions)
       .def("graph_for", function_graph_for)
-      .def("_set_ignore_amp", function_set_ignore_amp);
+      .def("_set_ignore_amp", function_set_ignore_amp)
+      .add_property("_autocast_semantics", function_semantics)
+      .def("_set_autocast_semantics", function_set_semantics);
   bp::def("_trace", trace);
   bp::def("_is_tracing", is_tracing);
   bp::def("_tracer_enter_autocast", tracer_enter_autocast);
   bp::def("_tracer_exit_autocast", tracer_exit_autocast);
   bp::def("_set_tracer_warning", set_tracer_warning);
   bp::def("_jit_set_autocast_mode", jit_set_autocast_mode);
+  bp::def("_get_autocast_semantics", get_semantics);
+  bp::def("_set_autocast_semantics", set_semantics);
+  bp::def("_set_interop_warning", set_interop_warning);
+  bp::def("_interop_warn_for_testing", warn_for_testing);
 }
 
 }  // namespace ampjit::python

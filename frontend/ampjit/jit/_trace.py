@@ -79,6 +79,44 @@ def _warn_all(messages):
 _C._set_tracer_warning(TracerWarning, _PACKAGE_DIR)
 
 
+# ---- Autocast semantics and interop warnings (interop/ in C++) ------------------------------------
+
+class AutocastInteropWarning(UserWarning):
+    """Where eager, traced and scripted code meet under autocast and PyTorch would silently give
+    another result than eager execution, ampjit says so with this warning, pointing at the source
+    line (Note [Interop warnings] in interop/warnings.h)."""
+
+
+_C._set_interop_warning(AutocastInteropWarning)
+
+_SEMANTICS = ("torchscript", "eager")
+
+
+def _check_semantics(mode, what="autocast_semantics"):
+    if not isinstance(mode, str) or mode not in _SEMANTICS:
+        raise ValueError("{}: expected 'torchscript' or 'eager', got {!r}".format(what, mode))
+    return mode
+
+
+def set_autocast_semantics(mode):
+    """Sets the process-wide JIT autocast semantics, ``"torchscript"`` (PyTorch's TorchScript
+    behavior, its limitations included) or ``"eager"`` (traced and scripted code give what eager
+    execution gives, under every autocast state); returns the previous one. Functions with their
+    own setting (``trace(..., autocast_semantics=...)``) keep it. Starts as
+    ``$AMPJIT_AUTOCAST_SEMANTICS`` (default ``"torchscript"``)."""
+    return _C._set_autocast_semantics(_check_semantics(mode, "set_autocast_semantics"))
+
+
+def get_autocast_semantics():
+    """The process-wide JIT autocast semantics: ``"torchscript"`` or ``"eager"``."""
+    return _C._get_autocast_semantics()
+
+
+def _resolve_semantics(mode):
+    """A trace's semantics: the argument, else the process-wide one now (the trace is pinned to it)."""
+    return get_autocast_semantics() if mode is None else _check_semantics(mode)
+
+
 class ScriptFunction:
     """A compiled graph function (what jit.trace returns for a function): callable, with
     ``graph``, ``inlined_graph``, ``code`` and ``name`` as in torch."""
@@ -137,6 +175,14 @@ class ScriptFunction:
     def _set_ignore_amp(self, ignore):
         """torch's ``fn._set_ignore_amp(True)``: never run the JIT autocast pass for this function."""
         self._c._set_ignore_amp(ignore)
+
+    @property
+    def _autocast_semantics(self):
+        """This function's own autocast semantics, or None (the process-wide one at each call)."""
+        return self._c._autocast_semantics
+
+    def _set_autocast_semantics(self, mode):
+        self._c._set_autocast_semantics(None if mode is None else _check_semantics(mode))
 
     def __repr__(self):
         return "<ampjit.jit.ScriptFunction {}>".format(self.name)
@@ -378,21 +424,28 @@ def _check_trace(check_inputs, func, traced, tolerance, strict, retrace):
 
 def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None,
           check_tolerance=1e-5, strict=True, _force_outplace=False, _module_class=None,
-          _compilation_unit=None):
+          _compilation_unit=None, *, autocast_semantics=None):
     """Traces `func` (a function or an nn.Module) on `example_inputs` (a tensor or a tuple of
-    them) and returns a ScriptFunction or a traced module, as torch.jit.trace."""
+    them) and returns a ScriptFunction or a traced module, as torch.jit.trace.
+
+    ``autocast_semantics`` (an ampjit extension; default: the process-wide setting) decides what
+    the trace records and how it runs: ``"torchscript"`` records the casts eager autocast made,
+    baked in, as torch does; ``"eager"`` records the ops as called and each ``with autocast(...)``
+    region as a ``prim::AutocastRegion`` node, so the trace gives what ``func`` gives under any
+    later autocast state. The trace keeps that semantics."""
     from ..nn import Module
+    autocast_semantics = _resolve_semantics(autocast_semantics)
     if isinstance(func, (ScriptModule, ScriptFunction)):
         warnings.warn("The input to trace is already a ScriptModule, tracing it is a no-op. Returning the object as is.")
         return func
     if isinstance(func, Module):
         return trace_module(func, {"forward": example_inputs}, None, check_trace,
                             None if check_inputs is None else [{"forward": c} for c in check_inputs],
-                            check_tolerance, strict)
+                            check_tolerance, strict, autocast_semantics=autocast_semantics)
     if inspect.ismethod(func) and isinstance(func.__self__, Module) and func.__name__ == "forward":
         return trace_module(func.__self__, {"forward": example_inputs}, None, check_trace,
                             None if check_inputs is None else [{"forward": c} for c in check_inputs],
-                            check_tolerance, strict)
+                            check_tolerance, strict, autocast_semantics=autocast_semantics)
     if not callable(func):
         raise TypeError("trace(): expected a function or an nn.Module, got {}".format(type(func).__name__))
     example_inputs = _as_tuple(example_inputs)
@@ -402,7 +455,7 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
         name = "_lambda"  # torch's name for it
 
     def do_trace(inputs):
-        c, msgs = _C._trace(func, inputs, names, None, strict, name)
+        c, msgs = _C._trace(func, inputs, names, None, strict, name, autocast_semantics)
         _warn_all(msgs)
         return c
 
@@ -414,10 +467,13 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
 
 
 def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None, check_tolerance=1e-5,
-                 strict=True, _force_outplace=False, _module_class=None, _compilation_unit=None):
-    """Traces methods of `mod`: `inputs` maps a method name to its example inputs."""
+                 strict=True, _force_outplace=False, _module_class=None, _compilation_unit=None, *,
+                 autocast_semantics=None):
+    """Traces methods of `mod`: `inputs` maps a method name to its example inputs.
+    ``autocast_semantics``: as for ``trace``."""
     global _traced_module_class
     from ..nn import Module
+    autocast_semantics = _resolve_semantics(autocast_semantics)
     if not isinstance(mod, Module):
         raise AttributeError("expected torch.nn.Module as the first argument")
     if not isinstance(inputs, dict):
@@ -432,7 +488,7 @@ def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None
         names = _arg_names(getattr(mod, method_name), len(example), skip_self=True)
 
         def do_trace(args, func=func, names=names, method_name=method_name, cm=cmod):
-            c, msgs = _C._trace(func, args, names, cm, strict, method_name)
+            c, msgs = _C._trace(func, args, names, cm, strict, method_name, autocast_semantics)
             _warn_all(msgs)
             return c
 
