@@ -3,10 +3,10 @@
 // preoptimizeGraph (reference §1.1), in its order.
 //
 //   inline_calls                         (torch: Inline)
-//   [constant propagation]               (torch: PeepholeOptimize, ConstantPropagationImmutableTypes)
+//   constant_propagation                 (torch: PeepholeOptimize, ConstantPropagationImmutableTypes)
 //   autocast_pass                        (torch: Autocast; skipped when disable_autocast or when
 //                                         jit_autocast_mode() is off)
-//   [common subexpression elimination, dead code elimination]   (torch: ConstantPooling)
+//   common_subexpression_elimination, dead_code_elimination   (torch: ConstantPooling, and more)
 //
 // Loading the library installs optimize_graph as the interpreter's graph optimizer.
 #pragma once
