@@ -1,0 +1,852 @@
+// ampjit-dump as a library (see dump_tool.h): options, the pass table, the three output formats,
+// graphviz rendering and the tool's error handling.
+#include "script/dump_tool.h"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <sstream>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "runtime/dtype.h"
+#include "script/compile_error.h"
+#include "script/compiler.h"
+#include "script/parser.h"
+#include "script/passes/autocast_pass.h"
+#include "script/passes/common_subexpression_elimination.h"
+#include "script/passes/constant_propagation.h"
+#include "script/passes/dead_code_elimination.h"
+#include "script/passes/inline_calls.h"
+#include "script/static_resolver.h"
+
+extern char** environ;
+
+namespace ampjit::script {
+
+// ---- Passes ------------------------------------------------------------------------------------
+
+namespace {
+
+struct PassInfo {
+  const char* name;       // the short name --passes takes
+  const char* long_name;  // the pass's file name
+  std::function<void(Graph&, const AutocastContext&)> run;
+};
+
+// In pipeline order (script/passes/pipeline.h: torch's preoptimizeGraph).
+const std::vector<PassInfo>& pass_table() {
+  static const std::vector<PassInfo> table = {
+      {"inline", "inline_calls", [](Graph& g, const AutocastContext&) { inline_calls(g); }},
+      {"constprop", "constant_propagation",
+       [](Graph& g, const AutocastContext&) { constant_propagation(g); }},
+      {"autocast", "autocast_pass",
+       [](Graph& g, const AutocastContext& eager) { autocast_pass(g, eager); }},
+      {"cse", "common_subexpression_elimination",
+       [](Graph& g, const AutocastContext&) { common_subexpression_elimination(g); }},
+      {"dce", "dead_code_elimination",
+       [](Graph& g, const AutocastContext&) { dead_code_elimination(g); }},
+  };
+  return table;
+}
+
+std::string pass_names_joined(const char* sep) {
+  std::string s;
+  for (const PassInfo& p : pass_table()) s += (s.empty() ? "" : sep) + std::string(p.name);
+  return s;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  for (size_t pos = 0;;) {
+    const size_t e = s.find(sep, pos);
+    out.push_back(s.substr(pos, e == std::string_view::npos ? std::string_view::npos : e - pos));
+    if (e == std::string_view::npos) return out;
+    pos = e + 1;
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& pipeline_pass_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const PassInfo& p : pass_table()) v.emplace_back(p.name);
+    return v;
+  }();
+  return names;
+}
+
+std::vector<std::string> parse_pass_list(std::string_view list) {
+  std::vector<bool> wanted(pass_table().size(), false);
+  for (std::string_view item : split(list, ',')) {
+    if (item == "all") {
+      wanted.assign(wanted.size(), true);
+      continue;
+    }
+    if (item.empty()) throw UsageError(fmt::format("--passes: empty pass name in '{}'", list));
+    bool found = false;
+    for (size_t i = 0; i < pass_table().size(); ++i)
+      if (item == pass_table()[i].name || item == pass_table()[i].long_name)
+        wanted[i] = found = true;
+    if (!found)
+      throw UsageError(fmt::format("--passes: unknown pass '{}'; the passes are {} (or all)", item,
+                                   pass_names_joined(", ")));
+  }
+  std::vector<std::string> out;
+  for (size_t i = 0; i < wanted.size(); ++i)
+    if (wanted[i]) out.emplace_back(pass_table()[i].name);
+  return out;
+}
+
+bool dump_pass_runs(const std::string& pass, const DumpOptions& options) {
+  return pass != "autocast" || options.semantics == AutocastSemantics::TorchScript;
+}
+
+void run_dump_pass(Graph& g, const std::string& pass, const AutocastContext& eager) {
+  for (const PassInfo& p : pass_table()) {
+    if (pass != p.name) continue;
+    p.run(g, eager);
+    try {
+      g.verify();
+    } catch (const Error& e) {
+      throw Error(fmt::format("the graph is invalid after the {} pass: {}", pass, e.what()));
+    }
+    return;
+  }
+  throw UsageError(fmt::format("unknown pass '{}'", pass));
+}
+
+// ---- Options -----------------------------------------------------------------------------------
+
+AutocastContext parse_eager_autocast(std::string_view spec) {
+  AutocastContext ctx;
+  if (spec.empty())
+    throw UsageError("--eager-autocast: empty; expected e.g. cpu=bfloat16,cuda=float16");
+  for (std::string_view item : split(spec, ',')) {
+    const size_t eq = item.find('=');
+    const std::string_view device = item.substr(0, eq);
+    const std::string_view value = eq == std::string_view::npos ? "on" : item.substr(eq + 1);
+    bool* enabled = device == "cpu"    ? &ctx.cpu_enabled
+                    : device == "cuda" ? &ctx.cuda_enabled
+                                       : nullptr;
+    ScalarType* dtype = device == "cpu" ? &ctx.cpu_dtype : &ctx.cuda_dtype;
+    if (!enabled)
+      throw UsageError(
+          fmt::format("--eager-autocast: unknown device '{}' in '{}'; the devices are cpu and cuda",
+                      device, item));
+    if (value == "off" || value == "false" || value == "0") {
+      *enabled = false;
+    } else if (value == "on" || value == "true" || value == "1") {
+      *enabled = true;
+    } else if (std::optional<ScalarType> t = parse_dtype(value); t && is_reduced_floating(*t)) {
+      *enabled = true;
+      *dtype = *t;
+    } else {
+      throw UsageError(
+          fmt::format("--eager-autocast: '{}': expected {}=bfloat16, {}=float16, {}=on or {}=off "
+                      "(autocast casts to float16 or bfloat16 only)",
+                      item, device, device, device, device));
+    }
+  }
+  return ctx;
+}
+
+std::string dump_usage() {
+  return fmt::format(
+      "usage: ampjit-dump FILE.py [options]\n"
+      "\n"
+      "Compiles the TorchScript functions of a standalone Python file (no Python needed),\n"
+      "prints one function's graph as built, runs the named JIT passes on a copy and prints\n"
+      "the result.\n"
+      "\n"
+      "options:\n"
+      "  --function NAME        the function to dump (default: the file's last top-level def)\n"
+      "  --passes LIST|all      comma-separated passes, run in pipeline order: {} (default: none)\n"
+      "  --print-after-each     print the graph after each pass, under '# after <pass>'\n"
+      "  --eager-autocast SPEC  the eager autocast state the autocast pass starts from, e.g.\n"
+      "                         cpu=bfloat16,cuda=float16 or cpu=off (default: all off)\n"
+      "  --semantics S          torchscript (default: the autocast pass rewrites the graph) or\n"
+      "                         eager (the autocast pass does not run: the dispatcher autocasts)\n"
+      "  --format F             text (default, TorchScript's graph format), dot or json\n"
+      "  --png OUT.png          also render the final graph with graphviz's dot\n"
+      "  -h, --help             this text\n"
+      "\n"
+      "Exit status: 0 on success, 1 when the file does not compile or a pass fails,\n"
+      "2 for usage errors.\n",
+      pass_names_joined(", "));
+}
+
+DumpOptions parse_dump_args(const std::vector<std::string>& args) {
+  DumpOptions o;
+  bool have_file = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i];
+    std::optional<std::string> inline_value;
+    if (arg.starts_with("--"))
+      if (const size_t eq = arg.find('='); eq != std::string::npos) {
+        inline_value = arg.substr(eq + 1);
+        arg.resize(eq);
+      }
+    auto value = [&]() -> std::string {
+      if (inline_value) return *inline_value;
+      if (i + 1 >= args.size()) throw UsageError(fmt::format("{} needs a value", arg));
+      return args[++i];
+    };
+    auto no_value = [&] {
+      if (inline_value) throw UsageError(fmt::format("{} takes no value", arg));
+    };
+    if (arg == "-h" || arg == "--help") {
+      no_value();
+      o.help = true;
+    } else if (arg == "--function") {
+      o.function = value();
+      if (o.function.empty()) throw UsageError("--function: empty name");
+    } else if (arg == "--passes") {
+      o.passes = parse_pass_list(value());
+    } else if (arg == "--print-after-each") {
+      no_value();
+      o.print_after_each = true;
+    } else if (arg == "--eager-autocast") {
+      o.eager = parse_eager_autocast(value());
+    } else if (arg == "--semantics") {
+      try {
+        o.semantics = parse_autocast_semantics(value(), "--semantics");
+      } catch (const ValueError& e) {
+        throw UsageError(e.what());
+      }
+    } else if (arg == "--format") {
+      const std::string v = value();
+      if (v == "text")
+        o.format = DumpFormat::Text;
+      else if (v == "dot")
+        o.format = DumpFormat::Dot;
+      else if (v == "json")
+        o.format = DumpFormat::Json;
+      else
+        throw UsageError(fmt::format("--format: '{}'; expected text, dot or json", v));
+    } else if (arg == "--png") {
+      o.png = value();
+      if (o.png.empty()) throw UsageError("--png: empty file name");
+    } else if (arg.size() > 1 && arg.starts_with("-")) {
+      throw UsageError(fmt::format("unknown option '{}'", arg));
+    } else if (have_file) {
+      throw UsageError(fmt::format("one FILE.py expected, got '{}' and '{}'", o.file, arg));
+    } else {
+      o.file = arg;
+      have_file = true;
+    }
+  }
+  if (!have_file && !o.help) throw UsageError("no input file");
+  return o;
+}
+
+// ---- JSON --------------------------------------------------------------------------------------
+
+namespace {
+
+// Note [Dump value names]
+// Unnamed values are numbered in the order the text printer (runtime/ir/ir_printer.cpp) first
+// prints them: graph inputs; per node its outputs, then its inputs, then each block's inputs, body
+// and outputs; the graph outputs. The DOT and JSON emitters walk in that order too, so %3 in one
+// format is %3 in the others.
+class ValueNames {
+ public:
+  std::string operator()(const Value* v) {
+    if (v->has_debug_name()) return "%" + v->debug_name();
+    auto it = numbers_.find(v);
+    if (it == numbers_.end()) it = numbers_.emplace(v, numbers_.size()).first;
+    return "%" + std::to_string(it->second);
+  }
+
+ private:
+  std::unordered_map<const Value*, size_t> numbers_;
+};
+
+// A JSON document built in memory, printed with two-space indentation; an array or object of
+// scalars only prints on one line.
+struct Json {
+  enum Kind { Null, Bool, Int, Double, String, Array, Object } kind = Null;
+  bool b = false;
+  int64_t i = 0;
+  double d = 0;
+  std::string s;
+  std::vector<Json> items;                            // Array
+  std::vector<std::pair<std::string, Json>> members;  // Object
+
+  Json() = default;
+  static Json boolean(bool v) {
+    Json j;
+    j.kind = Bool;
+    j.b = v;
+    return j;
+  }
+  static Json integer(int64_t v) {
+    Json j;
+    j.kind = Int;
+    j.i = v;
+    return j;
+  }
+  static Json number(double v) {
+    Json j;
+    j.kind = Double;
+    j.d = v;
+    return j;
+  }
+  static Json string(std::string v) {
+    Json j;
+    j.kind = String;
+    j.s = std::move(v);
+    return j;
+  }
+  static Json array() {
+    Json j;
+    j.kind = Array;
+    return j;
+  }
+  static Json object() {
+    Json j;
+    j.kind = Object;
+    return j;
+  }
+  Json& add(std::string key, Json v) {
+    members.emplace_back(std::move(key), std::move(v));
+    return *this;
+  }
+  Json& push(Json v) {
+    items.push_back(std::move(v));
+    return *this;
+  }
+
+  bool is_flat() const {
+    for (const Json& j : items)
+      if (j.kind == Array || j.kind == Object) return false;
+    for (const auto& [k, j] : members)
+      if (j.kind == Array || j.kind == Object) return false;
+    return true;
+  }
+
+  static std::string quote(const std::string& text) {
+    std::string out = "\"";
+    for (unsigned char c : text) {
+      switch (c) {
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        default:
+          if (c < 0x20)
+            out += fmt::format("\\u{:04x}", c);
+          else
+            out += static_cast<char>(c);
+      }
+    }
+    return out + "\"";
+  }
+
+  void print(std::string& out, int indent) const {
+    switch (kind) {
+      case Null:
+        out += "null";
+        return;
+      case Bool:
+        out += b ? "true" : "false";
+        return;
+      case Int:
+        out += std::to_string(i);
+        return;
+      case Double: {
+        std::string t = fmt::format("{}", d);
+        if (t.find_first_of(".e") == std::string::npos) t += ".0";
+        out += t;
+        return;
+      }
+      case String:
+        out += quote(s);
+        return;
+      case Array:
+      case Object: {
+        const bool arr = kind == Array;
+        const size_t n = arr ? items.size() : members.size();
+        out += arr ? "[" : "{";
+        if (n == 0) {
+          out += arr ? "]" : "}";
+          return;
+        }
+        const bool flat = is_flat();
+        const std::string pad(indent + 2, ' ');
+        for (size_t k = 0; k < n; ++k) {
+          out += k ? (flat ? ", " : ",\n" + pad) : (flat ? "" : "\n" + pad);
+          if (!arr) out += quote(members[k].first) + ": ";
+          (arr ? items[k] : members[k].second).print(out, indent + 2);
+        }
+        if (!flat) out += "\n" + std::string(indent, ' ');
+        out += arr ? "]" : "}";
+        return;
+      }
+    }
+  }
+  std::string str() const {
+    std::string out;
+    print(out, 0);
+    return out + "\n";
+  }
+};
+
+Json attr_json(const IValue& v) {
+  switch (v.tag()) {
+    case IValue::Tag::None:
+      return Json();
+    case IValue::Tag::Bool:
+      return Json::boolean(v.to_bool());
+    case IValue::Tag::Int:
+      return Json::integer(v.to_int());
+    case IValue::Tag::Double:
+      if (std::isfinite(v.to_double())) return Json::number(v.to_double());
+      return Json::string(std::isnan(v.to_double()) ? "nan" : v.to_double() > 0 ? "inf" : "-inf");
+    case IValue::Tag::String:
+      return Json::string(v.to_string_ref());
+    case IValue::Tag::ScalarType:
+      return Json::string(std::string("torch.") + dtype_name(v.to_scalar_type()));
+    case IValue::Tag::Device:
+      return Json::string(v.to_device().str());
+    case IValue::Tag::Tensor:
+      return Json::string("<Tensor>");
+    case IValue::Tag::List:
+    case IValue::Tag::Tuple: {
+      Json a = Json::array();
+      for (const IValue& e : v.is_list() ? v.list_elems() : v.tuple_elems()) a.push(attr_json(e));
+      return a;
+    }
+    case IValue::Tag::Object:
+      return Json::string(std::string("<") + v.object()->type_name() + ">");
+  }
+  return Json();
+}
+
+Json typed_value_json(const Value* v, ValueNames& names) {
+  return Json::object()
+      .add("name", Json::string(names(v)))
+      .add("type", Json::string(v->type()->str()));
+}
+
+Json names_json(const std::vector<Value*>& vs, ValueNames& names) {
+  Json a = Json::array();
+  for (const Value* v : vs) a.push(Json::string(names(v)));
+  return a;
+}
+
+Json block_nodes_json(const Block& b, ValueNames& names);
+
+Json node_json(const Node& n, ValueNames& names) {
+  Json j = Json::object().add("kind", Json::string(n.kind().qualified()));
+  if (n.op()) j.add("op", Json::string(n.op()->name));
+  Json outputs = Json::array();
+  for (const Value* v : n.outputs()) outputs.push(typed_value_json(v, names));
+  Json inputs = names_json(n.inputs(), names);  // after the outputs: Note [Dump value names]
+  j.add("inputs", std::move(inputs)).add("outputs", std::move(outputs));
+  if (!n.attrs().empty()) {
+    Json attrs = Json::object();
+    for (const auto& [name, value] : n.attrs())
+      attrs.add(std::string(name.name()), attr_json(value));
+    j.add("attributes", std::move(attrs));
+  }
+  if (!n.blocks().empty()) {
+    Json blocks = Json::array();
+    for (const Block* b : n.blocks()) {
+      Json bj = Json::object();
+      Json bin = Json::array();
+      for (const Value* v : b->inputs()) bin.push(typed_value_json(v, names));
+      bj.add("inputs", std::move(bin));
+      bj.add("nodes", block_nodes_json(*b, names));
+      bj.add("outputs", names_json(b->outputs(), names));
+      blocks.push(std::move(bj));
+    }
+    j.add("blocks", std::move(blocks));
+  }
+  if (const SourceRange& r = n.source_range(); r.valid())
+    j.add("source", Json::object()
+                        .add("file", Json::string(r.filename()))
+                        .add("line", Json::integer(r.start_line()))
+                        .add("col", Json::integer(r.start_col())));
+  return j;
+}
+
+Json block_nodes_json(const Block& b, ValueNames& names) {
+  Json a = Json::array();
+  for (const Node* n : b) a.push(node_json(*n, names));
+  return a;
+}
+
+Json graph_json(const Graph& g) {
+  ValueNames names;
+  Json inputs = Json::array();
+  for (const Value* v : g.inputs()) inputs.push(typed_value_json(v, names));
+  Json nodes = block_nodes_json(*g.block(), names);
+  Json j = Json::object();
+  j.add("inputs", std::move(inputs))
+      .add("outputs", names_json(g.outputs(), names))
+      .add("nodes", std::move(nodes));
+  return j;
+}
+
+// ---- DOT ---------------------------------------------------------------------------------------
+
+// Text inside a record label: the record syntax characters escaped.
+std::string record_escape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    if (std::string_view("{}|<>\"\\").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string quoted(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c == '\n' ? ' ' : c;
+  }
+  return out + "\"";
+}
+
+std::string attr_text(const IValue& v) {
+  switch (v.tag()) {
+    case IValue::Tag::String:
+      return Json::quote(v.to_string_ref());
+    case IValue::Tag::Bool:
+      return v.to_bool() ? "1" : "0";
+    case IValue::Tag::ScalarType:
+      return std::to_string(torch_dtype_code(v.to_scalar_type()));
+    default: {
+      std::string s;
+      attr_json(v).print(s, 0);
+      return s;
+    }
+  }
+}
+
+class DotWriter {
+ public:
+  explicit DotWriter(std::string& out) : out_(out) {}
+
+  void graph(const Graph& g, std::string_view name) {
+    out_ += "digraph " + quoted(name) + " {\n";
+    out_ += "  graph [fontname=\"monospace\", label=" + quoted(name) + ", labelloc=t];\n";
+    out_ += "  node [shape=record, fontname=\"monospace\", fontsize=10];\n";
+    out_ += "  edge [fontname=\"monospace\", fontsize=9];\n";
+    block(*g.block(), "graph", 1);
+    out_ += edges_;
+    out_ += "}\n";
+  }
+
+ private:
+  std::string id(const Node* n) {
+    auto it = ids_.find(n);
+    if (it == ids_.end()) it = ids_.emplace(n, "n" + std::to_string(ids_.size())).first;
+    return it->second;
+  }
+
+  // A record: the title, the attributes, then the outputs as ports o0, o1, ...
+  void record(const Node* n, const std::string& title, int indent) {
+    std::string label = record_escape(title);
+    if (!n->attrs().empty()) {
+      std::string attrs;
+      for (const auto& [k, v] : n->attrs())
+        attrs += (attrs.empty() ? "" : "\n") + std::string(k.name()) + "=" + attr_text(v);
+      label += "|" + record_escape(attrs);
+    }
+    if (!n->outputs().empty()) {
+      label += "|{";
+      for (size_t i = 0; i < n->outputs().size(); ++i) {
+        const Value* v = n->outputs()[i];
+        label += fmt::format("{}<o{}> {}", i ? "|" : "", i,
+                             record_escape(names_(v) + " : " + v->type()->str()));
+      }
+      label += "}";
+    }
+    out_ += fmt::format("{}{} [label=\"{{{}}}\"", std::string(indent * 2, ' '), id(n), label);
+    if (n->source_range().valid()) out_ += ", tooltip=" + quoted(n->source_range().location_str());
+    out_ += "];\n";
+  }
+
+  void uses(const Node* n) {
+    for (const Value* v : n->inputs())
+      edges_ += fmt::format("  {}:o{} -> {} [label={}];\n", id(v->node()), v->offset(), id(n),
+                            quoted(names_(v)));
+  }
+
+  void block(const Block& b, const std::string& title, int indent) {
+    record(b.param_node(), title + " inputs", indent);
+    for (const Node* n : b) {
+      record(n, std::string(n->kind().qualified()), indent);  // outputs named before inputs
+      uses(n);
+      for (size_t i = 0; i < n->blocks().size(); ++i) {
+        const Block& sub = *n->blocks()[i];
+        const std::string pad(indent * 2, ' ');
+        out_ += fmt::format("{}subgraph cluster_{} {{\n", pad, clusters_++);
+        out_ += fmt::format("{}  label={}; style=dashed;\n", pad,
+                            quoted(fmt::format("block{} of {}", i, n->kind().qualified())));
+        block(sub, fmt::format("block{}", i), indent + 1);
+        out_ += pad + "}\n";
+        edges_ += fmt::format("  {} -> {} [style=dotted, arrowhead=none];\n", id(n),
+                              id(sub.param_node()));
+      }
+    }
+    record(b.return_node(), indent == 1 ? "return" : title + " outputs", indent);
+    uses(b.return_node());
+  }
+
+  std::string& out_;
+  std::string edges_;
+  ValueNames names_;
+  std::unordered_map<const Node*, std::string> ids_;
+  int clusters_ = 0;
+};
+
+}  // namespace
+
+std::string graph_to_json(const Graph& g) {
+  return graph_json(g).str();
+}
+
+std::string graph_to_dot(const Graph& g, std::string_view name) {
+  std::string out;
+  DotWriter(out).graph(g, name);
+  return out;
+}
+
+// ---- The tool ----------------------------------------------------------------------------------
+
+namespace {
+
+std::string eager_str(const AutocastContext& c) {
+  std::string s;
+  if (c.cpu_enabled) s += fmt::format("cpu={}", dtype_name(c.cpu_dtype));
+  if (c.cuda_enabled) s += fmt::format("{}cuda={}", s.empty() ? "" : ",", dtype_name(c.cuda_dtype));
+  return s.empty() ? "off" : s;
+}
+
+// One printed graph: its header and the graph.
+struct Stage {
+  std::string title;  // "as built", "after inline", ...
+  std::string text;   // the graph in the chosen format (text and dot)
+  Json json;
+};
+
+Stage make_stage(const Graph& g, const std::string& function, std::string title,
+                 DumpFormat format) {
+  Stage s{std::move(title), "", Json()};
+  switch (format) {
+    case DumpFormat::Text:
+      s.text = g.str();
+      break;
+    case DumpFormat::Dot:
+      s.text = graph_to_dot(g, function + ": " + s.title);
+      break;
+    case DumpFormat::Json:
+      s.json = graph_json(g);
+      break;
+  }
+  return s;
+}
+
+// Text and DOT print each stage as it is made, so the graphs before a failing pass are shown.
+void print_stage(const Stage& s, const std::string& function, DumpFormat format, bool first,
+                 std::ostream& out) {
+  if (format == DumpFormat::Json) return;
+  // The first header names the function; the others only the stage (`# after dce`).
+  if (!first) out << "\n";
+  out << (format == DumpFormat::Dot ? "// " : "# ") << (first ? function + ": " : "") << s.title
+      << "\n"
+      << s.text;
+  out.flush();
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string find_on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  for (std::string_view dir : split(path ? path : "", ':')) {
+    const std::string candidate = fmt::format("{}/{}", dir.empty() ? "." : dir, program);
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
+// Runs graphviz's `dot -Tpng -o OUT` on `dot_text`.
+void render_png(const std::string& dot_text, const std::string& out_path) {
+  const std::string dot = find_on_path("dot");
+  if (dot.empty())
+    throw Error(
+        "--png: graphviz's `dot` was not found on PATH; install graphviz (apt-get install "
+        "graphviz), or write DOT with --format dot and render it elsewhere");
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string tmp = fmt::format("{}/ampjit-dump-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0)
+    throw Error(fmt::format("--png: cannot create a temporary file: {}", std::strerror(errno)));
+  const bool written =
+      ::write(fd, dot_text.data(), dot_text.size()) == static_cast<ssize_t>(dot_text.size());
+  ::close(fd);
+  struct Unlink {
+    std::string path;
+    ~Unlink() { ::unlink(path.c_str()); }
+  } unlink_tmp{tmp};
+  if (!written) throw Error(fmt::format("--png: cannot write '{}'", tmp));
+  std::vector<std::string> argv_s = {"dot", "-Tpng", "-o", out_path, tmp};
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid;
+  if (const int rc = ::posix_spawn(&pid, dot.c_str(), nullptr, nullptr, argv.data(), environ);
+      rc != 0)
+    throw Error(fmt::format("--png: cannot run '{}': {}", dot, std::strerror(rc)));
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw Error(fmt::format("--png: '{} -Tpng -o {}' failed (exit status {})", dot, out_path,
+                            WIFEXITED(status) ? WEXITSTATUS(status) : -1));
+}
+
+// The header of the last stage when the passes are printed together.
+std::string final_stage_title(const DumpOptions& options) {
+  if (options.passes.empty()) return "as built";
+  std::string title = "after ";
+  bool autocast = false;
+  for (size_t i = 0; i < options.passes.size(); ++i) {
+    title += (i ? ", " : "") + options.passes[i];
+    autocast |= options.passes[i] == "autocast";
+  }
+  if (autocast && options.semantics == AutocastSemantics::Eager)
+    title += " (eager semantics: the autocast pass does not run)";
+  else if (autocast)
+    title += " (eager autocast " + eager_str(options.eager) + ")";
+  return title;
+}
+
+}  // namespace
+
+std::unique_ptr<Graph> dump_graph(const Graph& g, const std::string& function,
+                                  const DumpOptions& options, std::ostream& out) {
+  std::vector<Stage> stages;
+  auto add = [&](const Graph& graph, std::string title) {
+    stages.push_back(make_stage(graph, function, std::move(title), options.format));
+    print_stage(stages.back(), function, options.format, stages.size() == 1, out);
+  };
+  add(g, "as built");
+  std::unique_ptr<Graph> work = g.copy();
+  for (const std::string& pass : options.passes) {
+    const bool runs = dump_pass_runs(pass, options);
+    if (runs) run_dump_pass(*work, pass, options.eager);
+    if (options.print_after_each)
+      add(*work, "after " + pass + (runs ? "" : " (not run in eager semantics)"));
+  }
+  if (!options.passes.empty() && !options.print_after_each) add(*work, final_stage_title(options));
+  if (options.format == DumpFormat::Json) {
+    Json doc = Json::object();
+    doc.add("function", Json::string(function)).add("file", Json::string(options.file));
+    Json passes = Json::array();
+    for (const std::string& p : options.passes) passes.push(Json::string(p));
+    doc.add("passes", std::move(passes))
+        .add("semantics", Json::string(autocast_semantics_name(options.semantics)))
+        .add("eager_autocast", Json::string(eager_str(options.eager)));
+    Json js = Json::array();
+    for (Stage& s : stages)
+      js.push(Json::object().add("stage", Json::string(s.title)).add("graph", std::move(s.json)));
+    doc.add("stages", std::move(js));
+    out << doc.str();
+  }
+  return work;
+}
+
+int run_dump(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  DumpOptions o;
+  try {
+    o = parse_dump_args(args);
+  } catch (const UsageError& e) {
+    err << "ampjit-dump: " << e.what() << "\n(see ampjit-dump --help)\n";
+    return 2;
+  }
+  if (o.help) {
+    out << dump_usage();
+    return 0;
+  }
+  try {
+    auto source = std::make_shared<const Source>(read_file(o.file), o.file);
+    std::unique_ptr<Module> module = parse_module(source);
+    std::vector<std::string> defs;
+    for (const StmtPtr& s : module->body)
+      if (s->kind == StmtKind::FunctionDef) defs.push_back(s->as<FunctionDef>().name);
+    if (defs.empty()) throw Error(fmt::format("'{}' defines no function", o.file));
+    size_t index = defs.size() - 1;
+    if (!o.function.empty()) {
+      auto it = std::find(defs.rbegin(), defs.rend(), o.function);  // the last def of that name
+      if (it == defs.rend()) {
+        std::string list;
+        for (const std::string& d : defs) list += (list.empty() ? "" : ", ") + d;
+        throw Error(fmt::format("--function: '{}' defines no function '{}'; its functions are: {}",
+                                o.file, o.function, list));
+      }
+      index = defs.size() - 1 - (it - defs.rbegin());
+    }
+    std::vector<std::shared_ptr<Function>> functions =
+        compile_source(source, static_resolver(*module));
+    if (functions.size() != defs.size())
+      throw Error(fmt::format("internal error: {} defs but {} compiled functions", defs.size(),
+                              functions.size()));
+    const std::shared_ptr<Function>& fn = functions[index];
+    std::unique_ptr<Graph> final_graph = dump_graph(*fn->graph(), defs[index], o, out);
+    if (!o.png.empty()) {
+      const std::string last = o.print_after_each && !o.passes.empty() ? "after " + o.passes.back()
+                                                                       : final_stage_title(o);
+      render_png(graph_to_dot(*final_graph, defs[index] + ": " + last), o.png);
+    }
+    return 0;
+  } catch (const CompileError& e) {
+    out.flush();
+    err << e.what() << "\n";
+  } catch (const UsageError& e) {
+    out.flush();
+    err << "ampjit-dump: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    out.flush();
+    err << "ampjit-dump: " << e.what() << "\n";
+  }
+  return 1;
+}
+
+}  // namespace ampjit::script
