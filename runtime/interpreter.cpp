@@ -211,8 +211,9 @@ void Code::emit_node(const Node& n) {
              n.inputs().size() == 1) {
     ins.op = k == sym::prim::Enter ? Instruction::kWithEnter : Instruction::kWithExit;
     ins.a = reg(n.input(0));
-  } else if (find_handler(k)) {
+  } else if (PrimHandler h = find_handler(k)) {
     ins.op = Instruction::kNode;
+    ins.handler = h;
   } else {
     throw Error(fmt::format("the interpreter cannot run node {}{}", k.qualified(),
                             n.source_range().valid() ? " at " + n.source_range().location_str() : ""));
@@ -276,7 +277,7 @@ void Code::run(Stack& stack) const {
   auto run_handler = [&](const Instruction& in) {
     Stack io;
     for (uint32_t i = 0; i < in.nargs; ++i) io.push_back(regs[ops[in.args + i]]);
-    find_handler(in.node->kind())(*in.node, io);
+    in.handler(*in.node, io);
     for (uint32_t i = 0; i < in.nouts; ++i) regs[ops[in.outs + i]] = std::move(io.at(i));
   };
   size_t pc = 0;

@@ -54,6 +54,7 @@ struct Instruction {
   const OpEntry* entry = nullptr;
   Function* fn = nullptr;
   const Node* node = nullptr;  // for diagnostics and kNode handlers
+  void (*handler)(const Node&, std::vector<IValue>&) = nullptr;  // kNode: resolved once, at compile time
 };
 
 // Handlers for prim nodes that other layers define (autocast enter/exit, ...): they run with the
