@@ -211,6 +211,8 @@ void Code::emit_node(const Node& n) {
              n.inputs().size() == 1) {
     ins.op = k == sym::prim::Enter ? Instruction::kWithEnter : Instruction::kWithExit;
     ins.a = reg(n.input(0));
+    ins.handler = find_handler(k);  // for `with` on an object that is not autocast's
+    AMPJIT_CHECK(ins.handler, "internal error: no handler for {}", k.qualified());
   } else if (PrimHandler h = find_handler(k)) {
     ins.op = Instruction::kNode;
     ins.handler = h;
