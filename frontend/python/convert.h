@@ -53,6 +53,7 @@ void bind_tensor();
 void bind_module_functions();
 void bind_autocast();
 void bind_jit();
+void bind_script();
 
 // While tracing, warns (TracerWarning) that converting a tensor to `what` ("a Python number")
 // makes the trace treat the value as a constant, with torch's message.

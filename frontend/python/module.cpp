@@ -359,4 +359,5 @@ BOOST_PYTHON_MODULE(_C) {
   bind_module_functions();
   bind_autocast();
   bind_jit();
+  bind_script();
 }
