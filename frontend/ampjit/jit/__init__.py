@@ -3,10 +3,7 @@ from .. import _C
 from ._trace import (TracerWarning, TracingCheckError, ScriptFunction, ScriptModule, TracedModule,  # noqa: F401
                      trace, trace_module)
 from ._trace import AutocastInteropWarning, get_autocast_semantics, set_autocast_semantics  # noqa: F401
-
-
-def script(*args, **kwargs):
-    raise NotImplementedError("ampjit.jit.script is not implemented yet (the script compiler is in progress)")
+from ._script import CompileError, Final, script  # noqa: F401
 
 
 def is_scripting():

@@ -1,0 +1,1110 @@
+"""jit.script: compile the source of a Python function or module with the script compiler.
+
+The compiler is C++ (script/compiler.h). This file gives it what only Python knows: the source
+text of a function (with its real file name and first line, so diagnostics point at the user's
+file:line), and a resolver that says what each free name of that source is, read from the
+function's closure, globals and builtins (Note [Resolver descriptors] in
+frontend/python/script_bindings.cpp). A module becomes a description of its class (attributes
+with their types, the methods forward reaches) plus the runtime object the graph reads its
+weights from, shared with the Python module as the tracer shares them.
+"""
+import ast
+import inspect
+import linecache
+import math
+import types
+import typing
+
+from .. import _C
+from ._trace import ScriptFunction, ScriptModule, _torch_class_name
+
+
+class CompileError(RuntimeError):
+    """Source that script cannot compile: ``file:line:col: what``, the source line, a caret under
+    the offending range, and one ``called from`` note per enclosing call."""
+
+
+_C._set_compile_error(CompileError)
+
+Final = typing.Final
+
+_SCRIPT_ATTR = "__ampjit_script__"
+
+# ---- What a name refers to ------------------------------------------------------------------------
+
+_namespace_of_value = None  # id(object) -> ("namespace", path) / ("autocast", path), built at first use
+_keepalive = []             # the objects whose ids key that table
+
+
+def _torch_path(module_name):
+    """ampjit.nn.functional -> torch.nn.functional."""
+    return "torch" + module_name[len("ampjit"):]
+
+
+def _builtin_table():
+    """Modules of builtins, the builtin functions they hold, and the autocast classes, by identity."""
+    global _namespace_of_value
+    if _namespace_of_value is not None:
+        return _namespace_of_value
+    import ampjit
+    import ampjit.nn.functional
+    table = {}
+
+    def put(obj, desc):
+        if id(obj) not in table:
+            table[id(obj)] = desc
+            _keepalive.append(obj)
+
+    # Autocast classes first: ampjit.autocast is ampjit.amp.autocast (torch.autocast too).
+    put(ampjit.autocast, ("autocast", "torch.autocast"))
+    put(ampjit.cpu.amp.autocast, ("autocast", "torch.cpu.amp.autocast"))
+    put(ampjit.cuda.amp.autocast, ("autocast", "torch.cuda.amp.autocast"))
+    put(ampjit.Tensor, ("namespace", "torch.Tensor"))
+    put(ampjit.dtype, ("namespace", "torch.dtype"))
+    put(ampjit.device, ("namespace", "torch.device"))
+    namespaces = [(ampjit, "torch"), (ampjit.nn.functional, "torch.nn.functional"), (ampjit.jit, "torch.jit"),
+                  (ampjit.amp, "torch.amp"), (ampjit.cpu.amp, "torch.cpu.amp"), (ampjit.cuda.amp, "torch.cuda.amp"),
+                  (ampjit.cpu, "torch.cpu"), (ampjit.cuda, "torch.cuda"), (ampjit.nn, "torch.nn"), (math, "math")]
+    for mod, path in namespaces:
+        put(mod, ("namespace", path))
+    for mod, path in namespaces:
+        for name, value in vars(mod).items():
+            if name.startswith("__") or not callable(value) or isinstance(value, (type, types.ModuleType)):
+                continue
+            # A function belongs to the namespace that defines it (F.relu is not torch.relu); the
+            # top level holds the op table's functions and the C extension's.
+            owner = getattr(value, "__module__", None) or ""
+            if mod is ampjit or mod is math or owner == mod.__name__:
+                put(value, ("namespace", path + "." + name))
+    for name in ("List", "Tuple", "Optional", "Dict", "Final", "Union", "Any"):
+        put(getattr(typing, name), ("namespace", "typing." + name))
+    put(typing, ("namespace", "typing"))
+    _namespace_of_value = table
+    return table
+
+
+def _unsupported(value):
+    return ("unsupported", "python value of type '{}' cannot be used in script".format(type(value).__name__))
+
+
+class _Resolver:
+    """resolver(name) -> descriptor, over a closure, a chain of globals dicts and Python's builtins."""
+
+    __slots__ = ("closure", "globals")
+
+    def __init__(self, globals_list, closure=None):
+        self.globals = globals_list
+        self.closure = closure or {}
+
+    @staticmethod
+    def for_function(fn):
+        closure = {}
+        code = fn.__code__
+        if fn.__closure__:
+            for name, cell in zip(code.co_freevars, fn.__closure__):
+                try:
+                    closure[name] = cell.cell_contents
+                except ValueError:  # an empty cell: the name is not bound yet
+                    pass
+        return _Resolver([fn.__globals__], closure)
+
+    def __call__(self, name):
+        if name in self.closure:
+            return _describe(self.closure[name])
+        for g in self.globals:
+            if name in g:
+                return _describe(g[name])
+        # Not found, or one of Python's builtins (len, range, float, isinstance, ...), which the
+        # compiler knows itself, as it does for a standalone file.
+        return ("unknown",)
+
+
+def _describe(value):
+    """The resolver descriptor of one Python value."""
+    if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**63:
+        return ("unsupported", "the integer {} does not fit in script's int (64-bit)".format(value))
+    if value is None or isinstance(value, (bool, int, float, str)) or (
+            type(value) is tuple and _plain_value(value)):
+        return ("constant", value)
+    from .. import dtype, device
+    if isinstance(value, (dtype, device)):
+        return ("constant", value)
+    if isinstance(value, ScriptFunction):
+        return ("function", value._c)
+    table = _builtin_table()
+    desc = table.get(id(value))
+    if desc is not None:
+        return desc
+    if isinstance(value, types.ModuleType):
+        if value.__name__ == "ampjit" or value.__name__.startswith("ampjit."):
+            return ("namespace", _torch_path(value.__name__))
+        return ("unsupported", "python module '{}' cannot be used in script".format(value.__name__))
+    unsupported = getattr(value, "__script_unsupported", None)
+    if unsupported is not None:
+        return ("unsupported", "TorchScript error: " + unsupported)
+    if isinstance(value, types.FunctionType):
+        cached = value.__dict__.get(_SCRIPT_ATTR)
+        if cached is not None:
+            return ("function", cached._c)
+        fn = inspect.unwrap(value, stop=lambda f: getattr(f, "__script_unsupported", None) is not None)
+        if getattr(fn, "__script_unsupported", None) is not None:
+            return ("unsupported", "TorchScript error: " + getattr(fn, "__script_unsupported"))
+        if fn.__name__ == "<lambda>":
+            return ("unsupported", "lambda functions cannot be used in script; define the function with def")
+        try:
+            text, filename, first_line = _function_source(fn)
+        except (OSError, TypeError) as e:
+            return ("unsupported", "the source of Python function '{}' is not available ({})".format(
+                fn.__qualname__, e))
+        return ("source", text, filename, first_line, _Resolver.for_function(fn), id(fn))
+    if isinstance(value, type):
+        return ("unsupported", "python class '{}' cannot be used in script".format(value.__qualname__))
+    return _unsupported(value)
+
+
+# ---- Source text -----------------------------------------------------------------------------------
+
+def _indent_of(line):
+    return len(line) - len(line.lstrip())
+
+
+def _function_source(fn):
+    """(dedented text of fn's `def`, without decorators; filename; line of `def`). Read from
+    linecache and cut by indentation; inspect.getsource where that fails."""
+    code = fn.__code__
+    filename = code.co_filename
+    lines = linecache.getlines(filename, fn.__globals__)
+    start = code.co_firstlineno - 1
+    text = None
+    if 0 <= start < len(lines):
+        text, def_line = _cut_block(lines, start)
+    if text is None:
+        src, lnum = inspect.getsourcelines(fn)  # OSError when there is none
+        text, def_line = _cut_block(src, 0)
+        if text is None:
+            raise OSError("could not find the def of '{}'".format(fn.__qualname__))
+        def_line += lnum - 1
+    return text, filename, def_line + 1
+
+
+def _cut_block(lines, start):
+    """The block of the `def` at or after lines[start] (skipping decorators), dedented; None when
+    no def starts there."""
+    i = start
+    n = len(lines)
+    while i < n:
+        s = lines[i].lstrip()
+        if s.startswith("def ") or s.startswith("async def "):
+            break
+        if not (s.startswith("@") or s == "" or s.startswith("#") or s[:1] in ")]}" or _indent_of(lines[i]) >
+                _indent_of(lines[start])):
+            return None, 0
+        i += 1
+    if i == n:
+        return None, 0
+    def_line = i
+    indent = _indent_of(lines[i])
+    end = i + 1
+    depth = _bracket_depth(lines[i], 0)
+    in_string = _toggles_string(lines[i], None)
+    last_code = i
+    while end < n:
+        line = lines[end]
+        stripped = line.strip()
+        if in_string is None and depth == 0 and stripped and not stripped.startswith("#") \
+                and _indent_of(line) <= indent and stripped[:1] not in ")]}":
+            break
+        if in_string is None:
+            depth = _bracket_depth(line, depth)
+        in_string = _toggles_string(line, in_string)
+        if stripped and not stripped.startswith("#"):
+            last_code = end
+        end += 1
+    block = lines[def_line:last_code + 1]
+    out = []
+    for line in block:
+        out.append(line[indent:] if line[:indent].strip() == "" else line.lstrip())
+    text = "".join(out)
+    if not text.endswith("\n"):
+        text += "\n"
+    return text, def_line
+
+
+def _toggles_string(line, open_quote):
+    """Tracks triple-quoted strings across lines: the quote still open after `line`, or None."""
+    pos = 0
+    while True:
+        if open_quote is None:
+            a, b = line.find('"""', pos), line.find("'''", pos)
+            cands = [x for x in (a, b) if x >= 0]
+            if not cands:
+                return None
+            k = min(cands)
+            open_quote = line[k:k + 3]
+            pos = k + 3
+        else:
+            k = line.find(open_quote, pos)
+            if k < 0:
+                return open_quote
+            open_quote = None
+            pos = k + 3
+
+
+def _bracket_depth(line, depth):
+    """Bracket nesting after `line` (ignoring brackets in comments and one-line strings, roughly)."""
+    quote = None
+    for ch in line:
+        if quote:
+            if ch == quote:
+                quote = None
+            continue
+        if ch in "\"'":
+            quote = ch
+        elif ch == "#":
+            break
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+    return depth
+
+
+# ---- Functions --------------------------------------------------------------------------------------
+
+class _CompiledFunction(ScriptFunction):
+    """A compiled function that binds keyword arguments and defaults from the Python signature,
+    and shows its plain name (the compiler names functions by their qualified name, "__torch__.f",
+    which is torch's qualified_name, not its name)."""
+
+    def __call__(self, *args, **kwargs):
+        if kwargs or len(args) < self._nargs:
+            args = _bind(self, self._arg_names, self._defaults, args, kwargs)
+        return self._c._run(args)
+
+    @property
+    def name(self):
+        return self._c.name.rsplit(".", 1)[-1]
+
+    @property
+    def code(self):
+        return self._c.code.replace("def " + self._c.name + "(", "def " + self.name + "(", 1)
+
+    @property
+    def schema(self):
+        decl = self._c._declaration
+        return self.name + decl[len(self._c.name):] if decl.startswith(self._c.name + "(") else decl
+
+
+class _ScriptedFunction(_CompiledFunction):
+    """A scripted function."""
+
+    def __init__(self, c, qualified_name, fn):
+        ScriptFunction.__init__(self, c, qualified_name)
+        self.__name__ = self.name
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        names, defaults = _signature(fn)
+        self._arg_names = names
+        self._defaults = defaults
+        self._nargs = len(names)
+
+
+def _signature(fn, skip_self=False):
+    params = list(inspect.signature(fn).parameters.values())
+    if skip_self and params:
+        params = params[1:]
+    names = tuple(p.name for p in params)
+    defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+    return names, defaults
+
+
+def _bind(f, names, defaults, args, kwargs):
+    """Positional arguments for a call: args, then keyword arguments and defaults by name. A
+    missing argument stops the list short, so the C++ call reports it with torch's message."""
+    out = list(args)
+    if len(out) > len(names):
+        return tuple(out)
+    for name in names[len(out):]:
+        if name in kwargs:
+            out.append(kwargs.pop(name))
+        elif name in defaults:
+            out.append(defaults[name])
+        else:
+            break
+    if kwargs:
+        name = next(iter(kwargs))
+        if name in names[:len(args)]:
+            raise RuntimeError("{}() got multiple values for argument '{}'. Declaration: {}".format(
+                f.name, name, f.schema))
+        raise RuntimeError("{}() got an unexpected keyword argument '{}'. Declaration: {}".format(
+            f.name, name, f.schema))
+    return tuple(out)
+
+
+def _qualified_name(fn):
+    mod = getattr(fn, "__module__", None) or "__main__"
+    if mod == "ampjit" or mod.startswith("ampjit."):
+        mod = _torch_path(mod)
+    parts = ["__torch__"] + ([] if mod == "__main__" else [mod]) + [fn.__qualname__.replace(".<locals>", "")]
+    return ".".join(parts)
+
+
+def _script_function(fn):
+    cached = fn.__dict__.get(_SCRIPT_ATTR)
+    if cached is not None:
+        return cached
+    unsupported = getattr(fn, "__script_unsupported", None)
+    if unsupported is not None:
+        raise CompileError("TorchScript error: " + unsupported)
+    if fn.__name__ == "<lambda>":
+        raise CompileError("ampjit.jit.script cannot compile a lambda; define the function with def")
+    text, filename, first_line = _function_source(fn)
+    c = _C._script_function(text, filename, first_line, _Resolver.for_function(fn))
+    scripted = _ScriptedFunction(c, _qualified_name(fn), fn)
+    setattr(fn, _SCRIPT_ATTR, scripted)
+    return scripted
+
+
+# ---- Modules ----------------------------------------------------------------------------------------
+
+# Scriptable forwards for ampjit's own layers, written as torch's modules write theirs (their
+# Python forwards use things script has no use for, like staticmethod tables and _stacklevel).
+# Each class is keyed by the ampjit layer it stands for; `__constants__` are inlined, as torch's.
+# These methods are compiled, never run: their free names (F, torch) resolve through
+# _override_globals, not this module's globals (the package is still loading when this module is).
+
+class _IdentityScript:
+    def forward(self, input):
+        return input
+
+
+class _LinearScript:
+    __constants__ = ["in_features", "out_features"]
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+
+_CONV_CONSTANTS = ["stride", "padding", "dilation", "groups", "padding_mode", "output_padding", "in_channels",
+                   "out_channels", "kernel_size"]
+
+
+class _Conv1dScript:
+    __constants__ = _CONV_CONSTANTS
+
+    def forward(self, input):
+        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class _Conv2dScript:
+    __constants__ = _CONV_CONSTANTS
+
+    def forward(self, input):
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class _Conv3dScript:
+    __constants__ = _CONV_CONSTANTS
+
+    def forward(self, input):
+        return F.conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class _Conv1dPaddedScript:
+    __constants__ = _CONV_CONSTANTS + ["_reversed_padding_repeated_twice"]
+
+    def forward(self, input):
+        return F.conv1d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode),
+                        self.weight, self.bias, self.stride, [0], self.dilation, self.groups)
+
+
+class _Conv2dPaddedScript:
+    __constants__ = _CONV_CONSTANTS + ["_reversed_padding_repeated_twice"]
+
+    def forward(self, input):
+        return F.conv2d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode),
+                        self.weight, self.bias, self.stride, [0, 0], self.dilation, self.groups)
+
+
+class _Conv3dPaddedScript:
+    __constants__ = _CONV_CONSTANTS + ["_reversed_padding_repeated_twice"]
+
+    def forward(self, input):
+        return F.conv3d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode),
+                        self.weight, self.bias, self.stride, [0, 0, 0], self.dilation, self.groups)
+
+
+class _ConvTranspose1dScript:
+    __constants__ = _CONV_CONSTANTS
+
+    def forward(self, input):
+        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
+                                  self.groups, self.dilation)
+
+
+class _ConvTranspose2dScript:
+    __constants__ = _CONV_CONSTANTS
+
+    def forward(self, input):
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
+                                  self.groups, self.dilation)
+
+
+class _ConvTranspose3dScript:
+    __constants__ = _CONV_CONSTANTS
+
+    def forward(self, input):
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
+                                  self.groups, self.dilation)
+
+
+class _ReLUScript:
+    __constants__ = ["inplace"]
+
+    def forward(self, input):
+        return F.relu(input, inplace=self.inplace)
+
+
+class _ReLU6Script:
+    __constants__ = ["inplace"]
+
+    def forward(self, input):
+        return F.relu6(input, inplace=self.inplace)
+
+
+class _SiLUScript:
+    __constants__ = ["inplace"]
+
+    def forward(self, input):
+        return F.silu(input, inplace=self.inplace)
+
+
+class _MishScript:
+    __constants__ = ["inplace"]
+
+    def forward(self, input):
+        return F.mish(input, inplace=self.inplace)
+
+
+class _HardsigmoidScript:
+    __constants__ = ["inplace"]
+
+    def forward(self, input):
+        return F.hardsigmoid(input, inplace=self.inplace)
+
+
+class _HardswishScript:
+    __constants__ = ["inplace"]
+
+    def forward(self, input):
+        return F.hardswish(input, inplace=self.inplace)
+
+
+class _LeakyReLUScript:
+    __constants__ = ["inplace", "negative_slope"]
+
+    def forward(self, input):
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
+
+
+class _ELUScript:
+    __constants__ = ["alpha", "inplace"]
+
+    def forward(self, input):
+        return F.elu(input, self.alpha, self.inplace)
+
+
+class _GELUScript:
+    __constants__ = ["approximate"]
+
+    def forward(self, input):
+        return F.gelu(input, approximate=self.approximate)
+
+
+class _SigmoidScript:
+    def forward(self, input):
+        return torch.sigmoid(input)
+
+
+class _TanhScript:
+    def forward(self, input):
+        return torch.tanh(input)
+
+
+class _SoftplusScript:
+    __constants__ = ["beta", "threshold"]
+
+    def forward(self, input):
+        return F.softplus(input, self.beta, self.threshold)
+
+
+class _SoftmaxScript:
+    __constants__ = ["dim"]
+
+    def forward(self, input):
+        return F.softmax(input, self.dim)
+
+
+class _SoftminScript:
+    __constants__ = ["dim"]
+
+    def forward(self, input):
+        return F.softmin(input, self.dim)
+
+
+class _LogSoftmaxScript:
+    __constants__ = ["dim"]
+
+    def forward(self, input):
+        return F.log_softmax(input, self.dim)
+
+
+class _LayerNormScript:
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+
+class _GroupNormScript:
+    __constants__ = ["num_groups", "num_channels", "eps", "affine"]
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+
+class _BatchNormScript:
+    __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        if self.momentum is None:
+            exponential_average_factor = 0.0
+        else:
+            exponential_average_factor = self.momentum
+        if self.training and self.track_running_stats:
+            if self.num_batches_tracked is not None:
+                self.num_batches_tracked.add_(1)
+                if self.momentum is None:
+                    exponential_average_factor = 1.0 / float(self.num_batches_tracked)
+                else:
+                    exponential_average_factor = self.momentum
+        if self.training:
+            bn_training = True
+        else:
+            bn_training = (self.running_mean is None) and (self.running_var is None)
+        return F.batch_norm(input, self.running_mean if not self.training or self.track_running_stats else None,
+                            self.running_var if not self.training or self.track_running_stats else None,
+                            self.weight, self.bias, bn_training, exponential_average_factor, self.eps)
+
+
+class _BatchNorm1dScript(_BatchNormScript):
+    def _check_input_dim(self, input):
+        if input.dim() != 2 and input.dim() != 3:
+            raise ValueError("expected 2D or 3D input")
+
+
+class _BatchNorm2dScript(_BatchNormScript):
+    def _check_input_dim(self, input):
+        if input.dim() != 4:
+            raise ValueError("expected 4D input")
+
+
+class _BatchNorm3dScript(_BatchNormScript):
+    def _check_input_dim(self, input):
+        if input.dim() != 5:
+            raise ValueError("expected 5D input")
+
+
+class _DropoutScript:
+    __constants__ = ["p", "inplace"]
+
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+
+class _EmbeddingScript:
+    __constants__ = ["num_embeddings", "embedding_dim", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq",
+                     "sparse"]
+
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
+
+
+_POOL_CONSTANTS = ["kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode"]
+
+
+class _MaxPool1dScript:
+    __constants__ = _POOL_CONSTANTS
+
+    def forward(self, input):
+        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class _MaxPool2dScript:
+    __constants__ = _POOL_CONSTANTS
+
+    def forward(self, input):
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class _AvgPool1dScript:
+    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"]
+
+    def forward(self, input):
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+
+class _AvgPool2dScript:
+    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"]
+
+    def forward(self, input):
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+
+class _AdaptiveAvgPool1dScript:
+    __constants__ = ["output_size"]
+
+    def forward(self, input):
+        return F.adaptive_avg_pool1d(input, self.output_size)
+
+
+class _AdaptiveAvgPool2dScript:
+    __constants__ = ["output_size"]
+
+    def forward(self, input):
+        return F.adaptive_avg_pool2d(input, self.output_size)
+
+
+class _FlattenScript:
+    __constants__ = ["start_dim", "end_dim"]
+
+    def forward(self, input):
+        return input.flatten(self.start_dim, self.end_dim)
+
+
+class _SequentialScript:
+    def forward(self, input):
+        for module in self:
+            input = module(input)
+        return input
+
+
+class _ModuleListScript:
+    pass
+
+
+class _L1LossScript:
+    __constants__ = ["reduction"]
+
+    def forward(self, input, target):
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class _MSELossScript:
+    __constants__ = ["reduction"]
+
+    def forward(self, input, target):
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class _SmoothL1LossScript:
+    __constants__ = ["reduction", "beta"]
+
+    def forward(self, input, target):
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class _BCELossScript:
+    __constants__ = ["reduction"]
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class _BCEWithLogitsLossScript:
+    __constants__ = ["reduction"]
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy_with_logits(input, target, self.weight, pos_weight=self.pos_weight,
+                                                  reduction=self.reduction)
+
+
+class _NLLLossScript:
+    __constants__ = ["ignore_index", "reduction"]
+
+    def forward(self, input, target):
+        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
+
+
+class _CrossEntropyLossScript:
+    __constants__ = ["ignore_index", "reduction", "label_smoothing"]
+
+    def forward(self, input, target):
+        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+_overrides = None       # ampjit layer class -> (lambda module: script class)
+_override_globals = None
+
+
+def _layer_overrides():
+    global _overrides, _override_globals
+    if _overrides is None:
+        import ampjit
+        from .. import nn
+        _override_globals = {"F": nn.functional, "torch": ampjit, "Tensor": ampjit.Tensor,
+                             "Optional": typing.Optional, "List": typing.List, "Tuple": typing.Tuple}
+
+        def conv(plain, padded):
+            return lambda m: plain if m.padding_mode == "zeros" else padded
+
+        simple = {
+            nn.Identity: _IdentityScript, nn.Linear: _LinearScript,
+            nn.ConvTranspose1d: _ConvTranspose1dScript, nn.ConvTranspose2d: _ConvTranspose2dScript,
+            nn.ConvTranspose3d: _ConvTranspose3dScript,
+            nn.ReLU: _ReLUScript, nn.ReLU6: _ReLU6Script, nn.SiLU: _SiLUScript, nn.Mish: _MishScript,
+            nn.Hardsigmoid: _HardsigmoidScript, nn.Hardswish: _HardswishScript, nn.LeakyReLU: _LeakyReLUScript,
+            nn.ELU: _ELUScript, nn.GELU: _GELUScript, nn.Sigmoid: _SigmoidScript, nn.Tanh: _TanhScript,
+            nn.Softplus: _SoftplusScript, nn.Softmax: _SoftmaxScript, nn.Softmin: _SoftminScript,
+            nn.LogSoftmax: _LogSoftmaxScript, nn.LayerNorm: _LayerNormScript, nn.GroupNorm: _GroupNormScript,
+            nn.BatchNorm1d: _BatchNorm1dScript, nn.BatchNorm2d: _BatchNorm2dScript,
+            nn.BatchNorm3d: _BatchNorm3dScript, nn.Dropout: _DropoutScript, nn.Embedding: _EmbeddingScript,
+            nn.MaxPool1d: _MaxPool1dScript, nn.MaxPool2d: _MaxPool2dScript, nn.AvgPool1d: _AvgPool1dScript,
+            nn.AvgPool2d: _AvgPool2dScript, nn.AdaptiveAvgPool1d: _AdaptiveAvgPool1dScript,
+            nn.AdaptiveAvgPool2d: _AdaptiveAvgPool2dScript, nn.Flatten: _FlattenScript,
+            nn.Sequential: _SequentialScript, nn.ModuleList: _ModuleListScript,
+            nn.L1Loss: _L1LossScript, nn.MSELoss: _MSELossScript, nn.SmoothL1Loss: _SmoothL1LossScript,
+            nn.BCELoss: _BCELossScript, nn.BCEWithLogitsLoss: _BCEWithLogitsLossScript, nn.NLLLoss: _NLLLossScript,
+            nn.CrossEntropyLoss: _CrossEntropyLossScript,
+        }
+        _overrides = {k: (lambda m, v=v: v) for k, v in simple.items()}
+        _overrides[nn.Conv1d] = conv(_Conv1dScript, _Conv1dPaddedScript)
+        _overrides[nn.Conv2d] = conv(_Conv2dScript, _Conv2dPaddedScript)
+        _overrides[nn.Conv3d] = conv(_Conv3dScript, _Conv3dPaddedScript)
+    return _overrides
+
+
+_MODULE_INTERNALS = frozenset(["training", "_parameters", "_buffers", "_non_persistent_buffers_set", "_modules",
+                               "_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_state_dict_hooks",
+                               "_load_state_dict_pre_hooks", "_is_full_backward_hook", "dump_patches",
+                               "_version"])
+
+
+def _plain_value(v):
+    """Whether a module attribute's value has a script type (numbers, strings, None, dtypes,
+    devices, and tuples/lists of them)."""
+    from .. import dtype, device
+    if isinstance(v, (tuple, list)):
+        return all(_plain_value(e) for e in v)
+    return v is None or isinstance(v, (bool, int, float, str, dtype, device))
+
+
+def _is_final(annotation):
+    if annotation is typing.Final or typing.get_origin(annotation) is typing.Final:
+        return True
+    return isinstance(annotation, str) and (annotation.startswith("Final") or annotation.startswith("typing.Final")
+                                            or annotation.startswith("torch.jit.Final"))
+
+
+def _self_references(text):
+    """The names X of every `self.X` in a method's source (to find the methods forward reaches)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return set()
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            out.add(node.attr)
+    return out
+
+
+def _module_methods(mod):
+    """(name -> function defining it, globals chain, constant names) for `mod`'s class: the user's
+    methods first (up to nn.Module), then the script forward of the ampjit layer it derives from."""
+    from ..nn import Module
+    found = {}
+    globals_list = []
+    constants = set()
+    overrides = _layer_overrides()
+    for klass in type(mod).__mro__:
+        if klass is Module or klass is object:
+            break
+        constants.update(klass.__dict__.get("__constants__", ()))
+        for name, ann in klass.__dict__.get("__annotations__", {}).items():
+            if _is_final(ann):
+                constants.add(name)
+        if klass in overrides:
+            script_cls = overrides[klass](mod)
+            for k in script_cls.__mro__:
+                if k is object:
+                    continue
+                constants.update(k.__dict__.get("__constants__", ()))
+                for name, v in k.__dict__.items():
+                    if isinstance(v, types.FunctionType) and name not in found:
+                        found[name] = v
+            globals_list.append(_override_globals)
+            break
+        if klass.__module__ == "ampjit" or klass.__module__.startswith("ampjit."):
+            continue
+        for name, v in klass.__dict__.items():
+            if isinstance(v, types.FunctionType) and name not in found and not (
+                    name.startswith("__") and name.endswith("__")):
+                found[name] = v
+                g = v.__globals__
+                if all(g is not x for x in globals_list):
+                    globals_list.append(g)
+    return found, globals_list, constants
+
+
+def _build(mod, memo):
+    """The description _C._script_module compiles from (a dict, see script_bindings.cpp) and the
+    runtime _Module (in the description as "_c") for `mod` and, recursively, its submodules."""
+    from ..nn import Module
+    if id(mod) in memo:
+        return memo[id(mod)]
+    c = _C._Module(_torch_class_name(type(mod)))
+    desc = {"class_name": c._class_name, "attrs": [], "methods": [], "resolver": None, "is_sequence": False,
+            "sequence": [], "_c": c, "_module": mod, "_plain": {}}
+    memo[id(mod)] = desc
+    methods, globals_list, constants = _module_methods(mod)
+    desc["_forward_fn"] = methods.get("forward")
+    attrs = desc["attrs"]
+
+    attrs.append(("training", "value", mod.training, False))
+    c._set_attr("training", mod.training)
+    for store in (mod._parameters, mod._buffers):
+        for name, t in store.items():
+            attrs.append((name, "tensor", None, False) if t is not None else (name, "value", None, False))
+            c._set_attr(name, t)
+    for name, sub in mod._modules.items():
+        if sub is None:
+            attrs.append((name, "value", None, False))
+            c._set_attr(name, None)
+            continue
+        sd = _build(sub, memo)
+        attrs.append((name, "module", sd, False))
+        c._set_attr(name, sd["_c"])
+    if isinstance(mod, _sequence_types()):
+        desc["is_sequence"] = True
+        desc["sequence"] = [n for n, s in mod._modules.items() if s is not None]
+    seen = set(a[0] for a in attrs)
+    values = [(k, v) for k, v in vars(mod).items() if k not in _MODULE_INTERNALS]
+    for name in sorted(constants):
+        if name not in vars(mod) and hasattr(type(mod), name):
+            values.append((name, getattr(type(mod), name)))
+    for name, v in values:
+        if name in seen or isinstance(v, Module) or not _plain_value(v):
+            continue
+        seen.add(name)
+        is_const = name in constants
+        attrs.append((name, "value", v, is_const))
+        desc["_plain"][name] = is_const
+        if not is_const:
+            c._set_attr(name, v)
+
+    # The methods forward reaches (by `self.name` references), with their sources.
+    if "forward" in methods:
+        todo, chosen = ["forward"], []
+        while todo:
+            name = todo.pop()
+            if name in chosen:
+                continue
+            chosen.append(name)
+            fn = methods[name]
+            text, filename, first_line = _function_source(fn)
+            desc["methods"].append((name, text, filename, first_line))
+            todo.extend(r for r in _self_references(text) if r in methods and r not in chosen)
+    closure = {}
+    for fn in methods.values():
+        if fn.__closure__:
+            closure.update(_Resolver.for_function(fn).closure)
+    desc["resolver"] = _Resolver(globals_list, closure)
+    return desc
+
+
+def _sequence_types():
+    from ..nn import ModuleList, Sequential
+    return (Sequential, ModuleList)
+
+
+_script_module_class = None
+
+
+def _make_script_module_class():
+    from ..nn import Module
+
+    class RecursiveScriptModule(Module, ScriptModule):
+        """A scripted module: an nn.Module sharing the original's parameters, buffers and
+        submodules (scripted in turn), whose ``forward`` runs the compiled graph. The graph reads
+        weights and plain attributes from the runtime module object at call time, so assigning a
+        parameter, ``train()``/``eval()`` and ``to()`` are seen by the next call."""
+
+        def __init__(self, desc, memo):
+            Module.__init__(self)
+            mod = desc["_module"]
+            object.__setattr__(self, "_c", desc["_c"])
+            object.__setattr__(self, "_desc", desc)
+            object.__setattr__(self, "_forward", None)
+            object.__setattr__(self, "original_name", type(mod).__name__)
+            memo[id(desc)] = self
+            object.__setattr__(self, "training", mod.training)
+            for name, p in mod._parameters.items():
+                self._parameters[name] = p
+            for name, b in mod._buffers.items():
+                self._buffers[name] = b
+            for name, kind, value, _ in desc["attrs"]:
+                if kind == "module":
+                    sub = memo.get(id(value)) or RecursiveScriptModule(value, memo)
+                    self._modules[name] = sub
+                elif name in mod._modules:
+                    self._modules[name] = None
+            for name in desc["_plain"]:
+                object.__setattr__(self, name, getattr(mod, name))
+
+        # -- the compiled forward --
+
+        def _compiled_forward(self):
+            fwd = self.__dict__["_forward"]
+            if fwd is None:
+                desc = self.__dict__["_desc"]
+                c = _C._script_module(desc, desc["_c"])
+                mod_forward = desc["_forward_fn"]
+                names, defaults = _signature(mod_forward, skip_self=True) if mod_forward else ((), {})
+                fwd = _BoundForward(c, "{}.forward".format(desc["class_name"]), names, defaults)
+                object.__setattr__(self, "_forward", fwd)
+            return fwd
+
+        @property
+        def forward(self):
+            """The compiled forward: a ScriptFunction bound to this module (graph, code, call)."""
+            return self._compiled_forward()
+
+        def __call__(self, *args, **kwargs):
+            return self._compiled_forward()(*args, **kwargs)
+
+        @property
+        def graph(self):
+            return self._compiled_forward().graph
+
+        @property
+        def inlined_graph(self):
+            return self._compiled_forward().inlined_graph
+
+        @property
+        def code(self):
+            return self._compiled_forward().code
+
+        def graph_for(self, *args, **kwargs):
+            return self._compiled_forward().graph_for(*args, **kwargs)
+
+        def _get_name(self):
+            return self.original_name
+
+        # -- nn.Sequential / nn.ModuleList --
+
+        def _sequence(self):
+            if not self.__dict__["_desc"]["is_sequence"]:
+                raise TypeError("'{}' is not a Sequential or ModuleList".format(self.original_name))
+            return [self._modules[n] for n in self.__dict__["_desc"]["sequence"]]
+
+        def __getitem__(self, idx):
+            return self._sequence()[idx]
+
+        def __len__(self):
+            return len(self._sequence())
+
+        def __iter__(self):
+            return iter(self._sequence())
+
+        def __bool__(self):
+            return True
+
+        # -- keeping the runtime object in step --
+
+        def _sync(self):
+            """Re-points the graph's attributes at this module's current tensors (after ``to()``,
+            ``float()``, ``load_state_dict`` or assignment)."""
+            for name, t in list(self._parameters.items()) + list(self._buffers.items()):
+                self._c._set_attr(name, t)
+            for sub in self._modules.values():
+                if sub is not None:
+                    sub._sync()
+
+        def _apply(self, fn, _memo=None):
+            Module._apply(self, fn, _memo)
+            self._sync()
+            return self
+
+        def __setattr__(self, name, value):
+            d = self.__dict__
+            if name in d.get("_desc", {}).get("_plain", {}):
+                if d["_desc"]["_plain"][name]:
+                    raise RuntimeError("Cannot assign to the constant '{}' of a scripted module "
+                                       "(it is inlined into the graph)".format(name))
+                object.__setattr__(self, name, value)
+                self._c._set_attr(name, value)
+                return
+            Module.__setattr__(self, name, value)
+            if name == "training":
+                self._c._set_attr("training", value)
+            elif name in d.get("_parameters", {}) or name in d.get("_buffers", {}):
+                self._c._set_attr(name, value)
+
+    return RecursiveScriptModule
+
+
+class _BoundForward(_CompiledFunction):
+    """A module's compiled forward, bound to its runtime object."""
+
+    def __init__(self, c, qualified_name, names, defaults):
+        ScriptFunction.__init__(self, c, qualified_name)
+        self.__name__ = self.name
+        self._arg_names = names
+        self._defaults = defaults
+        self._nargs = len(names)
+
+
+def _script_module(mod):
+    global _script_module_class
+    if _script_module_class is None:
+        _script_module_class = _make_script_module_class()
+    desc = _build(mod, {})
+    if "forward" not in dict((m[0], m) for m in desc["methods"]):
+        raise CompileError("'{}' has no forward method to script".format(type(mod).__name__))
+    scripted = _script_module_class(desc, {})
+    scripted._compiled_forward()  # compile now: errors belong to script()
+    return scripted
+
+
+# ---- script -------------------------------------------------------------------------------------------
+
+def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
+    """Compiles a function or an nn.Module with the script compiler, as torch.jit.script: a
+    function becomes a ScriptFunction (compiled once, cached on the function), a module a
+    RecursiveScriptModule sharing its parameters. Source that does not compile raises
+    CompileError (a RuntimeError) pointing at the user's file:line:col."""
+    from ..nn import Module
+    if isinstance(obj, (ScriptFunction, ScriptModule)):
+        return obj
+    if isinstance(obj, Module):
+        return _script_module(obj)
+    if isinstance(obj, type):
+        raise NotImplementedError("ampjit.jit.script does not support classes yet (got class '{}')".format(
+            obj.__qualname__))
+    if isinstance(obj, types.MethodType):
+        raise NotImplementedError("ampjit.jit.script of a bound method is not supported; script the module")
+    if isinstance(obj, types.FunctionType):
+        return _script_function(obj)
+    unsupported = getattr(obj, "__script_unsupported", None)
+    if unsupported is not None:
+        raise CompileError("TorchScript error: " + unsupported)
+    raise NotImplementedError("ampjit.jit.script cannot compile an object of type '{}'".format(type(obj).__name__))
