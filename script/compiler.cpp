@@ -331,8 +331,7 @@ struct FunctionEmitter {
     env->vars[name] = v;
     env->undefined_in.erase(name);
     env->sugared.erase(name);
-    if (!v->has_debug_name() && v->node()->kind() != sym::prim::Constant && v->node()->kind() != sym::prim::Param)
-      v->set_debug_name(name);
+    if (!v->has_debug_name() && v->node()->kind() != sym::prim::Constant && name[0] != '$') v->set_debug_name(name);
   }
   // Whether `name` is carried by an enclosing loop being emitted (its type is then fixed).
   std::vector<std::set<std::string>> carried_stack;
@@ -380,7 +379,7 @@ struct FunctionEmitter {
   SV emit_name(const Name& n);
   SV emit_attribute(const Attribute& a);
   SV emit_call(const Call& c);
-  Value* emit_subscript(const Subscript& s);
+  Value* emit_subscript(const Subscript& s, Value* base);
   Value* emit_binop(BinOpKind op, Value* l, Value* r, const SourceRange& range);
   Value* emit_compare(const Compare& c);
   Value* emit_cmp(CmpOpKind op, Value* l, Value* r, const SourceRange& range);
@@ -600,11 +599,20 @@ std::shared_ptr<Function> FunctionEmitter::emit_def(const FunctionDef& def, bool
   }
   if (def.returns) declared_return = parse_type(*def.returns);
 
-  // Decorators: the script markers are ignored; an autocast decorator is torch's error here.
+  // Decorators: the script markers are ignored; an autocast decorator is torch's error in
+  // torchscript semantics and a region around the whole body in eager semantics.
+  const bool eager = resolve_autocast_semantics(session.options.semantics) == AutocastSemantics::Eager;
+  std::vector<std::pair<Value*, SourceRange>> decorator_regions;
   for (const auto& d : def.decorators) {
     const Expr* e = d.get();
     if (e->kind == ExprKind::Call) e = e->as<Call>().func.get();
     SV s = emit_sv(*e);
+    if (s.kind == SV::kAutocast && eager) {
+      std::vector<Arg> args;
+      if (d->kind == ExprKind::Call) args = emit_args(d->as<Call>());
+      decorator_regions.emplace_back(call_autocast(s.path, args, d->range), d->range);
+      continue;
+    }
     if (s.kind == SV::kAutocast)
       fail(d->range, "TorchScript error: @autocast() decorator is not supported in script mode");
     if (s.kind == SV::kNamespace && (s.path == "torch.jit.script" || s.path == "torch.jit.export" ||
@@ -620,8 +628,17 @@ std::shared_ptr<Function> FunctionEmitter::emit_def(const FunctionDef& def, bool
     u->output()->set_type(declared_return ? declared_return : Type::any());
     top.vars[kRetVal] = u->output();
   }
+  // Outermost decorator first, as Python applies them.
+  for (const auto& [obj, range] : decorator_regions) {
+    Node* enter = insert(graph->create(sym::prim::Enter, {obj}, 1), range);
+    enter->output()->set_type(obj->type());
+  }
   emit_body(def.body);
   const SourceRange end_range = def.body.empty() ? def.range : def.body.back()->range;
+  for (size_t i = decorator_regions.size(); i-- > 0;) {
+    Node* exit = insert(graph->create(sym::prim::Exit, {decorator_regions[i].first}, 1), decorator_regions[i].second);
+    exit->output()->set_type(Type::none());
+  }
   if (use_exit_flags && !exits_of(def.body, false).always) {
     // Falling off the end returns None on the paths that did not return.
     Value* ret = lookup_var(kRet);
@@ -647,6 +664,7 @@ std::shared_ptr<Function> FunctionEmitter::emit_def(const FunctionDef& def, bool
   auto fn = std::make_shared<Function>(qualified_name_for(def.name), graph);
   fn->set_schema(schema);
   fn->set_optimizable(session.options.optimize);
+  if (session.options.semantics) fn->set_autocast_semantics(session.options.semantics);
   return fn;
 }
 
@@ -1429,7 +1447,7 @@ SV FunctionEmitter::emit_sv(const Expr& e) {
         if (k < 0 || k >= n) fail(s.indices[0]->range, "tuple index out of range");
         return base.children[static_cast<size_t>(k)];
       }
-      return SV::of(emit_subscript(s));
+      return SV::of(emit_subscript(s, as_value(base, s.value->range)));
     }
     default: return SV::of(emit_expr(e));
   }
@@ -1939,8 +1957,7 @@ Value* FunctionEmitter::emit_list_comp(const ListComp& c) {
 
 // ---- Subscripts ----------------------------------------------------------------------------
 
-Value* FunctionEmitter::emit_subscript(const Subscript& s) {
-  Value* base = emit_expr(*s.value);
+Value* FunctionEmitter::emit_subscript(const Subscript& s, Value* base) {
   const TypePtr& t = base->type();
   const SourceRange& r = s.range;
   if (is_tensor(t)) {

@@ -11,10 +11,12 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "interop/semantics.h"
 #include "runtime/interpreter.h"
 #include "runtime/ir/ir.h"
 #include "runtime/ivalue.h"
@@ -93,8 +95,12 @@ struct ModuleInfo {
 };
 
 struct CompileOptions {
-  // Compile-time defaults and annotations are checked; nothing else is configurable yet.
   bool optimize = true;  // the Function runs the optimization pipeline (set_optimizable)
+  // The compiled functions' own autocast semantics (Note [Autocast semantics]); unset: they follow
+  // the process-wide default at call time. What compiles differs in one place: an `@autocast(...)`
+  // decorator is torch's error in torchscript semantics and a region around the body in eager
+  // semantics (decided with the semantics in force at compile time).
+  std::optional<AutocastSemantics> semantics;
 };
 
 // Compiles the one `def` in `source` (decorators other than the script ones are rejected).

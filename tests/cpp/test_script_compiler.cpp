@@ -397,3 +397,67 @@ TEST(ScriptCompilerFuzz, MutationsOfValidProgramsGiveErrorsNotCrashes) {
 
 }  // namespace
 }  // namespace ampjit::script
+
+namespace ampjit::script {
+namespace {
+
+TEST(ScriptCompiler, SubscriptedValueIsEvaluatedOnce) {
+  auto fn = compile(
+      "def f(ys: List[List[int]]) -> int:\n"
+      "    return ys.pop()[0]\n");
+  const std::string g = fn->graph()->str();
+  EXPECT_EQ(g.find("aten::pop"), g.rfind("aten::pop")) << g;
+  IValue ys = IValue::list({IValue::list({IValue(int64_t{1})}), IValue::list({IValue(int64_t{7}), IValue(int64_t{8})})});
+  EXPECT_EQ(run1(fn, {ys}).to_int(), 7);
+  EXPECT_EQ(ys.list_elems().size(), 1u);
+}
+
+TEST(ScriptCompiler, GraphsRoundTripThroughTheTextForm) {
+  // Hidden variables (exit flags, short-circuit temporaries) never name values in the text.
+  auto fn = compile(
+      "def f(n: int) -> int:\n"
+      "    i = 0\n"
+      "    while i < n:\n"
+      "        if i == 3 and n > 1:\n"
+      "            break\n"
+      "        i += 1\n"
+      "    return i\n");
+  const std::string text = fn->graph()->str();
+  EXPECT_EQ(text.find('$'), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("block0(%"));
+  auto parsed = parse_graph(text);
+  EXPECT_EQ(parsed->str(), text);
+  EXPECT_EQ(run1(fn, {int64_t{10}}).to_int(), 3);
+  EXPECT_EQ(run1(fn, {int64_t{2}}).to_int(), 2);
+}
+
+TEST(ScriptCompiler, LoopIndexKeepsItsName) {
+  auto fn = compile("def f(n: int) -> int:\n    t = 0\n    for i in range(n):\n        t += i\n    return t\n");
+  EXPECT_THAT(fn->graph()->str(), HasSubstr("block0(%i : int"));
+}
+
+TEST(ScriptCompilerAutocast, DecoratorIsARegionInEagerSemantics) {
+  const std::string src =
+      "@torch.autocast('cpu', dtype=torch.bfloat16)\n"
+      "def f(x, w):\n"
+      "    return torch.mm(x, w)\n";
+  CompileOptions eager;
+  eager.semantics = AutocastSemantics::Eager;
+  auto fn = compile_source(std::make_shared<Source>(src, "test.py"), builtin_resolver(), eager).back();
+  EXPECT_THAT(fn->graph()->str(), HasSubstr("prim::Enter"));
+  Tensor x = testing::random_tensor({2, 3}, ScalarType::Float32, 9);
+  Tensor w = testing::random_tensor({3, 2}, ScalarType::Float32, 10);
+  EXPECT_EQ(run1(fn, {x, w}).to_tensor().dtype(), ScalarType::BFloat16);
+  // torchscript semantics: torch's error, at the decorator.
+  CompileOptions ts;
+  ts.semantics = AutocastSemantics::TorchScript;
+  try {
+    compile_source(std::make_shared<Source>(src, "test.py"), builtin_resolver(), ts);
+    FAIL();
+  } catch (const CompileError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("test.py:1:2: TorchScript error: @autocast() decorator is not supported in script mode", 0), 0u);
+  }
+}
+
+}  // namespace
+}  // namespace ampjit::script
