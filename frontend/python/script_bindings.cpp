@@ -55,12 +55,16 @@ std::string fetch_python_error() {
 
 class PyResolver : public script::Resolver {
  public:
-  explicit PyResolver(bp::object fn) : fn_(std::move(fn)) {}
+  explicit PyResolver(bp::object fn) : fn_(fn.ptr()) { Py_INCREF(fn_); }
+  PyResolver(const PyResolver&) = delete;
+  PyResolver& operator=(const PyResolver&) = delete;
   ~PyResolver() override {
-    // The last reference may go away on a thread without the GIL (a ModuleInfo kept by a module).
+    // The last reference may go away on a thread without the GIL (a ModuleInfo kept by a
+    // module), or after the interpreter has finalized, when the callable is left alone.
+    if (!Py_IsInitialized()) return;
     PyGILState_STATE gil = PyGILState_Ensure();
     memo_.clear();
-    fn_ = bp::object();
+    Py_DECREF(fn_);
     PyGILState_Release(gil);
   }
 
@@ -73,7 +77,7 @@ class PyResolver : public script::Resolver {
     if (auto it = memo_.find(name); it != memo_.end()) return it->second;
     script::Resolved r;
     try {
-      r = convert(fn_(name), name, range);
+      r = convert(bp::call<bp::object>(fn_, name), name, range);
     } catch (const bp::error_already_set&) {
       throw CompileError(fmt::format("resolving '{}' failed: {}", name, fetch_python_error()), range);
     }
@@ -111,7 +115,7 @@ class PyResolver : public script::Resolver {
     throw CompileError(fmt::format("resolving '{}': unknown descriptor kind '{}'", name, kind), range);
   }
 
-  bp::object fn_;
+  PyObject* fn_;  // the Python callable (a reference held)
   std::unordered_map<std::string, script::Resolved> memo_;
 };
 
