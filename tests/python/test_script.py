@@ -683,6 +683,7 @@ def test_scripted_module_api_and_shared_parameters():
     assert str(scripted.graph).startswith("graph(%self : __torch__.test_script.MLP,")
     assert "def forward(self" in scripted.code
     assert scripted.fc1.weight is mlp.fc1.weight
+    assert repr(scripted.fc1) == "RecursiveScriptModule(original_name=Linear)"  # torch's repr
     assert [n for n, _ in scripted.named_parameters()] == [n for n, _ in mlp.named_parameters()]
     x = torch.randn(2, 8)
     before = scripted(x)
@@ -693,6 +694,25 @@ def test_scripted_module_api_and_shared_parameters():
     scripted.fc2.bias = nn.Parameter(torch.zeros(4))  # assignment re-points the graph's attribute
     mlp.fc2.bias = scripted.fc2.bias
     same(scripted(x), mlp(x))
+
+
+class WithDefault(nn.Module):
+    def forward(self, x: Tensor, scale: float = 2.0) -> Tensor:
+        return x * scale
+
+
+def test_scripted_module_forward_keywords_defaults_and_to():
+    scripted = torch.jit.script(WithDefault())
+    x = torch.ones(2)
+    same(scripted(x), x * 2.0)
+    same(scripted(x, scale=3), x * 3.0)  # an int for a float parameter, as in torch
+    same(scripted.forward(x, 4.0), x * 4.0)
+    torch.manual_seed(0)
+    seq = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
+    s = torch.jit.script(seq).double()  # to() re-points the graph's attributes at the new tensors
+    xd = torch.randn(2, 4).double()
+    assert s(xd).dtype == torch.float64
+    same(s(xd), seq.double()(xd))
 
 
 def test_scripted_module_train_eval_reaches_the_graph():

@@ -1007,7 +1007,10 @@ def _make_script_module_class():
             return self._compiled_forward().graph_for(*args, **kwargs)
 
         def _get_name(self):
-            return self.original_name
+            return "RecursiveScriptModule"
+
+        def extra_repr(self):
+            return "original_name={}".format(self.original_name)
 
         # -- nn.Sequential / nn.ModuleList --
 
