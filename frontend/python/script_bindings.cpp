@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "frontend/python/convert.h"
+#include "interop/semantics.h"
 #include "runtime/module_object.h"
 #include "script/compiler.h"
 
@@ -195,20 +196,29 @@ std::shared_ptr<script::ModuleInfo> module_info(const bp::object& d,
   return info;
 }
 
-// _script_function(source_text, filename, first_line, resolver) -> _Function
-bp::object script_function(const std::string& text, const std::string& filename, int first_line, bp::object resolver) {
+// The options for a semantics given from Python: "torchscript", "eager" or None (unset).
+script::CompileOptions options_for(const bp::object& semantics) {
+  script::CompileOptions options;
+  if (!semantics.is_none())
+    options.semantics = parse_autocast_semantics(bp::extract<std::string>(semantics)(), "autocast_semantics");
+  return options;
+}
+
+// _script_function(source_text, filename, first_line, resolver, semantics=None) -> _Function
+bp::object script_function(const std::string& text, const std::string& filename, int first_line, bp::object resolver,
+                           bp::object semantics) {
   auto fn = script::compile_function(std::make_shared<const Source>(text, filename, first_line),
-                                     std::make_shared<PyResolver>(std::move(resolver)));
+                                     std::make_shared<PyResolver>(std::move(resolver)), options_for(semantics));
   return wrap_function(std::move(fn), IValue());
 }
 
-// _script_module(description, cmodule) -> _Function: the module's forward, bound to `cmodule` (the
-// _Module holding the values the graph reads with prim::GetAttr).
-bp::object script_module(bp::object description, bp::object cmodule) {
+// _script_module(description, cmodule, semantics=None) -> _Function: the module's forward, bound
+// to `cmodule` (the _Module holding the values the graph reads with prim::GetAttr).
+bp::object script_module(bp::object description, bp::object cmodule, bp::object semantics) {
   Ref<ModuleObject> self = unwrap_module(cmodule.ptr());
   AMPJIT_CHECK(self.get() != nullptr, "_script_module: expected a _Module");
   std::unordered_map<PyObject*, std::shared_ptr<script::ModuleInfo>> memo;
-  auto fn = script::compile_module(module_info(description, memo));
+  auto fn = script::compile_module(module_info(description, memo), options_for(semantics));
   return wrap_function(std::move(fn), IValue(Ref<ObjectBase>(self)));
 }
 
@@ -223,8 +233,11 @@ void bind_script() {
   // Registered after the ampjit::Error translator, so it is tried first for a CompileError.
   bp::register_exception_translator<CompileError>(
       [](const CompileError& e) { PyErr_SetString(g_compile_error ? g_compile_error : PyExc_RuntimeError, e.what()); });
-  bp::def("_script_function", script_function);
-  bp::def("_script_module", script_module);
+  bp::def("_script_function", script_function,
+          (bp::arg("source"), bp::arg("filename"), bp::arg("first_line"), bp::arg("resolver"),
+           bp::arg("semantics") = bp::object()));
+  bp::def("_script_module", script_module,
+          (bp::arg("description"), bp::arg("cmodule"), bp::arg("semantics") = bp::object()));
   bp::def("_set_compile_error", set_compile_error);
 }
 
