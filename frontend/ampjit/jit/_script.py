@@ -16,7 +16,7 @@ import types
 import typing
 
 from .. import _C
-from ._trace import ScriptFunction, ScriptModule, _torch_class_name
+from ._trace import ScriptFunction, ScriptModule, _check_semantics, _torch_class_name
 
 
 class CompileError(RuntimeError):
@@ -139,24 +139,21 @@ def _describe(value):
         if value.__name__ == "ampjit" or value.__name__.startswith("ampjit."):
             return ("namespace", _torch_path(value.__name__))
         return ("unsupported", "python module '{}' cannot be used in script".format(value.__name__))
+    if isinstance(value, types.FunctionType):
+        cached = value.__dict__.get(_SCRIPT_ATTR, {}).get((id(value), None))
+        if cached is not None:
+            return ("function", cached._c)
+        try:
+            fn, text, filename, first_line = _source_to_compile(value)
+        except _Unsupported as e:
+            return ("unsupported", str(e))
+        except (OSError, TypeError) as e:
+            return ("unsupported", "the source of Python function '{}' is not available ({})".format(
+                value.__qualname__, e))
+        return ("source", text, filename, first_line, _Resolver.for_function(fn), id(value))
     unsupported = getattr(value, "__script_unsupported", None)
     if unsupported is not None:
         return ("unsupported", "TorchScript error: " + unsupported)
-    if isinstance(value, types.FunctionType):
-        cached = value.__dict__.get(_SCRIPT_ATTR)
-        if cached is not None:
-            return ("function", cached._c)
-        fn = inspect.unwrap(value, stop=lambda f: getattr(f, "__script_unsupported", None) is not None)
-        if getattr(fn, "__script_unsupported", None) is not None:
-            return ("unsupported", "TorchScript error: " + getattr(fn, "__script_unsupported"))
-        if fn.__name__ == "<lambda>":
-            return ("unsupported", "lambda functions cannot be used in script; define the function with def")
-        try:
-            text, filename, first_line = _function_source(fn)
-        except (OSError, TypeError) as e:
-            return ("unsupported", "the source of Python function '{}' is not available ({})".format(
-                fn.__qualname__, e))
-        return ("source", text, filename, first_line, _Resolver.for_function(fn), id(fn))
     if isinstance(value, type):
         return ("unsupported", "python class '{}' cannot be used in script".format(value.__qualname__))
     return _unsupported(value)
@@ -168,28 +165,30 @@ def _indent_of(line):
     return len(line) - len(line.lstrip())
 
 
-def _function_source(fn):
-    """(dedented text of fn's `def`, without decorators; filename; line of `def`). Read from
-    linecache and cut by indentation; inspect.getsource where that fails."""
+def _function_source(fn, keep_decorators=False):
+    """(dedented text of fn's `def`; filename; its first line). Decorators are left out, as torch
+    ignores them, unless `keep_decorators` (autocast decorators, which the compiler decides on).
+    Read from linecache and cut by indentation; inspect.getsource where that fails."""
     code = fn.__code__
     filename = code.co_filename
     lines = linecache.getlines(filename, fn.__globals__)
     start = code.co_firstlineno - 1
     text = None
     if 0 <= start < len(lines):
-        text, def_line = _cut_block(lines, start)
+        text, first = _cut_block(lines, start, keep_decorators)
     if text is None:
         src, lnum = inspect.getsourcelines(fn)  # OSError when there is none
-        text, def_line = _cut_block(src, 0)
+        text, first = _cut_block(src, 0, keep_decorators)
         if text is None:
             raise OSError("could not find the def of '{}'".format(fn.__qualname__))
-        def_line += lnum - 1
-    return text, filename, def_line + 1
+        first += lnum - 1
+    return text, filename, first + 1
 
 
-def _cut_block(lines, start):
-    """The block of the `def` at or after lines[start] (skipping decorators), dedented; None when
-    no def starts there."""
+def _cut_block(lines, start, keep_decorators=False):
+    """The block of the `def` at or after lines[start] (from its decorators there when
+    `keep_decorators`), dedented, and the index of its first line; None when no def starts
+    there."""
     i = start
     n = len(lines)
     while i < n:
@@ -220,14 +219,14 @@ def _cut_block(lines, start):
         if stripped and not stripped.startswith("#"):
             last_code = end
         end += 1
-    block = lines[def_line:last_code + 1]
+    first = start if keep_decorators else def_line
     out = []
-    for line in block:
+    for line in lines[first:last_code + 1]:
         out.append(line[indent:] if line[:indent].strip() == "" else line.lstrip())
     text = "".join(out)
     if not text.endswith("\n"):
         text += "\n"
-    return text, def_line
+    return text, first
 
 
 def _toggles_string(line, open_quote):
@@ -349,19 +348,44 @@ def _qualified_name(fn):
     return ".".join(parts)
 
 
-def _script_function(fn):
-    cached = fn.__dict__.get(_SCRIPT_ATTR)
+class _Unsupported(Exception):
+    pass
+
+
+def _source_to_compile(value):
+    """(the function whose source is compiled, its text, filename, first line) for a Python
+    function. An autocast decorator's wrapper compiles from the decorated function's source with
+    its decorators: the compiler makes them regions (eager semantics) or torch's error
+    (torchscript). Other wrappers compile from the function they wrap (`__wrapped__`), as torch's
+    inspect.getsource does."""
+    fn = inspect.unwrap(value)
+    for f in (value, fn):
+        message = getattr(f, "__script_unsupported", None)
+        if message is not None and "@autocast()" not in message:
+            raise _Unsupported("TorchScript error: " + message)
+    if fn.__name__ == "<lambda>":
+        raise _Unsupported("lambda functions cannot be used in script; define the function with def")
+    decorated = getattr(value, "__script_unsupported", None) is not None
+    text, filename, first_line = _function_source(fn, keep_decorators=decorated)
+    if decorated and not text.startswith("@"):
+        # Decorated by a call (`autocast("cpu")(f)`), not in the source: nothing to compile it from.
+        raise _Unsupported("TorchScript error: " + getattr(value, "__script_unsupported"))
+    return fn, text, filename, first_line
+
+
+def _script_function(value, semantics):
+    # By (function, semantics): functools.wraps copies a function's __dict__ into its wrapper.
+    cache = value.__dict__.setdefault(_SCRIPT_ATTR, {})
+    cached = cache.get((id(value), semantics))
     if cached is not None:
         return cached
-    unsupported = getattr(fn, "__script_unsupported", None)
-    if unsupported is not None:
-        raise CompileError("TorchScript error: " + unsupported)
-    if fn.__name__ == "<lambda>":
-        raise CompileError("ampjit.jit.script cannot compile a lambda; define the function with def")
-    text, filename, first_line = _function_source(fn)
-    c = _C._script_function(text, filename, first_line, _Resolver.for_function(fn))
+    try:
+        fn, text, filename, first_line = _source_to_compile(value)
+    except _Unsupported as e:
+        raise CompileError(str(e)) from None
+    c = _C._script_function(text, filename, first_line, _Resolver.for_function(fn), semantics)
     scripted = _ScriptedFunction(c, _qualified_name(fn), fn)
-    setattr(fn, _SCRIPT_ATTR, scripted)
+    cache[(id(value), semantics)] = scripted
     return scripted
 
 
@@ -976,7 +1000,7 @@ def _make_script_module_class():
             fwd = self.__dict__["_forward"]
             if fwd is None:
                 desc = self.__dict__["_desc"]
-                c = _C._script_module(desc, desc["_c"])
+                c = _C._script_module(desc, desc["_c"], desc["_semantics"])
                 mod_forward = desc["_forward_fn"]
                 names, defaults = _signature(mod_forward, skip_self=True) if mod_forward else ((), {})
                 fwd = _BoundForward(c, "{}.forward".format(desc["class_name"]), names, defaults)
@@ -1076,11 +1100,14 @@ class _BoundForward(_CompiledFunction):
         self._nargs = len(names)
 
 
-def _script_module(mod):
+def _script_module(mod, semantics):
     global _script_module_class
     if _script_module_class is None:
         _script_module_class = _make_script_module_class()
-    desc = _build(mod, {})
+    memo = {}
+    desc = _build(mod, memo)
+    for d in memo.values():
+        d["_semantics"] = semantics
     if "forward" not in dict((m[0], m) for m in desc["methods"]):
         raise CompileError("'{}' has no forward method to script".format(type(mod).__name__))
     scripted = _script_module_class(desc, {})
@@ -1090,23 +1117,30 @@ def _script_module(mod):
 
 # ---- script -------------------------------------------------------------------------------------------
 
-def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
+def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None, *, autocast_semantics=None):
     """Compiles a function or an nn.Module with the script compiler, as torch.jit.script: a
     function becomes a ScriptFunction (compiled once, cached on the function), a module a
     RecursiveScriptModule sharing its parameters. Source that does not compile raises
-    CompileError (a RuntimeError) pointing at the user's file:line:col."""
+    CompileError (a RuntimeError) pointing at the user's file:line:col.
+
+    ``autocast_semantics`` (an ampjit extension): "torchscript" or "eager" pins the compiled
+    functions to that semantics (Note [Autocast semantics] in interop/semantics.h); None (the
+    default) leaves them to the process-wide setting at call time. An ``@autocast`` decorator is
+    compiled with the semantics in force at compile time: torch's error, or a region."""
     from ..nn import Module
+    if autocast_semantics is not None:
+        autocast_semantics = _check_semantics(autocast_semantics)
     if isinstance(obj, (ScriptFunction, ScriptModule)):
         return obj
     if isinstance(obj, Module):
-        return _script_module(obj)
+        return _script_module(obj, autocast_semantics)
     if isinstance(obj, type):
         raise NotImplementedError("ampjit.jit.script does not support classes yet (got class '{}')".format(
             obj.__qualname__))
     if isinstance(obj, types.MethodType):
         raise NotImplementedError("ampjit.jit.script of a bound method is not supported; script the module")
     if isinstance(obj, types.FunctionType):
-        return _script_function(obj)
+        return _script_function(obj, autocast_semantics)
     unsupported = getattr(obj, "__script_unsupported", None)
     if unsupported is not None:
         raise CompileError("TorchScript error: " + unsupported)
