@@ -390,9 +390,13 @@ def test_resolver_descriptors():
     assert d([1]) == ("unsupported", "python value of type 'list' cannot be used in script")
     assert d((1, 2.5, "a")) == ("constant", (1, 2.5, "a"))
     assert d(2 ** 64) == ("unsupported", "the integer 18446744073709551616 does not fit in script's int (64-bit)")
-    decorated = torch.autocast("cpu")(helper)
-    assert d(decorated) == ("unsupported",
-                            "TorchScript error: @autocast() decorator is not supported in script mode")
+    # An autocast decorator: the decorated function's source with its decorator (the compiler makes
+    # it torch's error or a region, by semantics); decorated by a call, there is no source for it.
+    kind, text, filename, first_line, _, identity = d(autocast_decorated)
+    assert kind == "source" and text.startswith('@torch.autocast("cpu")\ndef autocast_decorated(')
+    assert first_line == line_of(autocast_decorated, "@torch.autocast") and identity == id(autocast_decorated)
+    assert d(torch.autocast("cpu")(helper)) == (
+        "unsupported", "TorchScript error: @autocast() decorator is not supported in script mode")
 
 
 def ampjit_cpu_autocast():
@@ -484,14 +488,35 @@ def test_error_in_callee_carries_the_call_chain():
                                           line_of(calls_bad_callee, "bad_callee(y)")))
 
 
-def test_error_autocast_decorator():
-    assert compile_error(calls_autocast_decorated).startswith(
-        "{}:{}:12: TorchScript error: @autocast() decorator is not supported in script mode\n".format(
-            HERE, line_of(calls_autocast_decorated, "return autocast_decorated")))
-    # Scripting the decorated function itself: torch's RuntimeError, before any compilation.
-    with pytest.raises(RuntimeError, match=r"^TorchScript error: @autocast\(\) decorator is not supported in "
-                                           r"script mode$"):
-        torch.jit.script(autocast_decorated)
+def test_error_autocast_decorator_in_torchscript_semantics():
+    decorator = line_of(autocast_decorated, "@torch.autocast")
+    assert compile_error(calls_autocast_decorated) == (
+        "{}:{}:2: TorchScript error: @autocast() decorator is not supported in script mode\n"
+        "@torch.autocast(\"cpu\")\n"
+        " ~~~~~~~~~~~~~~~~~~~~~\n"
+        "  called from {}:{}:12\n"
+        "    return autocast_decorated(x)\n"
+        "           ~~~~~~~~~~~~~~~~~~~~~".format(HERE, decorator, HERE,
+                                                  line_of(calls_autocast_decorated, "return autocast_decorated")))
+    assert compile_error(autocast_decorated).startswith(
+        "{}:{}:2: TorchScript error: @autocast() decorator is not supported in script mode\n".format(HERE, decorator))
+
+
+@pytest.mark.parametrize("fn", [autocast_decorated, calls_autocast_decorated], ids=["decorated", "caller"])
+def test_autocast_decorator_is_a_region_in_eager_semantics(fn):
+    scripted = torch.jit.script(fn, autocast_semantics="eager")
+    x = torch.randn(4, 4)
+    same(scripted(x), fn(x))
+    assert scripted(x).dtype == torch.bfloat16
+    assert scripted._autocast_semantics == "eager"
+
+
+def test_script_autocast_semantics_argument_is_checked():
+    with pytest.raises(ValueError, match="'torchscript' or 'eager'"):
+        torch.jit.script(matmul_chain, autocast_semantics="Eager")
+    pinned = torch.jit.script(matmul_chain, autocast_semantics="torchscript")
+    assert pinned is not torch.jit.script(matmul_chain)  # cached per semantics
+    assert pinned._autocast_semantics == "torchscript" and torch.jit.script(matmul_chain)._autocast_semantics is None
 
 
 def test_error_unsupported_python_value():
