@@ -88,7 +88,8 @@ LayerGuard::LayerGuard(DispatchLayer l, Mode m, bool on)
     : saved_included_(t_dispatch.included), saved_excluded_(t_dispatch.excluded) {
   if (!on) return;
   if (m == Include) t_dispatch.included |= layer_bit(l);
-  else t_dispatch.excluded |= layer_bit(l);
+  else if (m == Exclude) t_dispatch.excluded |= layer_bit(l);
+  else t_dispatch.excluded &= static_cast<uint8_t>(~layer_bit(l));
 }
 
 LayerGuard::~LayerGuard() {

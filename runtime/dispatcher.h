@@ -35,7 +35,9 @@ void call_kernel(const OpEntry& op, Stack& stack);
 // RAII: turns a layer on (include) or off (exclude) for this thread, restoring on exit.
 class LayerGuard {
  public:
-  enum Mode { Include, Exclude };
+  // Include / Exclude add the layer to this thread's included / excluded set; Unexclude takes it
+  // out of the excluded set (a region of code that needs a layer an enclosing guard excluded).
+  enum Mode { Include, Exclude, Unexclude };
   LayerGuard(DispatchLayer l, Mode m, bool on = true);
   ~LayerGuard();
   LayerGuard(const LayerGuard&) = delete;

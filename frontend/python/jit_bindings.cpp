@@ -7,6 +7,7 @@
 
 #include "frontend/python/convert.h"
 #include "interop/semantics.h"
+#include "runtime/dispatcher.h"
 #include "interop/warnings.h"
 #include "runtime/interpreter.h"
 #include "runtime/ir/python_print.h"
@@ -174,6 +175,72 @@ bool matches(const Type& t, PyObject* o) {
   return true;
 }
 
+// Note [Compiled functions called while tracing]
+// As torch's runAndInsertCall: a scripted or traced function called by traced code is recorded as
+// one prim::CallFunction (its ops are not recorded one by one), and it runs with the recording
+// off. So the eager autocast state around the call while tracing is not part of the trace: when
+// the trace runs, the callee runs under whatever autocast state is current then. In torchscript
+// semantics that loses an eager `with autocast(...)` region around the call (PyTorch returns
+// float32 there, silently); ampjit warns, naming the region (seed 000, "traced calling script").
+// In eager semantics the call is recorded inside the region's prim::AutocastRegion node, which
+// applies it at run time.
+void record_traced_call(tracer::TracingState& st, const PyFunction& f, Stack& s) {
+  Graph& g = *st.graph;
+  const SourceRange where = st.location_provider ? st.location_provider() : SourceRange();
+  if (st.semantics == AutocastSemantics::TorchScript) {
+    for (auto it = st.autocast_scopes.rbegin(); it != st.autocast_scopes.rend(); ++it) {
+      if (!it->enabled) break;  // an inner disabled region: nothing autocasts around the call
+      warn_autocast_interop(
+          fmt::format("the autocast region at {} does not apply to the scripted function '{}' called inside it "
+                      "while tracing: the trace records the call, which runs without that autocast (PyTorch "
+                      "does this silently; trace with autocast_semantics='eager' to record the region)",
+                      it->where.location_str(), f.fn->name()),
+          where);
+      break;
+    }
+  }
+  std::vector<Value*> inputs;
+  for (const IValue& v : s) {
+    if (v.is_tensor()) inputs.push_back(st.value_of(v.to_tensor()));
+    else inputs.push_back(g.insert_constant(v, where));
+  }
+  {
+    // The callee runs untraced (neither its ops nor its autocast regions are recorded); in eager
+    // semantics the tracer had excluded the autocast layer (it runs it below the recording), so
+    // the callee gets it back.
+    const bool eager = st.semantics == AutocastSemantics::Eager;
+    tracer::TracingGuard paused(nullptr);
+    LayerGuard autocast(DispatchLayer::Autocast, LayerGuard::Unexclude, eager);
+    f.fn->run(s);
+  }
+  Node* call = g.insert(g.create(sym::prim::CallFunction, inputs, s.size()));
+  call->set_source_range(where);
+  call->set_attr(sym::attr::value, IValue(Ref<ObjectBase>(new FunctionObject(f.fn))));
+  call->set_attr(sym::attr::name, IValue(f.fn->name()));
+  // Results: tensors are bound to the call's outputs (tuples and lists of them unpacked), so
+  // the code after the call uses them instead of baking them in as constants.
+  std::function<void(Value*, const IValue&)> bind = [&](Value* out, const IValue& r) {
+    if (r.is_tensor()) {
+      const TensorImpl* t = r.tensor_impl();
+      out->set_type(Type::tensor_of(t->dtype, std::vector<int64_t>(t->sizes.begin(), t->sizes.end()), t->device));
+      st.bind(r.to_tensor(), out);
+    } else if ((r.is_tuple() && out->type()->kind() == TypeKind::Tuple) ||
+               (r.is_list() && out->type()->kind() == TypeKind::List)) {
+      const auto& elems = r.is_tuple() ? r.tuple_elems() : r.list_elems();
+      Node* u = g.insert(g.create(r.is_tuple() ? sym::prim::TupleUnpack : sym::prim::ListUnpack, {out}, elems.size()));
+      u->set_source_range(where);
+      for (size_t k = 0; k < elems.size(); ++k) {
+        u->output(k)->set_type(r.is_tuple() ? out->type()->contained()[k] : out->type()->elem());
+        bind(u->output(k), elems[k]);
+      }
+    }
+  };
+  for (size_t i = 0; i < s.size(); ++i) {
+    call->output(i)->set_type(f.fn->graph()->outputs()[i]->type()->unrefined());
+    bind(call->output(i), s[i]);
+  }
+}
+
 bp::object function_call(const PyFunction& f, bp::tuple args) {
   const size_t n = static_cast<size_t>(bp::len(args));
   const size_t want = f.arg_names.size();
@@ -200,7 +267,9 @@ bp::object function_call(const PyFunction& f, bp::tuple args) {
     if (k == TypeKind::Float && PyLong_Check(o)) s.push_back(IValue(PyLong_AsDouble(o)));
     else s.push_back(to_ivalue(o));
   }
-  {
+  if (tracer::TracingState* st = tracer::current(); st && f.self.is_none()) {
+    record_traced_call(*st, f, s);
+  } else {
     // Ops inside a graph never call back into Python, so the GIL is released for the whole run,
     // unless this thread is tracing (the tracer asks Python for source locations).
     MaybeReleaseGIL nogil(tracer::current() == nullptr);

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "interop/autocast_regions.h"
+#include "interop/warnings.h"
 #include "runtime/autocast/policy_profiles.h"
+#include "tracer/tracer.h"
 
 namespace ampjit {
 
@@ -55,6 +57,54 @@ const IValue* constant_of(const Value* v) {
   return n->has_attr(sym::attr::value) ? &n->attr(sym::attr::value) : &none;
 }
 
+// The eager state the pass was seeded with (for the interop warnings of this file).
+thread_local const AutocastContext* t_eager = nullptr;
+
+const char* device_name(bool cuda) { return cuda ? "cuda" : "cpu"; }
+
+// A location "file:line:col" (node metadata) as a SourceRange.
+SourceRange parse_location(const std::string& loc) {
+  const size_t c2 = loc.rfind(':');
+  const size_t c1 = c2 == std::string::npos ? std::string::npos : loc.rfind(':', c2 - 1);
+  if (c1 == std::string::npos) return {};
+  try {
+    return SourceRange::location(loc.substr(0, c1), std::stoi(loc.substr(c1 + 1, c2 - c1 - 1)),
+                                 std::stoi(loc.substr(c2 + 1)));
+  } catch (...) {
+    return {};
+  }
+}
+
+// Note [Interop warnings of the JIT autocast pass]
+// Two places where torch 1.13's pass is silently wrong, and ampjit says so (torchscript semantics
+// only: in eager semantics the pass does not run):
+//  - A traced `with autocast(enabled=False)` is stripped by tracing (its ops carry the scope only
+//    as metadata, Note [Traced autocast scopes]); when the trace runs where the pass autocasts
+//    (called from script under autocast, or under eager autocast) its lower-precision ops are
+//    cast anyway. Warned at the scripted call site the ops were inlined from (else at the op).
+//  - A scripted `with autocast(enabled=False)` does not disable *eager* autocast: the dispatcher
+//    still autocasts the region's ops at run time (seed 000, last section). Warned at the `with`
+//    line, when a specialization is built under an eager state that enables that device.
+// The pass runs once per specialization, so each fires once per function and eager state.
+void warn_stripped_traced_disable(const Node* n, const AutocastContext& ctx) {
+  const IValue* scope_on = n->find_meta(tracer::meta_autocast_scope_enabled());
+  if (!scope_on || !scope_on->is_bool() || scope_on->to_bool()) return;
+  const IValue* dev = n->find_meta(tracer::meta_autocast_device());
+  const bool cuda = dev && dev->is_int() && dev->to_int() == static_cast<int64_t>(DeviceType::CUDA);
+  if (!(cuda ? ctx.cuda_enabled : ctx.cpu_enabled)) return;
+  const IValue* where = n->find_meta(tracer::meta_autocast_where());
+  const IValue* at = n->find_meta(Symbol::intern("meta", "inlined_at"));
+  const IValue* from = n->find_meta(Symbol::intern("meta", "inlined_from"));
+  const std::string fn = from && from->is_string() ? " '" + from->to_string_ref() + "'" : "";
+  warn_autocast_interop(
+      fmt::format("autocast(enabled=False) at {} in the traced function{} is lost when script calls it: {} is "
+                  "autocast to {} here (PyTorch does this silently; trace with autocast_semantics='eager' to keep the "
+                  "region)",
+                  where && where->is_string() ? where->to_string_ref() : "?", fn, n->kind().qualified(),
+                  dtype_name(cuda ? ctx.cuda_dtype : ctx.cpu_dtype)),
+      at && at->is_string() ? parse_location(at->to_string_ref()) : n->source_range());
+}
+
 struct Region {
   const Value* instance;
   AutocastContext context;
@@ -96,6 +146,14 @@ std::optional<Region> parse_autocast(const Node* enter, const AutocastContext& c
   if (!enabled) fail(enter, "Autocast missing _enabled attribute");
   if (!dtype) fail(enter, "Autocast missing fast_dtype attribute");
   if (device.empty()) fail(enter, "Autocast missing device attribute");
+  if (!*enabled && t_eager && (device == "cuda" ? t_eager->cuda_enabled : t_eager->cpu_enabled)) {
+    warn_autocast_interop(
+        fmt::format("autocast(enabled=False) in scripted code does not disable eager autocast: the caller has {} "
+                    "autocast enabled, so the ops in this region are still autocast to {} (as in PyTorch; "
+                    "autocast_semantics='eager' lets the region win)",
+                    device, dtype_name(device == "cuda" ? t_eager->cuda_dtype : t_eager->cpu_dtype)),
+        enter->source_range());
+  }
   Region r{obj, current};
   if (device == "cuda") {
     r.context.cuda_enabled = *enabled;
@@ -236,7 +294,10 @@ void handle_block(Block* block, const AutocastContext& initial) {
     } else if (n->op()) {
       switch (jit_policy(k)) {
         case AutocastPolicy::LowerPrecisionFp:
-          if (!schema_is_mutable(n)) cast_tensor_inputs(n, kToReduced, current());
+          if (!schema_is_mutable(n)) {
+            warn_stripped_traced_disable(n, current());
+            cast_tensor_inputs(n, kToReduced, current());
+          }
           break;
         case AutocastPolicy::Fp32:
           if (!schema_is_mutable(n)) cast_tensor_inputs(n, kToFull, current());
@@ -277,7 +338,15 @@ void handle_block(Block* block, const AutocastContext& initial) {
 }  // namespace
 
 void autocast_pass(Graph& g, const AutocastContext& initial) {
-  handle_block(g.block(), initial);
+  const AutocastContext* saved = t_eager;
+  t_eager = &initial;
+  try {
+    handle_block(g.block(), initial);
+  } catch (...) {
+    t_eager = saved;
+    throw;
+  }
+  t_eager = saved;
 }
 
 }  // namespace ampjit

@@ -6,6 +6,19 @@
 namespace ampjit {
 
 namespace {
+const Symbol kInlinedAt = Symbol::intern("meta", "inlined_at");
+const Symbol kInlinedFrom = Symbol::intern("meta", "inlined_from");
+
+// Inlined nodes remember the innermost call they came from (the interop warnings name it).
+void mark_inlined(Node* n, const IValue& at, const IValue& from) {
+  if (!n->find_meta(kInlinedAt)) {
+    n->meta().emplace_back(kInlinedAt, at);
+    n->meta().emplace_back(kInlinedFrom, from);
+  }
+  for (Block* sub : n->blocks())
+    for (Node* c : sub->nodes()) mark_inlined(c, at, from);
+}
+
 bool inline_block(Graph& g, Block& b) {
   bool changed = false;
   for (Node* n : b.nodes()) {
@@ -19,8 +32,13 @@ bool inline_block(Graph& g, Block& b) {
     inline_calls(*callee);
     Node* saved = g.insert_point();
     g.set_insert_point(n);
+    Node* before = n->prev();
     std::vector<Value*> outs = g.insert_graph(*callee, n->inputs());
     g.set_insert_point(saved);
+    if (n->source_range().valid()) {
+      const IValue at(n->source_range().location_str()), from(fo->fn->name());
+      for (Node* c = before->next(); c != n; c = c->next()) mark_inlined(c, at, from);
+    }
     for (size_t i = 0; i < outs.size(); ++i) n->output(i)->replace_all_uses_with(outs[i]);
     n->destroy();
     changed = true;
