@@ -432,7 +432,8 @@ void Code::run(Stack& stack) const {
         break;
       }
       case Instruction::kReturn:
-        for (uint32_t i = 0; i < in.nargs; ++i) stack.push_back(std::move(regs[ops[in.args + i]]));
+        // Copy, not move: one register may be returned more than once (`return (%x, %x)`).
+        for (uint32_t i = 0; i < in.nargs; ++i) stack.push_back(regs[ops[in.args + i]]);
         return;
     }
   }

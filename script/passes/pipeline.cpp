@@ -3,17 +3,23 @@
 
 #include "runtime/interpreter.h"
 #include "script/passes/autocast_pass.h"
+#include "script/passes/common_subexpression_elimination.h"
+#include "script/passes/constant_propagation.h"
+#include "script/passes/dead_code_elimination.h"
 #include "script/passes/inline_calls.h"
 
 namespace ampjit {
 
 void optimize_graph(Graph& g, const AutocastContext& eager, bool disable_autocast) {
   inline_calls(g);
-  // ---- Passes before the autocast pass (in progress): constant propagation goes here, as torch
-  // runs ConstantPropagationImmutableTypes first (it folds what the pass must see as constants).
+  // torch runs ConstantPropagationImmutableTypes before its autocast pass: the pass must see the
+  // region's arguments (and branches on constants) folded.
+  constant_propagation(g);
   if (!disable_autocast && jit_autocast_mode()) autocast_pass(g, eager);
-  // ---- Passes after the autocast pass (in progress): common subexpression elimination (pools
-  // the casts' constant flags, as torch's ConstantPooling does) and dead code elimination go here.
+  // torch's ConstantPooling pools the casts' flag constants; CSE does that and more, and DCE drops
+  // what the folding and the exit flags (script/compiler.cpp) left unused.
+  common_subexpression_elimination(g);
+  dead_code_elimination(g);
 }
 
 namespace {

@@ -160,3 +160,22 @@ TEST(Interpreter, OneCodeManyThreads) {
 
 }  // namespace
 }  // namespace ampjit
+
+namespace ampjit {
+namespace {
+
+TEST(Interpreter, OneValueReturnedTwice) {
+  // Common subexpression elimination makes `return (%x, %x)` (e.g. two folded flags).
+  Stack out = run_text(
+      "graph(%x : Tensor):\n"
+      "  %t : bool = prim::Constant[value=1]()\n"
+      "  return (%t, %x, %t, %x)\n",
+      {Tensor(ops::ones(std::vector<int64_t>{2}))});
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_TRUE(out[0].to_bool());
+  EXPECT_TRUE(out[2].to_bool());
+  EXPECT_TRUE(out[1].to_tensor().is_same(out[3].to_tensor()));
+}
+
+}  // namespace
+}  // namespace ampjit
