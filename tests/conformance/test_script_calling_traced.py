@@ -4,9 +4,15 @@ that applies around the call. These rows are the traced half (what the trace rec
 runs when called under autocast); the scripted caller's half arrives with the script compiler.
 """
 import numpy as np
+import pytest
 
 import ampjit as torch
+import programs
+from harness import EagerTorch, Expect, Warn, check, observe
 from matrix import row
+
+SECTION = "Mixing tracing and scripting autocast (script calling traced)"
+IS_LOST = "is lost when script calls it"
 
 
 def same(got, want):
@@ -32,15 +38,20 @@ def args():
      pytorch="The traced graph keeps no trace of a `with autocast(enabled=False)` region: called under "
              "autocast, its ops are autocast anyway (bfloat16 where eager gives float32).",
      torchscript="Same as PyTorch: no region in the graph (kept only as node metadata for the interop "
-                 "warning); under autocast the disabled region's mm is bfloat16.",
+                 "warning); under autocast the disabled region's mm is bfloat16, and an "
+                 "AutocastInteropWarning points at that mm.",
      eager="The region is a prim::AutocastRegion node in the graph; the trace gives the eager result "
            "(float32) under every autocast state.")
-def test_traced_autocast_disable_region(semantics):
+def test_traced_autocast_disable_region(semantics, request):
     a, b = args()
     traced = torch.jit.trace(helper, (a, b))
     has_region = "prim::AutocastRegion" in kinds(traced)
     with torch.autocast("cpu"):
-        got = traced(a, b)
+        if semantics == "torchscript":
+            with pytest.warns(torch.jit.AutocastInteropWarning, match="is lost"):
+                got = traced(a, b)
+        else:
+            got = traced(a, b)
         want = helper(a, b)
     assert want.dtype == torch.float32
     if semantics == "torchscript":
@@ -50,6 +61,9 @@ def test_traced_autocast_disable_region(semantics):
         assert has_region
         assert same(got, want)
     assert same(traced(a, b), helper(a, b))  # without autocast both semantics agree
+    # The same program through the harness: PyTorch's column, and the eager run (programs.py).
+    check(request, semantics, Expect("bfloat16", facts={"regions": 0}, warns=[Warn(IS_LOST, at="return torch.mm(a, b)")]),
+          eager=Expect("float32", facts={"regions": 1}))
 
 
 @row("Mixing tracing and scripting autocast (script calling traced)",
@@ -60,7 +74,7 @@ def test_traced_autocast_disable_region(semantics):
                  "weights, as in PyTorch).",
      eager="The ops are recorded as called, without casts: the trace gives the eager result under the "
            "autocast state of each call.")
-def test_trace_taken_under_autocast(semantics):
+def test_trace_taken_under_autocast(semantics, request):
     def f(a, b):
         return torch.relu(torch.mm(a, b))
 
@@ -77,6 +91,53 @@ def test_trace_taken_under_autocast(semantics):
         assert same(out, f(a, b)) and out.dtype == torch.float32
         with torch.autocast("cpu"):
             assert same(traced(a, b), f(a, b))
+    check(request, semantics, Expect("bfloat16", facts={"casts": 2}), eager=Expect("float32", facts={"casts": 0}))
+
+
+@row(SECTION,
+     pytorch="Seed example: a traced helper with `autocast(enabled=False)` (mm * 2.0) called from a scripted "
+             "autocast region: mm runs in bfloat16 and the JIT promote of `* 2.0` makes it float32: float32 "
+             "with bfloat16-rounded values, silently (\"no way to emit a diagnostic\").",
+     torchscript="Same values, plus an AutocastInteropWarning `... is lost when script calls it` at the "
+                 "scripted call, naming the traced `with` line.",
+     eager="The traced region is kept: mm in float32, equal to eager.")
+def test_sct_seed_example(semantics, request):
+    got, ref = check(request, semantics, Expect("float32", warns=[Warn(IS_LOST, at="return traced(a, b)")]),
+                     eager=Expect("float32"))
+    if semantics == "torchscript":  # the values are those of a bfloat16 mm: not the eager ones
+        eager_run = observe(programs.sct_seed_example, EagerTorch(torch))
+        assert not np.array_equal(got.leaves[0].values, eager_run.leaves[0].values)
+        a, b = (x.bfloat16() for x in programs.mats(torch))
+        assert np.array_equal(got.leaves[0].values, (torch.mm(a, b).float() * 2.0).to(torch.float64).numpy())
+
+
+@row(SECTION,
+     pytorch="The traced `autocast(enabled=False)` mm called from a scripted autocast region is bfloat16 "
+             "(eager: float32), silently.",
+     torchscript="Same bfloat16, plus the AutocastInteropWarning `is lost when script calls it` at the "
+                 "scripted call.",
+     eager="float32, equal to eager.")
+def test_sct_traced_disable_is_lost(semantics, request):
+    check(request, semantics, Expect("bfloat16", warns=[Warn(IS_LOST, at="return traced(a, b)")]),
+          eager=Expect("float32"))
+
+
+@row(SECTION,
+     pytorch="torch's test_script_and_tracing: a traced plain mm called from a scripted autocast region "
+             "is bfloat16.",
+     torchscript="Same, no warning (the trace has no region to lose).",
+     eager="Same, equal to eager.")
+def test_sct_traced_without_regions(semantics, request):
+    check(request, semantics, Expect("bfloat16"))
+
+
+@row(SECTION,
+     pytorch="The traced `autocast(enabled=False)` helper called from a script that does not autocast: "
+             "float32.",
+     torchscript="Same, no warning (nothing autocasts the traced ops).",
+     eager="Same, equal to eager.")
+def test_sct_caller_without_autocast(semantics, request):
+    check(request, semantics, Expect("float32"))
 
 
 def test_pytorch_column(torch_ref):
