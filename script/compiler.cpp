@@ -2256,11 +2256,11 @@ Value* FunctionEmitter::call_builtin_op(const std::string& qualified, std::vecto
   // Inserted nodes of a failed attempt (conversions, defaults) are removed before the next one.
   Node* mark = graph->insert_point()->prev();
   auto rollback = [&] {
-    Node* stop = graph->insert_point();
-    for (Node* n = mark->next(); n != stop;) {
-      Node* next = n->next();
+    // Last first: a node inserted later may use an earlier one's output.
+    for (Node* n = graph->insert_point()->prev(); n != mark;) {
+      Node* prev = n->prev();
       n->destroy();
-      n = next;
+      n = prev;
     }
   };
   for (bool allow : {false, true}) {

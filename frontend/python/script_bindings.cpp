@@ -107,8 +107,8 @@ class PyResolver : public script::Resolver {
     }
     if (kind == "source") {
       r.kind = script::Resolved::kSource;
-      r.source = std::make_shared<const Source>(bp::extract<std::string>(d[1])(), bp::extract<std::string>(d[2])(),
-                                                bp::extract<int>(d[3])());
+      r.source = Source::dedented(bp::extract<std::string>(d[1])(), bp::extract<std::string>(d[2])(),
+                                  bp::extract<int>(d[3])());
       r.resolver = std::make_shared<PyResolver>(bp::object(d[4]));
       r.identity = bp::extract<uintptr_t>(d[5]);
       return r;
@@ -153,8 +153,8 @@ TypePtr type_of(const IValue& v) {
 }
 
 std::shared_ptr<const Source> make_source(const bp::object& text, const bp::object& filename, const bp::object& line) {
-  return std::make_shared<const Source>(bp::extract<std::string>(text)(), bp::extract<std::string>(filename)(),
-                                        bp::extract<int>(line)());
+  return Source::dedented(bp::extract<std::string>(text)(), bp::extract<std::string>(filename)(),
+                          bp::extract<int>(line)());
 }
 
 // A ModuleInfo from the description _script.py builds (a dict; see _module_description there).
@@ -207,7 +207,7 @@ script::CompileOptions options_for(const bp::object& semantics) {
 // _script_function(source_text, filename, first_line, resolver, semantics=None) -> _Function
 bp::object script_function(const std::string& text, const std::string& filename, int first_line, bp::object resolver,
                            bp::object semantics) {
-  auto fn = script::compile_function(std::make_shared<const Source>(text, filename, first_line),
+  auto fn = script::compile_function(Source::dedented(text, filename, first_line),
                                      std::make_shared<PyResolver>(std::move(resolver)), options_for(semantics));
   return wrap_function(std::move(fn), IValue());
 }

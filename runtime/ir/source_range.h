@@ -10,7 +10,14 @@ namespace ampjit {
 
 class Source {
  public:
-  Source(std::string text, std::string filename, int first_line = 1);
+  // `col_offset`: columns the text was dedented by (a method's source): added to every column
+  // reported, so locations are the user's.
+  Source(std::string text, std::string filename, int first_line = 1, int col_offset = 0);
+  // The source of an indented block (a method, a nested def): dedented by the first line's
+  // indentation, with that as the column offset. Lines indented less (a flush-left docstring
+  // line) lose only their own indentation.
+  static std::shared_ptr<const Source> dedented(const std::string& text, std::string filename, int first_line = 1);
+  int col_offset() const { return col_offset_; }
   const std::string& text() const { return text_; }
   const std::string& filename() const { return filename_; }
   // 1-based line and column of a byte offset.
@@ -22,6 +29,7 @@ class Source {
   std::string text_;
   std::string filename_;
   int first_line_;
+  int col_offset_ = 0;
   std::vector<size_t> line_starts_;
 };
 

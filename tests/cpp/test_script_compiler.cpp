@@ -461,3 +461,20 @@ TEST(ScriptCompilerAutocast, DecoratorIsARegionInEagerSemantics) {
 
 }  // namespace
 }  // namespace ampjit::script
+
+namespace ampjit::script {
+namespace {
+
+TEST(ScriptCompilerDiagnostics, FailedOverloadAttemptsLeaveNoNodesBehind) {
+  // The tuple stride is unpacked into a list for the first overload tried, which then fails on the
+  // string padding: the attempt's nodes are removed (last first) and the error is a CompileError.
+  const std::string err = compile_error(
+      "def f(x, w):\n"
+      "    s = (1, 1)\n"
+      "    return torch.conv2d(x, w, None, s, 'same')\n");
+  EXPECT_EQ(err.rfind("test.py:3:12: ", 0), 0u) << err;
+  EXPECT_THAT(err, HasSubstr("for argument 'padding' but instead found type 'str'"));
+}
+
+}  // namespace
+}  // namespace ampjit::script

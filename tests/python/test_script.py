@@ -525,9 +525,6 @@ def test_error_unsupported_python_value():
             HERE, line_of(uses_unsupported_global, "UNSUPPORTED_GLOBAL"))), compile_error(uses_unsupported_global)
 
 
-@pytest.mark.xfail(strict=True, reason="methods and nested defs are dedented before compiling (the lexer wants the "
-                   "def at column 0) and Source has no column offset: the line is the user's, the column counts "
-                   "from the def's indentation (16 here)")
 def test_error_column_in_an_indented_def_is_the_users():
     def nested(x: Tensor) -> Tensor:
         return x + nested_missing  # noqa: F821
@@ -678,9 +675,6 @@ def test_builtin_layers_script_like_eager(name, mod, args, state, eager_autocast
     same(under(state, scripted, args), under(state, mod, args))
 
 
-@pytest.mark.xfail(strict=True, raises=RuntimeError, reason="compiler bug: a failed overload match on a module's "
-                   "tuple constant leaves a prim::TupleUnpack in use ('destroy: output %8 of prim::TupleUnpack still "
-                   "has 1 use(s)') instead of the CompileError")
 def test_layer_with_tuple_constant_and_string_padding_is_a_compile_error():
     # ampjit has no conv2d.padding overload (padding="same"): scripting says so at compile time.
     with pytest.raises(CompileError, match="padding"):

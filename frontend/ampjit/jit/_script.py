@@ -11,6 +11,7 @@ weights from, shared with the Python module as the tracer shares them.
 import ast
 import inspect
 import linecache
+import textwrap
 import math
 import types
 import typing
@@ -220,10 +221,8 @@ def _cut_block(lines, start, keep_decorators=False):
             last_code = end
         end += 1
     first = start if keep_decorators else def_line
-    out = []
-    for line in lines[first:last_code + 1]:
-        out.append(line[indent:] if line[:indent].strip() == "" else line.lstrip())
-    text = "".join(out)
+    # Kept indented: the compiler dedents it and reports the user's columns (Source::dedented).
+    text = "".join(lines[first:last_code + 1])
     if not text.endswith("\n"):
         text += "\n"
     return text, first
@@ -841,7 +840,7 @@ def _is_final(annotation):
 def _self_references(text):
     """The names X of every `self.X` in a method's source (to find the methods forward reaches)."""
     try:
-        tree = ast.parse(text)
+        tree = ast.parse(textwrap.dedent(text))  # a method's text keeps its indentation
     except SyntaxError:
         return set()
     out = set()
