@@ -17,6 +17,7 @@ import importlib
 import inspect
 import os
 import sys
+import types
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFORMANCE = os.path.join(ROOT, "tests", "conformance")
@@ -89,15 +90,30 @@ def xfail_reason(fn):
 
 
 def xfailed_tests():
-    """(module::name, reason, is a row) of every conformance test marked xfail, by module and line."""
+    """(test id, reason, is a row) of every xfail-marked test (or parameter) of the modules that
+    declare rows, by module and line."""
     import matrix
     declared = {r["test"] for r in matrix.rows()}
+    row_modules = {t.split("::")[0] for t in declared}
     out = []
     for module in load_test_modules():
+        if module.__name__ not in row_modules:
+            continue
         for name, fn in vars(module).items():
-            if name.startswith("test_") and callable(fn) and xfail_reason(fn) is not None:
-                test = "{}::{}".format(module.__name__, name)
-                out.append((module.__name__, inspect.getsourcelines(fn)[1], test, xfail_reason(fn), test in declared))
+            if not (name.startswith("test_") and callable(fn)):
+                continue
+            test = "{}::{}".format(module.__name__, name)
+            line = inspect.getsourcelines(fn)[1]
+            if xfail_reason(fn) is not None:
+                out.append((module.__name__, line, test, xfail_reason(fn), test in declared))
+            for mark in getattr(fn, "pytestmark", []):
+                if mark.name != "parametrize":
+                    continue
+                for param in mark.args[1]:
+                    reason = xfail_reason(types.SimpleNamespace(pytestmark=list(getattr(param, "marks", ()))))
+                    if reason is not None:
+                        out.append((module.__name__, line, "{}[{}]".format(test, param.values[0]), reason,
+                                    test in declared))
     return [(test, reason, is_row) for _, _, test, reason, is_row in sorted(out)]
 
 

@@ -74,9 +74,18 @@ REJECTED = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="ampjit bug: the column of a diagnostic in a nested function is "
-                   "counted in the dedented source (file column minus the def's indentation)")
-@pytest.mark.parametrize("name", sorted(REJECTED))
+# ampjit regression (083b15b): an @autocast-decorated *nested* function is no longer compiled
+# from its decorated source (its text keeps its indentation, and _source_to_compile tests
+# text.startswith("@")): scripting it or a caller gives torch's decorator error in both semantics,
+# at the call (callee) or with no location (scripted directly).
+DECORATOR_REGRESSION = pytest.mark.xfail(strict=True, reason=(
+    "ampjit regression (083b15b): a nested @autocast-decorated function is not compiled from its decorated "
+    "source (_source_to_compile tests text.startswith('@') on indented text): the decorator error has no "
+    "location or points at the call, and eager semantics rejects the decorator"))
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=DECORATOR_REGRESSION) if n.startswith("deco_") else n
+                                  for n in sorted(REJECTED)])
 def test_diagnostic_columns(name):
     """The column of `file:line:col` is the file's column of the caret's first character."""
     prev = ampjit.jit.set_autocast_semantics("torchscript")
