@@ -24,7 +24,7 @@ def make_function(n_statements, body_line):
     lines.append("    return x, k")
     source = "\n".join(lines) + "\n"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {}
+    namespace = {"__name__": "bench_script_generated_{}".format(_counter[0])}
     exec(compile(source, filename, "exec"), namespace)
     return namespace["generated"], namespace
 

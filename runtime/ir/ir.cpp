@@ -260,8 +260,13 @@ std::string Graph::unique_name(const std::string& base, const Value* v) {
   std::string stem = base;
   const size_t dot = stem.rfind('.');
   if (dot != std::string::npos && dot > 0 && all_digits(stem.substr(dot + 1))) stem = stem.substr(0, dot);
+  // The next suffix to try per stem, so naming a value "x" n times costs O(n), not O(n^2).
+  int& next = next_suffix_[stem];
   std::string name = stem;
-  for (int k = 1; used_names_.count(name) || all_digits(name); ++k) name = stem + "." + std::to_string(k);
+  for (int k = std::max(next, 1); used_names_.count(name) || all_digits(name); ++k) {
+    name = stem + "." + std::to_string(k);
+    next = k + 1;
+  }
   used_names_.insert(name);
   return name;
 }

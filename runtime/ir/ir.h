@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -245,6 +246,7 @@ class Graph {
   std::vector<std::unique_ptr<Value>> all_values_;
   std::vector<std::unique_ptr<Block>> all_blocks_;
   std::unordered_set<std::string> used_names_;
+  std::unordered_map<std::string, int> next_suffix_;
   size_t next_unique_ = 0;
 };
 

@@ -176,7 +176,10 @@ def _function_source(fn, keep_decorators=False):
     start = code.co_firstlineno - 1
     text = None
     if 0 <= start < len(lines):
-        text, first = _cut_block(lines, start, keep_decorators)
+        # Every line up to the last one the code object has instructions on is in the body: only
+        # the lines after it need scanning for the block's end (linear in the tail, not the body).
+        last = max((ln for _, _, ln in code.co_lines() if ln is not None), default=0) - 1
+        text, first = _cut_block(lines, start, keep_decorators, body_until=last)
     if text is None:
         src, lnum = inspect.getsourcelines(fn)  # OSError when there is none
         text, first = _cut_block(src, 0, keep_decorators)
@@ -186,7 +189,7 @@ def _function_source(fn, keep_decorators=False):
     return text, filename, first + 1
 
 
-def _cut_block(lines, start, keep_decorators=False):
+def _cut_block(lines, start, keep_decorators=False, body_until=-1):
     """The block of the `def` at or after lines[start] (from its decorators there when
     `keep_decorators`), dedented, and the index of its first line; None when no def starts
     there."""
@@ -208,6 +211,9 @@ def _cut_block(lines, start, keep_decorators=False):
     depth = _bracket_depth(lines[i], 0)
     in_string = _toggles_string(lines[i], None)
     last_code = i
+    if body_until > end and body_until < n and _indent_of(lines[body_until]) > indent:
+        end = last_code = body_until
+        depth, in_string = 0, None
     while end < n:
         line = lines[end]
         stripped = line.strip()
