@@ -134,6 +134,33 @@ def usage_module_forward(torch):
     return scripted(x)
 
 
+@program
+def usage_per_function_semantics(torch):
+    """ampjit's `autocast_semantics=` of jit.script / jit.trace pins one function's semantics over
+    the process-wide one: a scripted disable and a traced disable, both pinned to "eager", called
+    from a scripted region under eager autocast."""
+    def traced_part(a, b):
+        with torch.cpu.amp.autocast(enabled=False):
+            return torch.mm(a, b)
+
+    x, y = mats(torch)
+    traced = torch.jit.trace(traced_part, (x, y), autocast_semantics="eager")
+
+    def scripted_part(a, b):
+        with torch.cpu.amp.autocast(enabled=False):
+            return torch.mm(a, b)
+
+    pinned = torch.jit.script(scripted_part, autocast_semantics="eager")
+
+    @torch.jit.script
+    def caller(a, b):
+        with torch.cpu.amp.autocast():
+            return traced(a, b), torch.mm(a, b)
+
+    with torch.cpu.amp.autocast():
+        return pinned(x, y), caller(x, y)
+
+
 # ---- Diagnostics -------------------------------------------------------------------------------------
 
 @program
@@ -346,7 +373,7 @@ def uncommon_as_binding_unused(torch):
     """`with autocast() as ac:` where `ac` is never used."""
     @torch.jit.script
     def fn(a, b):
-        with torch.cpu.amp.autocast() as ac:
+        with torch.cpu.amp.autocast() as ac:  # noqa: F841 (bound, never used)
             return torch.mm(a, b)
 
     a, b = mats(torch)

@@ -4,7 +4,7 @@ Each test shows one row of the limitation matrix; its program is programs.<name>
 (harness.check runs it under ampjit in the `semantics` fixture's mode, under the real PyTorch 1.13
 for the PyTorch column, and eagerly for the `eager` column).
 """
-from harness import Expect, check
+from harness import Expect, NotRun, check
 from matrix import row
 
 SECTION = "Usage"
@@ -53,3 +53,15 @@ def test_usage_nested_regions(semantics, request):
      eager="Same, equal to eager.")
 def test_usage_module_forward(semantics, request):
     check(request, semantics, Expect("bfloat16"))
+
+
+@row(SECTION,
+     pytorch="No per-function choice: PyTorch has the `torchscript` behavior only (here bfloat16 for both "
+             "disabled regions and the caller's mm). Not run: torch.jit.script/trace have no "
+             "autocast_semantics argument.",
+     torchscript="`autocast_semantics='eager'` on jit.script / jit.trace pins those functions: their disabled "
+                 "regions win (float32, float32), the caller's mm is bfloat16, no warning.",
+     eager="Same, equal to eager.")
+def test_usage_per_function_semantics(semantics, request):
+    check(request, semantics, Expect("float32", "float32", "bfloat16"),
+          pytorch=NotRun("torch.jit.script / torch.jit.trace have no autocast_semantics argument"))
