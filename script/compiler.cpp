@@ -2093,6 +2093,10 @@ Value* FunctionEmitter::convert_to(Value* v, const Argument& arg, bool allow, co
   if (want->kind() == TypeKind::Any) return v;
   if (want->kind() == TypeKind::Optional) {
     if (is_none(have)) return v;
+    // Optional[int] for a `ScalarType?` argument: a dtype is an int in TorchScript.
+    if (have->kind() == TypeKind::Optional && want->elem()->kind() == TypeKind::ScalarType &&
+        have->elem()->kind() == TypeKind::Int)
+      return v;
     Argument inner = arg;
     inner.type = want->elem();
     return convert_to(v, inner, allow, r);

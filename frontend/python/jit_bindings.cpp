@@ -148,9 +148,19 @@ std::string py_type_name(PyObject* o) {
 
 // Checks one argument against an input type: torch's "Expected a value of type" error. Traced
 // inputs are tensors, tuples and lists; scripted ones may also be numbers, strings, Optionals.
+bool is_dtype_object(PyObject* o) {
+  if (PyLong_Check(o) || PyFloat_Check(o) || PyBool_Check(o) || o == Py_None || PyUnicode_Check(o)) return false;
+  try {
+    return to_ivalue(o).is_scalar_type();
+  } catch (...) {
+    return false;
+  }
+}
+
 bool matches(const Type& t, PyObject* o) {
   switch (t.kind()) {
-    case TypeKind::Int: return PyLong_Check(o) && !PyBool_Check(o);
+    // A dtype argument is an int in TorchScript (a `torch.dtype` annotation): the dtype object binds.
+    case TypeKind::Int: return (PyLong_Check(o) && !PyBool_Check(o)) || is_dtype_object(o);
     case TypeKind::Float: return PyFloat_Check(o) || (PyLong_Check(o) && !PyBool_Check(o));
     case TypeKind::Bool: return PyBool_Check(o);
     case TypeKind::Str: return PyUnicode_Check(o);
@@ -265,6 +275,7 @@ bp::object function_call(const PyFunction& f, bp::tuple args) {
     const TypeKind k = f.arg_types[i]->kind() == TypeKind::Optional ? f.arg_types[i]->elem()->kind()
                                                                        : f.arg_types[i]->kind();
     if (k == TypeKind::Float && PyLong_Check(o)) s.push_back(IValue(PyLong_AsDouble(o)));
+    else if (is_dtype_object(o)) s.push_back(IValue(torch_dtype_code(to_ivalue(o).to_scalar_type())));
     else s.push_back(to_ivalue(o));
   }
   if (tracer::TracingState* st = tracer::current(); st && f.self.is_none()) {

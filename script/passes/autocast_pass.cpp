@@ -19,8 +19,12 @@ namespace {
 
 // torch's Error text, then where the node came from.
 [[noreturn]] void fail(const Node* n, const std::string& msg) {
-  if (n && n->source_range().valid()) throw Error(msg + "\n" + n->source_range().highlight());
-  throw Error(msg);
+  std::string text = msg;
+  if (n && n->source_range().valid()) text += "\n" + n->source_range().highlight();
+  // A node inlined from a callee also names the call (inline_calls records it).
+  if (const IValue* at = n ? n->find_meta(Symbol::intern("meta", "inlined_at_text")) : nullptr; at && at->is_string())
+    text += "\n  called from " + at->to_string_ref();
+  throw Error(text);
 }
 
 // The pass's policy for a node kind, from the generated `jit_pass` lists (ops the lists name that
@@ -97,9 +101,9 @@ void warn_stripped_traced_disable(const Node* n, const AutocastContext& ctx) {
   const IValue* from = n->find_meta(Symbol::intern("meta", "inlined_from"));
   const std::string fn = from && from->is_string() ? " '" + from->to_string_ref() + "'" : "";
   warn_autocast_interop(
-      fmt::format("autocast(enabled=False) at {} in the traced function{} is lost when script calls it: {} is "
-                  "autocast to {} here (PyTorch does this silently; trace with autocast_semantics='eager' to keep the "
-                  "region)",
+      fmt::format("autocast(enabled=False) at {} in the traced function{} is lost when script calls it or it runs "
+                  "under eager autocast: {} is autocast to {} here (PyTorch does this silently; trace with "
+                  "autocast_semantics='eager' to keep the region)",
                   where && where->is_string() ? where->to_string_ref() : "?", fn, n->kind().qualified(),
                   dtype_name(cuda ? ctx.cuda_dtype : ctx.cpu_dtype)),
       at && at->is_string() ? parse_location(at->to_string_ref()) : n->source_range());

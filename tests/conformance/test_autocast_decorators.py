@@ -1,19 +1,11 @@
 """Seed 000, "Autocast decorators": `@autocast` on a function that script compiles (directly or as a
 callee) is rejected in PyTorch; ampjit's `eager` semantics makes it a region."""
-import pytest
-
 from harness import Expect, check
 from matrix import row
 
 SECTION = "Autocast decorators"
 DECORATOR_ERROR = "TorchScript error: @autocast() decorator is not supported in script mode"
-REGRESSION = pytest.mark.xfail(strict=True, reason=(
-    "ampjit regression (083b15b): a nested @autocast-decorated function is not compiled from its decorated "
-    "source (_source_to_compile tests text.startswith('@') on indented text): the decorator error has no "
-    "location or points at the call, and eager semantics rejects the decorator"))
 
-
-@REGRESSION
 @row(SECTION,
      pytorch="Seed example 1: scripting a caller of an `@autocast(enabled=True)` helper raises RuntimeError "
              "`TorchScript error: @autocast() decorator is not supported in script mode`.",
@@ -25,7 +17,6 @@ def test_deco_helper_called_from_script(semantics, request):
                                      at="@torch.cpu.amp.autocast(enabled=True)", chain=["return helper(x)"]))
 
 
-@REGRESSION
 @row(SECTION,
      pytorch="Seed example 2: `@torch.jit.script` over `@autocast()` raises the same RuntimeError.",
      torchscript="Same, pointing at the `@autocast()` line with a caret.",
@@ -43,7 +34,6 @@ def test_deco_eager_decorator_around_script(semantics, request):
     check(request, semantics, Expect("bfloat16"))
 
 
-@REGRESSION
 @row(SECTION,
      pytorch="An `@autocast(enabled=False)` helper called from script is rejected like any decorator.",
      torchscript="Same error, pointing at the decorator, then `called from` the call.",

@@ -29,9 +29,6 @@ def test_const_enabled_expression(semantics, request):
           eager=Expect("bfloat16", "float32"))
 
 
-@pytest.mark.xfail(strict=True, reason="ampjit bug: a scripted function with a `dt: torch.dtype` parameter "
-                   "rejects a dtype argument (\"Expected a value of type 'int' for argument 'dt' but instead "
-                   "found type 'dtype'\"), in both semantics")
 @row(SECTION,
      pytorch="`dtype=dt` with a `torch.dtype` argument raises RuntimeError `Autocast dtype argument must be "
              "a constant and defined`.",

@@ -28,18 +28,14 @@ def test_diag_runtime_enabled_points_at_source(semantics, request):
 @row(SECTION,
      pytorch="The same bare message when the construct is in a scripted callee: nothing names the "
              "callee or the call.",
-     torchscript="The error points at the callee's line with its source line and caret (without the "
-                 "`called from` line of the call: test_pass_error_in_callee_names_the_call, xfail).",
+     torchscript="The error points at the callee's line with its source line and caret and the"
+                 " `called from` line of the call.",
      eager="Compiles and runs as eager: bfloat16.")
 def test_diag_error_in_callee(semantics, request):
     check(request, semantics, Expect(error=RuntimeError, match="Autocast _enabled argument must be a constant",
                                      at="autocast(enabled=use_amp)"))
 
 
-@pytest.mark.xfail(strict=True, reason="ampjit gap: errors of the JIT autocast pass (found at the first call, "
-                   "after inlining) name the callee's line but not the `called from` call site, although the "
-                   "inlined nodes carry it (meta inlined_at, which the interop warnings use); compile-time "
-                   "errors (decorators) have the chain")
 def test_pass_error_in_callee_names_the_call():
     prev = ampjit.jit.set_autocast_semantics("torchscript")
     try:
@@ -78,13 +74,8 @@ REJECTED = {
 # from its decorated source (its text keeps its indentation, and _source_to_compile tests
 # text.startswith("@")): scripting it or a caller gives torch's decorator error in both semantics,
 # at the call (callee) or with no location (scripted directly).
-DECORATOR_REGRESSION = pytest.mark.xfail(strict=True, reason=(
-    "ampjit regression (083b15b): a nested @autocast-decorated function is not compiled from its decorated "
-    "source (_source_to_compile tests text.startswith('@') on indented text): the decorator error has no "
-    "location or points at the call, and eager semantics rejects the decorator"))
 
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=DECORATOR_REGRESSION) if n.startswith("deco_") else n
+@pytest.mark.parametrize("name", [n
                                   for n in sorted(REJECTED)])
 def test_diagnostic_columns(name):
     """The column of `file:line:col` is the file's column of the caret's first character."""

@@ -32,9 +32,6 @@ def test_missing_jit_lists_are_not_the_cpu_lists(semantics, request):
           eager=Expect("bfloat16", "bfloat16", "float32"))
 
 
-@pytest.mark.xfail(strict=True, reason="ampjit bug: script rejects an `Optional[int]` (or "
-                   "`Optional[torch.dtype]`) value for a `ScalarType?` argument (\"Expected a value of type "
-                   "'ScalarType?' for argument 'dtype' but instead found type 'int?'\"); PyTorch accepts it")
 @row(SECTION,
      pytorch="torch's test_fp32_set_opt_dtype_policy, with sum: `sum(x)` is float32 but `sum(x, dtype=dtype)` "
              "with an Optional dtype holding None stays bfloat16 (the pass sees an explicit dtype).",

@@ -36,6 +36,7 @@ KNOWN_SILENT = {
     "promote_mul_by_scalar": "conservative promote (mul on the JIT promote list)",
     "promote_add_of_two_reduced": "conservative promote (add/sub on the JIT promote list)",
     "missing_fp32_append_dtype": "the JIT pass has no fp32_append_dtype",
+    "missing_set_opt_dtype_with_none_argument": "the JIT pass takes an Optional dtype holding None as explicit",
     "missing_jit_lists_are_not_the_cpu_lists": "the JIT pass's lists are not the eager CPU lists",
     "torch_minimal": "the JIT pass's sum rule (not in the eager CPU list)",
     "torch_fp32_policy": "the JIT pass's log rule (not in the eager CPU list)",

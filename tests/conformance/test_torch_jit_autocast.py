@@ -144,9 +144,6 @@ def test_torch_fp32_policy_with_fp64(semantics, request):
     check(request, semantics, Expect("float64"))
 
 
-@pytest.mark.xfail(strict=True, reason="ampjit bug: script rejects an `Optional[int]` value for softmax's "
-                   "`ScalarType?` dtype (\"Expected a value of type 'ScalarType?' for argument 'dtype' but "
-                   "instead found type 'int?'\"); PyTorch accepts it")
 @row(MISSING,
      pytorch="test_fp32_set_opt_dtype_policy on CPU: the pass does not upcast softmax on CPU: bfloat16, "
              "bfloat16, float64 (explicit), bfloat16.",

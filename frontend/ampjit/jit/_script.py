@@ -372,7 +372,7 @@ def _source_to_compile(value):
         raise _Unsupported("lambda functions cannot be used in script; define the function with def")
     decorated = getattr(value, "__script_unsupported", None) is not None
     text, filename, first_line = _function_source(fn, keep_decorators=decorated)
-    if decorated and not text.startswith("@"):
+    if decorated and not text.lstrip().startswith("@"):
         # Decorated by a call (`autocast("cpu")(f)`), not in the source: nothing to compile it from.
         raise _Unsupported("TorchScript error: " + getattr(value, "__script_unsupported"))
     return fn, text, filename, first_line
