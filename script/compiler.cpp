@@ -2197,7 +2197,9 @@ std::optional<std::vector<Value*>> FunctionEmitter::match_schema(const OpEntry& 
       size_t remaining_params = 0;
       for (size_t j = static_cast<size_t>(idx) + 1; j < s.args.size(); ++j)
         if (!s.args[j].kwarg_only) ++remaining_params;
-      if (all_ints && positional.size() - k > remaining_params) {
+      // Only a trailing list parameter takes varargs (view, permute, zeros, expand, repeat): one
+      // followed by more positional parameters (conv2d's stride) takes them one by one.
+      if (all_ints && remaining_params == 0) {
         std::vector<Value*> vs;
         for (size_t j = k; j < positional.size(); ++j) vs.push_back(positional[j]->value);
         bound[static_cast<size_t>(idx)] = insert(graph->create_list(Type::int_(), vs), r)->output();
@@ -2836,7 +2838,13 @@ Value* FunctionEmitter::call_autocast(const std::string& cls, std::vector<Arg>& 
     dev = constant(IValue(device), r);
   }
   Value* dtype = bound.count("dtype") ? bound["dtype"] : nullptr;
-  if (!dtype || is_none(dtype->type())) {
+  if ((!dtype || is_none(dtype->type())) && cls == "torch.autocast" &&
+      resolve_autocast_semantics(session.options.semantics) == AutocastSemantics::Eager) {
+    // Eager semantics: None, which entering reads as the device's autocast dtype current then,
+    // as eager's torch.autocast() does at construction (interop/autocast_regions.h). The
+    // per-device classes default to a fixed dtype.
+    dtype = none(r);
+  } else if (!dtype || is_none(dtype->type())) {
     // torch reads the device's current autocast dtype here, which script cannot do (it fails to
     // compile); ampjit gives the eager answer: the device's default (issue 6).
     const ScalarType d = device == "cuda" ? ScalarType::Float16 : ScalarType::BFloat16;

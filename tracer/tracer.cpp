@@ -1,6 +1,8 @@
 // Recording dispatched ops into a graph (see tracer.h).
 #include "tracer/tracer.h"
 
+#include "runtime/ops.h"
+
 #include <cctype>
 
 #include "interop/autocast_regions.h"
@@ -59,6 +61,18 @@ void trace_layer(const OpEntry& op, Stack& stack) {
   Stack args = stack;
   if (st->semantics == AutocastSemantics::Eager) {
     run_below_recording(op, stack);
+    // A dtype conversion that is a no-op now (v.float() on a float32 v) returns v itself; at run
+    // time, under another autocast state, it may convert. The trace must tell the two apart (it
+    // maps tensors by identity), so the result is made a tensor of its own, with the same values.
+    if ((op.base_name == "aten::to" || op.base_name == "aten::type_as") && !stack.empty() && stack[0].is_tensor()) {
+      const TensorImpl* out = stack[0].tensor_impl();
+      for (const IValue& in : args)
+        if (in.is_tensor() && in.tensor_impl() == out) {
+          LayerGuard no_layers(DispatchLayer::Tracer, LayerGuard::Exclude);
+          stack[0] = IValue(Tensor(ops::clone(stack[0].to_tensor())));
+          break;
+        }
+    }
   } else {
     // Ops that kernels call internally are implementation details, not part of the trace.
     LayerGuard no_trace(DispatchLayer::Tracer, LayerGuard::Exclude);

@@ -478,3 +478,25 @@ TEST(ScriptCompilerDiagnostics, FailedOverloadAttemptsLeaveNoNodesBehind) {
 
 }  // namespace
 }  // namespace ampjit::script
+
+namespace ampjit::script {
+namespace {
+
+TEST(ScriptCompiler, OnlyATrailingListParameterTakesVarargs) {
+  // conv2d's stride is followed by padding, dilation and groups: they are not packed into it.
+  auto fn = compile(
+      "def f(x, w):\n"
+      "    return torch.nn.functional.conv2d(x, w, None, 2, 1)\n");
+  const std::string g = fn->graph()->str();
+  Tensor x = testing::random_tensor({1, 1, 5, 5}, ScalarType::Float32, 11);
+  Tensor w = testing::random_tensor({1, 1, 3, 3}, ScalarType::Float32, 12);
+  Tensor y = run1(fn, {x, w}).to_tensor();
+  EXPECT_EQ(V(y.sizes().begin(), y.sizes().end()), (V{1, 1, 3, 3})) << g;  // stride 2, padding 1
+  // A trailing list parameter still takes them: view(2, 3), zeros(2, 3).
+  auto v = compile("def f(x):\n    return x.view(2, 3) + torch.zeros(2, 3)\n");
+  Tensor r = run1(v, {Tensor(ops::arange(6, ScalarType::Float32))}).to_tensor();
+  EXPECT_EQ(V(r.sizes().begin(), r.sizes().end()), (V{2, 3}));
+}
+
+}  // namespace
+}  // namespace ampjit::script
