@@ -38,14 +38,14 @@ CI runs N_CI programs from SEED_CI (about 10 s on 2 cores). A larger sweep (envi
 One program reproduces with AMPJIT_PROPERTY_SEED=<its seed> AMPJIT_PROPERTY_N=1; a failure prints
 its source, seed and every mismatch.
 
-Larger run (recorded when the test was written; build of 7923d2b, Release, 2 cores shared with other
-builds, load about 3):
+Larger run (recorded when the test was written; build of 7923d2b, Release, 2 cores):
     AMPJIT_PROPERTY_N=10000 AMPJIT_PROPERTY_SEED=100000 OMP_NUM_THREADS=2 \
         PYTHONPATH=build/python /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/conformance/test_property.py
-  -> 684 s; 10004 passed, 3 xfailed, 1 failed: seed 109592, a torchscript-semantics dtype error
-     from a pre-traced helper that calls a scripted one under its decorator region (seed 000's
-     "traced calling script"), since accepted (calls_trace). In eager semantics every one of the
-     10000 programs gives exactly the eager result in every variant, call state and flag.
+  -> 10005 passed, 3 xfailed in 234 s (684 s when the machine was shared with other builds). In
+     eager semantics every one of the 10000 programs gives exactly the eager result in every
+     variant, call state and flag. (The first such run failed one program, seed 109592: a
+     torchscript-semantics dtype error from a pre-traced helper that calls a scripted one under
+     its decorator region, seed 000's "traced calling script"; accepted since, see calls_trace.)
   With AMPJIT_PROPERTY_KNOWN_BUGS=1 and N=1000 (28 s): 59 fail; with their dtype-less
   torch.autocast("cpu") regions given dtype=torch.bfloat16, 48 pass (the two open default-dtype
   bugs below: 42 in traces only, 6 in script too) and 11 cannot be checked that way (eager rejects
