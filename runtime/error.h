@@ -28,6 +28,10 @@ class NotImplementedError : public Error {  // Python: NotImplementedError
  public:
   using Error::Error;
 };
+class OutOfMemoryError : public Error {  // Python: ampjit.cuda.OutOfMemoryError (a RuntimeError)
+ public:
+  using Error::Error;
+};
 
 }  // namespace ampjit
 

@@ -20,9 +20,17 @@ int max_threads() {
 // ---- Storage ----------------------------------------------------------------------------------
 
 namespace {
+// A CPU copy of a device tensor, for the host-side readers (item, to_double_vector).
+Tensor to_cpu(const Tensor& t) {
+  Tensor c = Tensor::empty(t.sizes(), t.dtype(), Device());
+  c.copy_(t);
+  return c;
+}
+
 constexpr size_t kAlign = 64;
 constexpr size_t kHeader = sizeof(Storage);
 Storage::DeviceAllocator g_device_allocators[kNumDeviceTypes] = {};
+DeviceBackend g_device_backends[kNumDeviceTypes] = {};
 }  // namespace
 
 void Storage::set_device_allocator(DeviceType type, DeviceAllocator a) {
@@ -31,6 +39,17 @@ void Storage::set_device_allocator(DeviceType type, DeviceAllocator a) {
 
 bool Storage::has_device_allocator(DeviceType type) {
   return g_device_allocators[static_cast<int>(type)].allocate != nullptr;
+}
+
+void set_device_backend(DeviceType type, DeviceBackend backend) {
+  g_device_backends[static_cast<int>(type)] = backend;
+}
+
+const DeviceBackend& device_backend(DeviceType type) {
+  const DeviceBackend& b = g_device_backends[static_cast<int>(type)];
+  AMPJIT_CHECK(b.copy && b.fill, "device {} is not available: ampjit was built without its backend",
+               device_type_name(type));
+  return b;
 }
 
 Ref<Storage> Storage::allocate(size_t nbytes, Device device) {
@@ -271,7 +290,7 @@ std::string Tensor::shape_str() const { return ::ampjit::shape_str(sizes()); }
 
 Scalar Tensor::item() const {
   AMPJIT_CHECK(numel() == 1, "a Tensor with {} elements cannot be converted to Scalar", numel());
-  AMPJIT_CHECK(device().is_cpu(), "item(): copy the tensor to cpu first");
+  if (!device().is_cpu()) return to_cpu(*this).item();
   return dispatch_all(dtype(), "item", [&]<typename T>() -> Scalar {
     const T v = *data<T>();
     if constexpr (std::is_same_v<T, bool>) return Scalar(v);
@@ -281,7 +300,7 @@ Scalar Tensor::item() const {
 }
 
 std::vector<double> Tensor::to_double_vector() const {
-  AMPJIT_CHECK(device().is_cpu(), "to_double_vector: tensor is on {}", device().str());
+  if (!device().is_cpu()) return to_cpu(*this).to_double_vector();
   std::vector<double> out(static_cast<size_t>(numel()));
   Tensor c = to(ScalarType::Float64).contiguous();
   if (numel()) std::memcpy(out.data(), c.raw_data(), out.size() * sizeof(double));
@@ -488,13 +507,15 @@ inline To convert(From v) {
 }  // namespace
 
 Tensor& Tensor::copy_(const Tensor& src) {
-  AMPJIT_CHECK(device() == src.device() || (device().is_cpu() && src.device().is_cpu()),
-               "copy_: cannot copy from {} to {} here", src.device().str(), device().str());
-  AMPJIT_CHECK(device().is_cpu(), "copy_: device copies are handled by the device backend");
   // Broadcast src to self's shape.
   Tensor s = src.dim() == dim() && std::equal(sizes().begin(), sizes().end(), src.sizes().begin())
                  ? src
                  : src.expand(sizes());
+  if (!device().is_cpu() || !s.device().is_cpu()) {
+    if (numel() == 0) return *this;
+    device_backend(device().is_cpu() ? s.device().type : device().type).copy(*this, s);
+    return *this;
+  }
   if (dtype() == s.dtype() && is_contiguous() && s.is_contiguous()) {
     if (raw_data() != s.raw_data()) std::memmove(raw_data(), s.raw_data(), numel() * itemsize());
     return *this;
@@ -519,7 +540,10 @@ Tensor& Tensor::copy_(const Tensor& src) {
 }
 
 Tensor& Tensor::fill_(const Scalar& v) {
-  AMPJIT_CHECK(device().is_cpu(), "fill_: device fills are handled by the device backend");
+  if (!device().is_cpu()) {
+    if (numel() != 0) device_backend(device().type).fill(*this, v);
+    return *this;
+  }
   DimVector bs(strides());
   for (auto& x : bs) x *= static_cast<int64_t>(itemsize());
   StridedLoop<1> loop(sizes(), {static_cast<char*>(raw_data())}, {std::span<const int64_t>(bs)});

@@ -53,6 +53,21 @@ class Storage : public RefCounted {
   bool inline_ = false;
 };
 
+class Tensor;
+
+// What a device backend does for the runtime's own (undispatched) tensor operations, so that
+// Tensor::copy_, fill_, to(), clone(), item() and everything built on them work on its tensors.
+// The CUDA backend installs it at load time (kernels/cuda/device_backend.cpp).
+struct DeviceBackend {
+  // dst = src converted to dst's dtype; same sizes; one or both on the backend's device type, the
+  // other possibly on the CPU.
+  void (*copy)(const Tensor& dst, const Tensor& src) = nullptr;
+  void (*fill)(const Tensor& dst, const Scalar& value) = nullptr;
+};
+void set_device_backend(DeviceType type, DeviceBackend backend);
+// The backend of a device type; throws a clear Error when none is installed.
+const DeviceBackend& device_backend(DeviceType type);
+
 class TensorImpl : public RefCounted {
  public:
   Ref<Storage> storage;

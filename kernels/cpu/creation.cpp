@@ -3,6 +3,7 @@
 
 #include "runtime/boxing.h"
 #include "runtime/op_table.h"
+#include "runtime/ops.h"
 #include "runtime/random.h"
 
 namespace ampjit {
@@ -11,9 +12,10 @@ namespace {
 using OptDtype = std::optional<ScalarType>;
 using OptDevice = std::optional<Device>;
 
+// Allocates on the requested device (the CUDA backend registers the allocate-and-fill factories
+// below for its device too; Tensor::empty raises a clear error where a device is unavailable).
 Tensor make(IntArrayRef size, OptDtype dt, OptDevice dev, bool rg, ScalarType deflt = ScalarType::Float32) {
   Tensor t = Tensor::empty(size, dt.value_or(deflt), dev.value_or(Device()));
-  AMPJIT_CHECK(t.device().is_cpu(), "factory: device {} needs the CUDA backend", t.device().str());
   if (rg) t.set_requires_grad(true);
   return t;
 }
@@ -139,10 +141,13 @@ Tensor ones_like_k(const Tensor& s, OptDtype dt, OptDevice d, bool rg) {
 Tensor full_like_k(const Tensor& s, const Scalar& v, OptDtype dt, OptDevice d, bool rg) {
   return full_k(shape_of(s), v, like_dtype(s, dt), like_device(s, d), rg);
 }
+// The generators write host memory: a CPU tensor's *_like asking for another device draws there.
 Tensor rand_like_k(const Tensor& s, OptDtype dt, OptDevice d, bool rg) {
+  if (!like_device(s, d)->is_cpu()) return ops::rand(shape_of(s), like_dtype(s, dt), d, rg);
   return rand_k(shape_of(s), like_dtype(s, dt), like_device(s, d), rg);
 }
 Tensor randn_like_k(const Tensor& s, OptDtype dt, OptDevice d, bool rg) {
+  if (!like_device(s, d)->is_cpu()) return ops::randn(shape_of(s), like_dtype(s, dt), d, rg);
   return randn_k(shape_of(s), like_dtype(s, dt), like_device(s, d), rg);
 }
 

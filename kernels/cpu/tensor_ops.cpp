@@ -45,10 +45,17 @@ Tensor zero_k(Tensor self) {
   return self;
 }
 Tensor to_dtype_k(const Tensor& s, ScalarType dt, bool, bool copy) { return s.to(dt, copy); }
+// Device-generic: a copy to another device goes through Tensor::copy_ and so the device backend
+// (which raises a clear error where the device is unavailable). "cuda" without an index means the
+// tensor's own CUDA device when it is on one, as torch's to() treats the current device.
 Tensor to_device_k(const Tensor& s, Device d, std::optional<ScalarType> dt, bool, bool copy) {
-  AMPJIT_CHECK(d.is_cpu() && s.device().is_cpu(),
-               "to(): copies between {} and {} need the CUDA backend", s.device().str(), d.str());
-  return s.to(dt.value_or(s.dtype()), copy);
+  const ScalarType type = dt.value_or(s.dtype());
+  const bool same_device =
+      d.type == s.device().type && (d.is_cpu() || d.index < 0 || d.index == s.device().index);
+  if (same_device) return s.to(type, copy);
+  Tensor out = Tensor::empty(s.sizes(), type, d);
+  out.copy_(s);
+  return out;
 }
 Tensor to_other_k(const Tensor& s, const Tensor& o, bool nb, bool copy) {
   return to_device_k(s, o.device(), o.dtype(), nb, copy);
