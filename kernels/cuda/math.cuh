@@ -1,0 +1,89 @@
+// Device math in the op-math type: float and double overloads of the functions the pointwise
+// kernels use, with the formulas of the CPU kernels (kernels/cpu/unary_ops.cpp, binary_ops.cpp) so
+// CUDA and CPU results agree to the per-dtype tolerance.
+#pragma once
+#include <cuda/std/limits>
+
+#include "kernels/cuda/device_types.cuh"
+
+namespace ampjit::cuda::dmath {
+
+#define AMPJIT_DMATH_UNARY(name, ffn, dfn)                                  \
+  __device__ __forceinline__ float name(float x) { return ffn(x); }        \
+  __device__ __forceinline__ double name(double x) { return dfn(x); }
+AMPJIT_DMATH_UNARY(exp, expf, ::exp)
+AMPJIT_DMATH_UNARY(log, logf, ::log)
+AMPJIT_DMATH_UNARY(log1p, log1pf, ::log1p)
+AMPJIT_DMATH_UNARY(sqrt, sqrtf, ::sqrt)
+AMPJIT_DMATH_UNARY(sin, sinf, ::sin)
+AMPJIT_DMATH_UNARY(cos, cosf, ::cos)
+AMPJIT_DMATH_UNARY(tan, tanf, ::tan)
+AMPJIT_DMATH_UNARY(tanh, tanhf, ::tanh)
+AMPJIT_DMATH_UNARY(erf, erff, ::erf)
+AMPJIT_DMATH_UNARY(floor, floorf, ::floor)
+AMPJIT_DMATH_UNARY(ceil, ceilf, ::ceil)
+AMPJIT_DMATH_UNARY(rint, rintf, ::rint)  // half to even, as std::nearbyint on CPU
+AMPJIT_DMATH_UNARY(trunc, truncf, ::trunc)
+AMPJIT_DMATH_UNARY(fabs, fabsf, ::fabs)
+#undef AMPJIT_DMATH_UNARY
+__device__ __forceinline__ float fmod(float a, float b) { return fmodf(a, b); }
+__device__ __forceinline__ double fmod(double a, double b) { return ::fmod(a, b); }
+__device__ __forceinline__ float pow(float a, float b) { return powf(a, b); }
+__device__ __forceinline__ double pow(double a, double b) { return ::pow(a, b); }
+__device__ __forceinline__ float atan2(float a, float b) { return atan2f(a, b); }
+__device__ __forceinline__ double atan2(double a, double b) { return ::atan2(a, b); }
+__device__ __forceinline__ float copysign(float a, float b) { return copysignf(a, b); }
+__device__ __forceinline__ double copysign(double a, double b) { return ::copysign(a, b); }
+
+template <typename M>
+__device__ __forceinline__ bool isnan(M x) {
+  if constexpr (std::is_floating_point_v<M>) return x != x;
+  else return false;
+}
+
+// Two's-complement negation without signed-overflow UB (INT_MIN wraps to itself, as on CPU).
+template <typename I>
+__device__ __forceinline__ I wrapping_neg(I x) {
+  using U = std::make_unsigned_t<I>;
+  return static_cast<I>(U(0) - static_cast<U>(x));
+}
+
+// NaN-propagating max/min of the CPU's std::max/std::min order: max(x, l) keeps a NaN x.
+template <typename M>
+__device__ __forceinline__ M max_keep_first_nan(M x, M l) { return x < l ? l : x; }
+template <typename M>
+__device__ __forceinline__ M min_keep_first_nan(M x, M h) { return h < x ? h : x; }
+
+// torch's powi (kernels/cpu/binary_ops.cpp pow_integer).
+template <typename I>
+__device__ __forceinline__ I pow_integer(I base, I exp) {
+  using U = std::make_unsigned_t<I>;
+  if constexpr (std::is_signed_v<I>) {
+    if (exp < 0) {
+      if (base == 1) return 1;
+      if (base == -1) return (exp % 2) ? I(-1) : I(1);
+      return 0;
+    }
+  }
+  U result = 1, b = static_cast<U>(base);
+  for (U e = static_cast<U>(exp); e; e >>= 1) {
+    if (e & 1) result = static_cast<U>(result * b);
+    b = static_cast<U>(b * b);
+  }
+  return static_cast<I>(result);
+}
+
+// torch's div_floor_floating.
+template <typename M>
+__device__ __forceinline__ M div_floor_floating(M a, M b) {
+  if (b == 0) return a / b;
+  const M mod = fmod(a, b);
+  M div = (a - mod) / b;
+  if (mod != 0 && (b < 0) != (mod < 0)) div -= M(1);
+  if (div == 0) return copysign(M(0), a / b);
+  M floordiv = floor(div);
+  if (div - floordiv > M(0.5)) floordiv += M(1);
+  return floordiv;
+}
+
+}  // namespace ampjit::cuda::dmath

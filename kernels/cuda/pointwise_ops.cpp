@@ -1,0 +1,663 @@
+// Boxed CUDA kernels for the pointwise ops (runtime/ops/pointwise.def). Each mirrors its CPU kernel
+// (kernels/cpu/binary_ops.cpp, unary_ops.cpp, compare_ops.cpp): the same type promotion, the same
+// checks and messages, Python numbers converted the same way; only the loop runs on the device
+// (launch.h's UnaryOp/BinaryOp/TernaryOp families). In-place and out= forms reuse the CPU's
+// write_result, which is device-generic (it copies through Tensor::copy_).
+#include <cmath>
+#include <limits>
+
+#include "kernels/cpu/elementwise.h"
+#include "kernels/cuda/cuda_backend.h"
+#include "kernels/cuda/cuda_context.h"
+#include "kernels/cuda/register.h"
+#include "kernels/cuda/tensor_iter.h"
+#include "runtime/type_promotion.h"
+
+namespace ampjit::cuda {
+namespace {
+
+using cpu::wrap_scalar;
+using cpu::write_result;
+using OptScalar = std::optional<Scalar>;
+using OptTensor = std::optional<Tensor>;
+
+// ---- Launch helpers ----------------------------------------------------------------------------
+
+bool is_predicate(BinaryOp op) {
+  return op >= BinaryOp::eq;  // eq ... logical_xor are declared last
+}
+
+// f(self) in the computing dtype rt; the result has dtype `out_type`.
+Tensor unary(UnaryOp op, const Tensor& self, ScalarType rt, double p0 = 0, double p1 = 0,
+             ScalarType out_type = ScalarType::Undefined) {
+  DeviceGuard g(self.device());
+  const Tensor x = cast(self, rt);
+  Tensor out = Tensor::empty(x.sizes(), out_type == ScalarType::Undefined ? rt : out_type, x.device());
+  launch_unary(op, dt(rt), make_iter(out, {x}), p0, p1);
+  return out;
+}
+
+// f(a, b) broadcast, in the computing dtype rt (bool results for predicates).
+Tensor binary(BinaryOp op, const char* name, const Tensor& a, const Tensor& b, ScalarType rt,
+              double p0 = 0) {
+  const Device d = device_of({a, b});
+  DeviceGuard g(d);
+  const std::array ins{cast(on_device(a, d), rt), cast(on_device(b, d), rt)};
+  Tensor out = Tensor::empty(cpu::broadcast_all(ins, name),
+                             is_predicate(op) ? ScalarType::Bool : rt, d);
+  launch_binary(op, dt(rt), make_iter(out, {ins[0], ins[1]}), p0);
+  return out;
+}
+
+Tensor ternary(TernaryOp op, const char* name, const Tensor& a, const Tensor& b, const Tensor& c,
+               ScalarType rt, double p0 = 0) {
+  const Device d = device_of({a, b, c});
+  DeviceGuard g(d);
+  const std::array ins{cast(on_device(a, d), rt), cast(on_device(b, d), rt),
+                       cast(on_device(c, d), rt)};
+  Tensor out = Tensor::empty(cpu::broadcast_all(ins, name), rt, d);
+  launch_ternary(op, dt(rt), make_iter(out, {ins[0], ins[1], ins[2]}), p0);
+  return out;
+}
+
+// A Scalar as the CPU kernels read it in the op-math type of T: rounded to T first when
+// `rounded` (Scalar::to<T>), else converted straight to the op-math type (Scalar::to<M>).
+double scalar_value(const Scalar& s, ScalarType rt, bool rounded) {
+  return dispatch_numeric(rt, "scalar", [&]<typename T>() -> double {
+    using M = opmath_t<T>;
+    return rounded ? static_cast<double>(static_cast<M>(s.to<T>())) : static_cast<double>(s.to<M>());
+  });
+}
+
+ScalarType float_result(ScalarType t) { return is_floating(t) ? t : ScalarType::Float32; }
+
+// ---- add, sub, rsub, mul, div (kernels/cpu/binary_ops.cpp) -------------------------------------
+
+void check_alpha(ScalarType rt, const Scalar& alpha) {
+  AMPJIT_CHECK(!alpha.is_bool() || rt == ScalarType::Bool,
+               "Boolean alpha only supported for Boolean results.");
+  AMPJIT_CHECK(is_floating(rt) || !alpha.is_floating(),
+               "For integral input tensors, argument alpha must not be a floating point number.");
+}
+void check_sub(ScalarType a, ScalarType b) {
+  AMPJIT_CHECK(a != ScalarType::Bool || b != ScalarType::Bool,
+               "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+               "or `logical_xor()` operator instead.");
+  AMPJIT_CHECK(a != ScalarType::Bool && b != ScalarType::Bool,
+               "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+               "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+}
+Scalar negated(const Scalar& s) {
+  return s.is_floating() ? Scalar(-s.to_double()) : Scalar(-s.to_int());
+}
+
+Tensor add_impl(const char* op, const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  const ScalarType rt = result_type(a, b);
+  check_alpha(rt, alpha);
+  if (rt == ScalarType::Bool) return binary(BinaryOp::add, op, a, b, rt, alpha.to_bool());
+  return binary(BinaryOp::add, op, a, b, rt, scalar_value(alpha, rt, true));
+}
+Tensor add_scalar_impl(const char* op, const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  const ScalarType rt = result_type(a, b);
+  if (rt == ScalarType::Bool) return add_impl(op, a, wrap_scalar(b), alpha);
+  check_alpha(rt, alpha);
+  // b * alpha in the op-math type, each rounded to the dtype first (the CPU's add_scalar_impl).
+  const double v = dispatch_numeric(rt, op, [&]<typename T>() -> double {
+    using M = opmath_t<T>;
+    return static_cast<double>(static_cast<M>(b.to<T>()) * static_cast<M>(alpha.to<T>()));
+  });
+  return unary(UnaryOp::add_scalar, a, rt, v);
+}
+Tensor add_k(const Tensor& a, const Tensor& b, const Scalar& alpha) { return add_impl("add", a, b, alpha); }
+Tensor add_scalar_k(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  return add_scalar_impl("add", a, b, alpha);
+}
+Tensor add_inplace_k(Tensor self, const Tensor& b, const Scalar& alpha) {
+  return write_result(self, add_k(self, b, alpha), "add_", true);
+}
+Tensor add_scalar_inplace_k(Tensor self, const Scalar& b, const Scalar& alpha) {
+  return write_result(self, add_scalar_k(self, b, alpha), "add_", true);
+}
+Tensor add_out_k(const Tensor& a, const Tensor& b, const Scalar& alpha, Tensor out) {
+  return write_result(out, add_k(a, b, alpha), "add", false);
+}
+Tensor sub_impl(const char* op, const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  check_sub(a.dtype(), b.dtype());
+  check_alpha(result_type(a, b), alpha);
+  return add_impl(op, a, b, negated(alpha));
+}
+Tensor sub_k(const Tensor& a, const Tensor& b, const Scalar& alpha) { return sub_impl("sub", a, b, alpha); }
+Tensor sub_scalar_k(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  check_sub(a.dtype(), b.type());
+  check_alpha(result_type(a, b), alpha);
+  return add_scalar_impl("sub", a, b, negated(alpha));
+}
+Tensor sub_inplace_k(Tensor self, const Tensor& b, const Scalar& alpha) {
+  return write_result(self, sub_k(self, b, alpha), "sub_", true);
+}
+Tensor sub_scalar_inplace_k(Tensor self, const Scalar& b, const Scalar& alpha) {
+  return write_result(self, sub_scalar_k(self, b, alpha), "sub_", true);
+}
+Tensor rsub_k(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  broadcast_shapes(a.sizes(), b.sizes(), "rsub");
+  return sub_impl("rsub", b, a, alpha);
+}
+Tensor rsub_scalar_k(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  return sub_impl("rsub", wrap_scalar(b), a, alpha);
+}
+
+// A 0-dim CPU operand that mul and div read at its own precision (Note [Scalar overloads] in
+// kernels/cpu/binary_ops.cpp).
+bool is_unrounded_scalar(const Tensor& t, ScalarType rt) {
+  return t.dim() == 0 && t.dtype() != rt && is_reduced_floating(rt) && t.device().is_cpu();
+}
+Tensor mul_k(const Tensor& a, const Tensor& b) {
+  const ScalarType rt = result_type(a, b);
+  if (rt != ScalarType::Bool) {
+    if (is_unrounded_scalar(b, rt)) return unary(UnaryOp::mul_scalar, a, rt, scalar_value(b.item(), rt, false));
+    if (is_unrounded_scalar(a, rt)) return unary(UnaryOp::mul_scalar, b, rt, scalar_value(a.item(), rt, false));
+  }
+  return binary(BinaryOp::mul, "mul", a, b, rt);
+}
+Tensor mul_scalar_k(const Tensor& a, const Scalar& b) {
+  const ScalarType rt = result_type(a, b);
+  if (rt == ScalarType::Bool) return mul_k(a, wrap_scalar(b));
+  return unary(UnaryOp::mul_scalar, a, rt, scalar_value(b, rt, false));
+}
+Tensor mul_inplace_k(Tensor self, const Tensor& b) { return write_result(self, mul_k(self, b), "mul_", true); }
+Tensor mul_scalar_inplace_k(Tensor self, const Scalar& b) {
+  return write_result(self, mul_scalar_k(self, b), "mul_", true);
+}
+Tensor mul_out_k(const Tensor& a, const Tensor& b, Tensor out) {
+  return write_result(out, mul_k(a, b), "mul", false);
+}
+
+enum class Rounding { True, Trunc, Floor };
+Rounding parse_rounding(const std::optional<std::string>& mode) {
+  if (!mode) return Rounding::True;
+  if (*mode == "trunc") return Rounding::Trunc;
+  if (*mode == "floor") return Rounding::Floor;
+  throw Error(fmt::format(
+      "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{}'", *mode));
+}
+// a / b with b unrounded, as the CPU's div_by_scalar: a division (a multiply by 1 / b would round
+// differently) by a 0-dim device tensor holding b in the op-math precision of rt.
+Tensor div_by_scalar(const Tensor& a, const Scalar& b, ScalarType rt) {
+  const ScalarType mt = rt == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32;
+  Tensor v = Tensor::empty(IntArrayRef{}, mt, a.device());
+  v.fill_(Scalar(scalar_value(b, rt, false)));
+  if (mt == rt) return binary(BinaryOp::div, "div", a, v, rt);
+  // float16/bfloat16: divide in float by the float value, round once.
+  return binary(BinaryOp::div, "div", cast(a, mt), v, mt).to(rt);
+}
+Tensor div_k(const Tensor& a, const Tensor& b) {
+  const ScalarType rt = float_result(result_type(a, b));
+  if (is_unrounded_scalar(b, rt)) return div_by_scalar(a, b.item(), rt);
+  return binary(BinaryOp::div, "div", a, b, rt);
+}
+Tensor div_scalar_k(const Tensor& a, const Scalar& b) {
+  return div_by_scalar(a, b, float_result(result_type(a, b)));
+}
+Tensor div_rounding(const Tensor& a, const Tensor& b, Rounding mode) {
+  const ScalarType rt = result_type(a, b);
+  AMPJIT_CHECK(rt != ScalarType::Bool, "\"div_{}_cuda\" not implemented for 'Bool'",
+               mode == Rounding::Floor ? "floor" : "trunc");
+  return binary(mode == Rounding::Floor ? BinaryOp::div_floor : BinaryOp::div_trunc, "div", a, b, rt);
+}
+Tensor div_mode_k(const Tensor& a, const Tensor& b, std::optional<std::string> mode) {
+  const Rounding r = parse_rounding(mode);
+  return r == Rounding::True ? div_k(a, b) : div_rounding(a, b, r);
+}
+Tensor div_scalar_mode_k(const Tensor& a, const Scalar& b, std::optional<std::string> mode) {
+  const Rounding r = parse_rounding(mode);
+  return r == Rounding::True ? div_scalar_k(a, b) : div_rounding(a, wrap_scalar(b), r);
+}
+Tensor div_inplace_k(Tensor self, const Tensor& b) { return write_result(self, div_k(self, b), "div_", true); }
+Tensor div_scalar_inplace_k(Tensor self, const Scalar& b) {
+  return write_result(self, div_scalar_k(self, b), "div_", true);
+}
+Tensor div_mode_inplace_k(Tensor self, const Tensor& b, std::optional<std::string> mode) {
+  return write_result(self, div_mode_k(self, b, std::move(mode)), "div_", true);
+}
+Tensor div_scalar_mode_inplace_k(Tensor self, const Scalar& b, std::optional<std::string> mode) {
+  return write_result(self, div_scalar_mode_k(self, b, std::move(mode)), "div_", true);
+}
+
+// ---- pow, fmod, remainder, atan2, addcmul, addcdiv ----------------------------------------------
+
+void check_not_bool(const char* op, ScalarType rt) {
+  AMPJIT_CHECK(rt != ScalarType::Bool, "\"{}_cuda\" not implemented for 'Bool'", op);
+}
+Tensor pow_k(const Tensor& a, const Tensor& e) {
+  const ScalarType rt = result_type(a, e);
+  check_not_bool("pow", rt);
+  return binary(BinaryOp::pow, "pow", a, e, rt);
+}
+Tensor pow_tensor_scalar_k(const Tensor& a, const Scalar& e) {
+  AMPJIT_CHECK(!(is_integral(a.dtype(), true) && !e.is_floating() && e.to_int() < 0),
+               "Integers to negative integer powers are not allowed.");
+  const ScalarType rt = result_type(a, e);
+  check_not_bool("pow", rt);
+  // The exponent as the CPU kernel holds it: the integer itself, double for float32/float64,
+  // rounded to the dtype for float16/bfloat16.
+  const double ex = is_integral(rt) ? static_cast<double>(e.to_int())
+                    : is_reduced_floating(rt) ? scalar_value(e, rt, true)
+                                              : e.to_double();
+  return unary(UnaryOp::pow_scalar, a, rt, ex);
+}
+Tensor pow_scalar_k(const Scalar& base, const Tensor& e) { return pow_k(wrap_scalar(base), e); }
+Tensor pow_inplace_k(Tensor self, const Tensor& e) { return write_result(self, pow_k(self, e), "pow_", true); }
+Tensor pow_scalar_inplace_k(Tensor self, const Scalar& e) {
+  return write_result(self, pow_tensor_scalar_k(self, e), "pow_", true);
+}
+Tensor modulo(const char* op, BinaryOp bop, const Tensor& a, const Tensor& b) {
+  const ScalarType rt = result_type(a, b);
+  check_not_bool(op, rt);
+  return binary(bop, op, a, b, rt);
+}
+Tensor fmod_k(const Tensor& a, const Tensor& b) { return modulo("fmod", BinaryOp::fmod, a, b); }
+Tensor fmod_scalar_k(const Tensor& a, const Scalar& b) { return fmod_k(a, wrap_scalar(b)); }
+Tensor fmod_inplace_k(Tensor self, const Tensor& b) { return write_result(self, fmod_k(self, b), "fmod_", true); }
+Tensor fmod_scalar_inplace_k(Tensor self, const Scalar& b) {
+  return write_result(self, fmod_scalar_k(self, b), "fmod_", true);
+}
+Tensor remainder_k(const Tensor& a, const Tensor& b) { return modulo("remainder", BinaryOp::remainder, a, b); }
+Tensor remainder_scalar_k(const Tensor& a, const Scalar& b) { return remainder_k(a, wrap_scalar(b)); }
+Tensor remainder_scalar_tensor_k(const Scalar& a, const Tensor& b) { return remainder_k(wrap_scalar(a), b); }
+Tensor remainder_inplace_k(Tensor self, const Tensor& b) {
+  return write_result(self, remainder_k(self, b), "remainder_", true);
+}
+Tensor remainder_scalar_inplace_k(Tensor self, const Scalar& b) {
+  return write_result(self, remainder_scalar_k(self, b), "remainder_", true);
+}
+Tensor atan2_k(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::atan2, "atan2", a, b, float_result(result_type(a, b)));
+}
+Tensor atan2_inplace_k(Tensor self, const Tensor& b) {
+  return write_result(self, atan2_k(self, b), "atan2_", true);
+}
+Tensor addcmul_k(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  const ScalarType rt = result_type(std::array{self, t1, t2});
+  check_not_bool("addcmul", rt);
+  return ternary(TernaryOp::addcmul, "addcmul", self, t1, t2, rt, scalar_value(value, rt, false));
+}
+Tensor addcdiv_k(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  AMPJIT_CHECK(!(is_integral(t1.dtype(), true) && is_integral(t2.dtype(), true)),
+               "Integer division with addcdiv is no longer supported, and in a future release "
+               "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+               "behavior can be implemented as (input + value * torch.trunc(tensor1 / "
+               "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
+               "tensor2) for float inputs. The future addcdiv behavior is just the latter "
+               "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+  const ScalarType rt = result_type(std::array{self, t1, t2});
+  if (!is_floating(rt)) throw_unsupported_dtype("addcdiv", rt);
+  return ternary(TernaryOp::addcdiv, "addcdiv", self, t1, t2, rt, scalar_value(value, rt, false));
+}
+Tensor addcmul_inplace_k(Tensor self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  return write_result(self, addcmul_k(self, t1, t2, value), "addcmul_", true);
+}
+Tensor addcdiv_inplace_k(Tensor self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  return write_result(self, addcdiv_k(self, t1, t2, value), "addcdiv_", true);
+}
+
+// ---- Unary (kernels/cpu/unary_ops.cpp) ---------------------------------------------------------
+
+// The transcendental ops: integer and bool inputs compute in float32 ("int-to-float") except
+// silu and gelu, which refuse them.
+template <UnaryOp Op, bool IntToFloat>
+Tensor math_k(const Tensor& self) {
+  ScalarType rt = self.dtype();
+  if (!is_floating(rt)) {
+    if (!IntToFloat) throw_unsupported_dtype(Op == UnaryOp::silu ? "silu" : "gelu", rt);
+    rt = ScalarType::Float32;
+  }
+  return unary(Op, self, rt);
+}
+// The in-place op's name for write_result's messages.
+const char* inplace_name(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::exp: return "exp_";
+    case UnaryOp::log: return "log_";
+    case UnaryOp::log1p: return "log1p_";
+    case UnaryOp::sqrt: return "sqrt_";
+    case UnaryOp::rsqrt: return "rsqrt_";
+    case UnaryOp::sin: return "sin_";
+    case UnaryOp::cos: return "cos_";
+    case UnaryOp::tan: return "tan_";
+    case UnaryOp::tanh: return "tanh_";
+    case UnaryOp::sigmoid: return "sigmoid_";
+    case UnaryOp::erf: return "erf_";
+    case UnaryOp::reciprocal: return "reciprocal_";
+    case UnaryOp::silu: return "silu_";
+    case UnaryOp::floor: return "floor_";
+    case UnaryOp::ceil: return "ceil_";
+    default: return "round_";
+  }
+}
+template <UnaryOp Op, bool IntToFloat>
+Tensor math_inplace_k(Tensor self) {
+  return write_result(self, math_k<Op, IntToFloat>(self), inplace_name(Op), true);
+}
+UnaryOp gelu_kind(const std::string& approximate) {
+  if (approximate == "none") return UnaryOp::gelu;
+  if (approximate == "tanh") return UnaryOp::gelu_tanh;
+  throw Error(
+      fmt::format("gelu: approximate argument must be either none or tanh, got '{}'", approximate));
+}
+Tensor gelu_k(const Tensor& self, std::string approximate) {
+  const UnaryOp op = gelu_kind(approximate);
+  if (!is_floating(self.dtype())) throw_unsupported_dtype("gelu", self.dtype());
+  return unary(op, self, self.dtype());
+}
+Tensor gelu_inplace_k(Tensor self, std::string approximate) {
+  return write_result(self, gelu_k(self, std::move(approximate)), "gelu_", true);
+}
+Tensor numeric_unary(UnaryOp op, const char* name, const Tensor& self) {
+  if (self.dtype() == ScalarType::Bool) throw_unsupported_dtype(name, self.dtype());
+  return unary(op, self, self.dtype());
+}
+Tensor neg_k(const Tensor& self) {
+  AMPJIT_CHECK(self.dtype() != ScalarType::Bool,
+               "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+               "to invert a mask, use the `~` or `logical_not()` operator instead.");
+  return numeric_unary(UnaryOp::neg, "neg", self);
+}
+Tensor abs_k(const Tensor& self) { return numeric_unary(UnaryOp::abs, "abs", self); }
+Tensor sign_k(const Tensor& self) {
+  if (self.dtype() == ScalarType::Bool) return self.clone();
+  return numeric_unary(UnaryOp::sign, "sign", self);
+}
+Tensor neg_inplace_k(Tensor self) { return write_result(self, neg_k(self), "neg_", true); }
+Tensor abs_inplace_k(Tensor self) { return write_result(self, abs_k(self), "abs_", true); }
+Tensor sign_inplace_k(Tensor self) { return write_result(self, sign_k(self), "sign_", true); }
+
+template <UnaryOp Op>
+Tensor rounding_k(const Tensor& self) {
+  if (is_integral(self.dtype())) return self.clone();
+  const char* name = Op == UnaryOp::floor ? "floor" : Op == UnaryOp::ceil ? "ceil" : "round";
+  if (!is_floating(self.dtype())) throw_unsupported_dtype(name, self.dtype());
+  return unary(Op, self, self.dtype());
+}
+template <UnaryOp Op>
+Tensor rounding_inplace_k(Tensor self) {
+  return write_result(self, rounding_k<Op>(self), inplace_name(Op), true);
+}
+Tensor round_decimals_k(const Tensor& self, int64_t decimals) {
+  if (!is_floating(self.dtype())) throw_unsupported_dtype("round", self.dtype());
+  if (decimals == 0) return rounding_k<UnaryOp::round>(self);
+  const bool neg = decimals < 0;
+  const double scale = std::pow(10.0, static_cast<double>(neg ? -decimals : decimals));
+  return unary(UnaryOp::round_decimals, self, self.dtype(), scale, neg ? -1.0 : 1.0);
+}
+Tensor round_decimals_inplace_k(Tensor self, int64_t decimals) {
+  return write_result(self, round_decimals_k(self, decimals), "round_", true);
+}
+
+// Clamp with Scalar bounds (Note [Clamp and NaN] in kernels/cpu/unary_ops.cpp).
+const char* const kClampNeedsBound = "torch.clamp: At least one of 'min' or 'max' must not be None";
+enum class LoneNaNBound { Ignored, PropagatesNaN };
+Tensor clamp_scalar(const char* op, const Tensor& self, const OptScalar& lo, const OptScalar& hi,
+                    LoneNaNBound lone_nan = LoneNaNBound::Ignored) {
+  AMPJIT_CHECK(lo || hi, "{}", kClampNeedsBound);
+  ScalarType rt = self.dtype();
+  if (!is_floating(rt)) {
+    ResultTypeState s;
+    s.add(self);
+    if (lo) s.add(*lo);
+    if (hi) s.add(*hi);
+    rt = s.result();
+  }
+  if (rt == ScalarType::Bool) throw_unsupported_dtype(op, rt);
+  const bool nan_lo = lo && std::isnan(lo->to_double()), nan_hi = hi && std::isnan(hi->to_double());
+  if ((nan_lo || nan_hi) && ((lo && hi) || lone_nan == LoneNaNBound::PropagatesNaN)) {
+    Tensor out = Tensor::empty(self.sizes(), rt, self.device());
+    out.fill_(Scalar(std::numeric_limits<double>::quiet_NaN()));
+    return out;
+  }
+  // A NaN lone bound of clamp is ignored: the identity, as the CPU's -inf/+inf default bound.
+  const bool use_lo = lo && !nan_lo, use_hi = hi && !nan_hi;
+  if (!use_lo && !use_hi) return cast(self, rt).clone();
+  const double l = use_lo ? scalar_value(*lo, rt, true) : 0, h = use_hi ? scalar_value(*hi, rt, true) : 0;
+  if (use_lo && use_hi) return unary(UnaryOp::clamp, self, rt, l, h);
+  if (use_lo) return unary(UnaryOp::clamp_min, self, rt, l);
+  return unary(UnaryOp::clamp_max, self, rt, h);
+}
+// Tensor bounds promote with self and broadcast; a missing bound is the dtype's extreme.
+Tensor clamp_tensor(const char* op, const Tensor& self, const OptTensor& lo, const OptTensor& hi) {
+  AMPJIT_CHECK(lo || hi, "{}", kClampNeedsBound);
+  ResultTypeState s;
+  s.add(self);
+  if (lo) s.add(*lo);
+  if (hi) s.add(*hi);
+  const ScalarType rt = s.result();
+  if (rt == ScalarType::Bool) throw_unsupported_dtype(op, rt);
+  auto extreme = [&](bool low) {
+    Tensor t = Tensor::empty(IntArrayRef{}, rt, self.device());
+    if (is_floating(rt)) {
+      t.fill_(Scalar(low ? -std::numeric_limits<double>::infinity()
+                         : std::numeric_limits<double>::infinity()));
+    } else {
+      dispatch_numeric(rt, op, [&]<typename T>() {
+        t.fill_(Scalar(static_cast<int64_t>(low ? std::numeric_limits<T>::lowest()
+                                                : std::numeric_limits<T>::max())));
+      });
+    }
+    return t;
+  };
+  return ternary(TernaryOp::clamp, op, self, lo ? *lo : extreme(true), hi ? *hi : extreme(false), rt);
+}
+Tensor clamp_k(const Tensor& self, OptScalar lo, OptScalar hi) { return clamp_scalar("clamp", self, lo, hi); }
+Tensor clamp_tensor_k(const Tensor& self, OptTensor lo, OptTensor hi) {
+  return clamp_tensor("clamp", self, lo, hi);
+}
+Tensor clamp_inplace_k(Tensor self, OptScalar lo, OptScalar hi) {
+  return write_result(self, clamp_scalar("clamp_", self, lo, hi), "clamp_", true);
+}
+Tensor clamp_tensor_inplace_k(Tensor self, OptTensor lo, OptTensor hi) {
+  return write_result(self, clamp_tensor("clamp_", self, lo, hi), "clamp_", true);
+}
+Tensor clamp_min_k(const Tensor& self, const Scalar& lo) {
+  return clamp_scalar("clamp_min", self, lo, std::nullopt, LoneNaNBound::PropagatesNaN);
+}
+Tensor clamp_min_tensor_k(const Tensor& self, const Tensor& lo) {
+  return clamp_tensor("clamp_min", self, lo, std::nullopt);
+}
+Tensor clamp_min_inplace_k(Tensor self, const Scalar& lo) {
+  return write_result(self, clamp_min_k(self, lo), "clamp_min_", true);
+}
+Tensor clamp_min_tensor_inplace_k(Tensor self, const Tensor& lo) {
+  return write_result(self, clamp_min_tensor_k(self, lo), "clamp_min_", true);
+}
+Tensor clamp_max_k(const Tensor& self, const Scalar& hi) {
+  return clamp_scalar("clamp_max", self, std::nullopt, hi, LoneNaNBound::PropagatesNaN);
+}
+Tensor clamp_max_tensor_k(const Tensor& self, const Tensor& hi) {
+  return clamp_tensor("clamp_max", self, std::nullopt, hi);
+}
+Tensor clamp_max_inplace_k(Tensor self, const Scalar& hi) {
+  return write_result(self, clamp_max_k(self, hi), "clamp_max_", true);
+}
+Tensor clamp_max_tensor_inplace_k(Tensor self, const Tensor& hi) {
+  return write_result(self, clamp_max_tensor_k(self, hi), "clamp_max_", true);
+}
+Tensor relu_k(const Tensor& self) {
+  AMPJIT_CHECK(self.dtype() != ScalarType::Bool, "Boolean inputs not supported for relu");
+  return clamp_scalar("relu", self, Scalar(int64_t{0}), std::nullopt);
+}
+Tensor relu_inplace_k(Tensor self) { return write_result(self, relu_k(self), "relu_", true); }
+
+// ---- Comparisons, maximum/minimum, where, logical (kernels/cpu/compare_ops.cpp) ---------------
+
+template <BinaryOp Op>
+Tensor compare_k(const Tensor& a, const Tensor& b) {
+  static constexpr const char* kNames[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+  const char* name = kNames[static_cast<int>(Op) - static_cast<int>(BinaryOp::eq)];
+  return binary(Op, name, a, b, result_type(a, b));
+}
+template <BinaryOp Op>
+Tensor compare_scalar_k(const Tensor& a, const Scalar& b) {
+  return compare_k<Op>(a, wrap_scalar(b));
+}
+Tensor maximum_k(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::maximum, "maximum", a, b, result_type(a, b));
+}
+Tensor minimum_k(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::minimum, "minimum", a, b, result_type(a, b));
+}
+// The condition joins the loop converted to the value dtype (one input type per loop).
+Tensor where_k(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  AMPJIT_CHECK(cond.dtype() == ScalarType::Bool || cond.dtype() == ScalarType::UInt8,
+               "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
+               dtype_name(cond.dtype()));
+  return ternary(TernaryOp::where, "where", cond, a, b, result_type(a, b));
+}
+Tensor where_scalar_self_k(const Tensor& cond, const Scalar& a, const Tensor& b) {
+  return where_k(cond, wrap_scalar(a), b);
+}
+Tensor where_scalar_other_k(const Tensor& cond, const Tensor& a, const Scalar& b) {
+  return where_k(cond, a, wrap_scalar(b));
+}
+Tensor where_scalar_k(const Tensor& cond, const Scalar& a, const Scalar& b) {
+  return where_k(cond, wrap_scalar(a), wrap_scalar(b));
+}
+// Truth values are taken in the promoted type (the CPU's `truth`).
+template <BinaryOp Op>
+Tensor logical_k(const Tensor& a, const Tensor& b) {
+  const char* name = Op == BinaryOp::logical_and ? "logical_and"
+                     : Op == BinaryOp::logical_or ? "logical_or" : "logical_xor";
+  return binary(Op, name, a, b, result_type(a, b));
+}
+template <BinaryOp Op>
+Tensor logical_inplace_k(Tensor self, const Tensor& b) {
+  return write_result(self, logical_k<Op>(self, b), "logical_", true);
+}
+Tensor logical_not_k(const Tensor& a) {
+  return unary(UnaryOp::logical_not, a, a.dtype(), 0, 0, ScalarType::Bool);
+}
+Tensor logical_not_inplace_k(Tensor self) {
+  return write_result(self, logical_not_k(self), "logical_not_", true);
+}
+
+}  // namespace
+
+void register_pointwise_kernels() {
+  AMPJIT_CUDA_KERNEL(add, add_k);
+  AMPJIT_CUDA_KERNEL(add_Scalar, add_scalar_k);
+  AMPJIT_CUDA_KERNEL(add_, add_inplace_k);
+  AMPJIT_CUDA_KERNEL(add__Scalar, add_scalar_inplace_k);
+  AMPJIT_CUDA_KERNEL(add_out, add_out_k);
+  AMPJIT_CUDA_KERNEL(sub, sub_k);
+  AMPJIT_CUDA_KERNEL(sub_Scalar, sub_scalar_k);
+  AMPJIT_CUDA_KERNEL(sub_, sub_inplace_k);
+  AMPJIT_CUDA_KERNEL(sub__Scalar, sub_scalar_inplace_k);
+  AMPJIT_CUDA_KERNEL(rsub, rsub_k);
+  AMPJIT_CUDA_KERNEL(rsub_Scalar, rsub_scalar_k);
+  AMPJIT_CUDA_KERNEL(mul, mul_k);
+  AMPJIT_CUDA_KERNEL(mul_Scalar, mul_scalar_k);
+  AMPJIT_CUDA_KERNEL(mul_, mul_inplace_k);
+  AMPJIT_CUDA_KERNEL(mul__Scalar, mul_scalar_inplace_k);
+  AMPJIT_CUDA_KERNEL(mul_out, mul_out_k);
+  AMPJIT_CUDA_KERNEL(div, div_k);
+  AMPJIT_CUDA_KERNEL(div_Scalar, div_scalar_k);
+  AMPJIT_CUDA_KERNEL(div_Tensor_mode, div_mode_k);
+  AMPJIT_CUDA_KERNEL(div_Scalar_mode, div_scalar_mode_k);
+  AMPJIT_CUDA_KERNEL(div_, div_inplace_k);
+  AMPJIT_CUDA_KERNEL(div__Scalar, div_scalar_inplace_k);
+  AMPJIT_CUDA_KERNEL(div__Tensor_mode, div_mode_inplace_k);
+  AMPJIT_CUDA_KERNEL(div__Scalar_mode, div_scalar_mode_inplace_k);
+  AMPJIT_CUDA_KERNEL(pow, pow_k);
+  AMPJIT_CUDA_KERNEL(pow_Tensor_Scalar, pow_tensor_scalar_k);
+  AMPJIT_CUDA_KERNEL(pow_Scalar, pow_scalar_k);
+  AMPJIT_CUDA_KERNEL(pow_, pow_inplace_k);
+  AMPJIT_CUDA_KERNEL(pow__Scalar, pow_scalar_inplace_k);
+  AMPJIT_CUDA_KERNEL(fmod, fmod_k);
+  AMPJIT_CUDA_KERNEL(fmod_Scalar, fmod_scalar_k);
+  AMPJIT_CUDA_KERNEL(fmod_, fmod_inplace_k);
+  AMPJIT_CUDA_KERNEL(fmod__Scalar, fmod_scalar_inplace_k);
+  AMPJIT_CUDA_KERNEL(remainder, remainder_k);
+  AMPJIT_CUDA_KERNEL(remainder_Scalar, remainder_scalar_k);
+  AMPJIT_CUDA_KERNEL(remainder_Scalar_Tensor, remainder_scalar_tensor_k);
+  AMPJIT_CUDA_KERNEL(remainder_, remainder_inplace_k);
+  AMPJIT_CUDA_KERNEL(remainder__Scalar, remainder_scalar_inplace_k);
+  AMPJIT_CUDA_KERNEL(atan2, atan2_k);
+  AMPJIT_CUDA_KERNEL(atan2_, atan2_inplace_k);
+  AMPJIT_CUDA_KERNEL(addcmul, addcmul_k);
+  AMPJIT_CUDA_KERNEL(addcmul_, addcmul_inplace_k);
+  AMPJIT_CUDA_KERNEL(addcdiv, addcdiv_k);
+  AMPJIT_CUDA_KERNEL(addcdiv_, addcdiv_inplace_k);
+  AMPJIT_CUDA_KERNEL(neg, neg_k);
+  AMPJIT_CUDA_KERNEL(neg_, neg_inplace_k);
+  AMPJIT_CUDA_KERNEL(abs, abs_k);
+  AMPJIT_CUDA_KERNEL(abs_, abs_inplace_k);
+  AMPJIT_CUDA_KERNEL(sign, sign_k);
+  AMPJIT_CUDA_KERNEL(sign_, sign_inplace_k);
+#define AMPJIT_CUDA_MATH(ID, OP, INT_TO_FLOAT)                      \
+  AMPJIT_CUDA_KERNEL(ID, (math_k<UnaryOp::OP, INT_TO_FLOAT>));      \
+  AMPJIT_CUDA_KERNEL(ID##_, (math_inplace_k<UnaryOp::OP, INT_TO_FLOAT>))
+  AMPJIT_CUDA_MATH(exp, exp, true);
+  AMPJIT_CUDA_MATH(log, log, true);
+  AMPJIT_CUDA_MATH(log1p, log1p, true);
+  AMPJIT_CUDA_MATH(sqrt, sqrt, true);
+  AMPJIT_CUDA_MATH(rsqrt, rsqrt, true);
+  AMPJIT_CUDA_MATH(sin, sin, true);
+  AMPJIT_CUDA_MATH(cos, cos, true);
+  AMPJIT_CUDA_MATH(tan, tan, true);
+  AMPJIT_CUDA_MATH(tanh, tanh, true);
+  AMPJIT_CUDA_MATH(sigmoid, sigmoid, true);
+  AMPJIT_CUDA_MATH(erf, erf, true);
+  AMPJIT_CUDA_MATH(reciprocal, reciprocal, true);
+  AMPJIT_CUDA_MATH(silu, silu, false);
+#undef AMPJIT_CUDA_MATH
+  AMPJIT_CUDA_KERNEL(gelu, gelu_k);
+  AMPJIT_CUDA_KERNEL(gelu_, gelu_inplace_k);
+  AMPJIT_CUDA_KERNEL(floor, rounding_k<UnaryOp::floor>);
+  AMPJIT_CUDA_KERNEL(floor_, rounding_inplace_k<UnaryOp::floor>);
+  AMPJIT_CUDA_KERNEL(ceil, rounding_k<UnaryOp::ceil>);
+  AMPJIT_CUDA_KERNEL(ceil_, rounding_inplace_k<UnaryOp::ceil>);
+  AMPJIT_CUDA_KERNEL(round, rounding_k<UnaryOp::round>);
+  AMPJIT_CUDA_KERNEL(round_, rounding_inplace_k<UnaryOp::round>);
+  AMPJIT_CUDA_KERNEL(round_decimals, round_decimals_k);
+  AMPJIT_CUDA_KERNEL(round__decimals, round_decimals_inplace_k);
+  AMPJIT_CUDA_KERNEL(relu, relu_k);
+  AMPJIT_CUDA_KERNEL(relu_, relu_inplace_k);
+  AMPJIT_CUDA_KERNEL(clamp, clamp_k);
+  AMPJIT_CUDA_KERNEL(clamp_Tensor, clamp_tensor_k);
+  AMPJIT_CUDA_KERNEL(clamp_, clamp_inplace_k);
+  AMPJIT_CUDA_KERNEL(clamp__Tensor, clamp_tensor_inplace_k);
+  AMPJIT_CUDA_KERNEL(clamp_min, clamp_min_k);
+  AMPJIT_CUDA_KERNEL(clamp_min_Tensor, clamp_min_tensor_k);
+  AMPJIT_CUDA_KERNEL(clamp_min_, clamp_min_inplace_k);
+  AMPJIT_CUDA_KERNEL(clamp_min__Tensor, clamp_min_tensor_inplace_k);
+  AMPJIT_CUDA_KERNEL(clamp_max, clamp_max_k);
+  AMPJIT_CUDA_KERNEL(clamp_max_Tensor, clamp_max_tensor_k);
+  AMPJIT_CUDA_KERNEL(clamp_max_, clamp_max_inplace_k);
+  AMPJIT_CUDA_KERNEL(clamp_max__Tensor, clamp_max_tensor_inplace_k);
+  AMPJIT_CUDA_KERNEL(eq, compare_k<BinaryOp::eq>);
+  AMPJIT_CUDA_KERNEL(eq_Scalar, compare_scalar_k<BinaryOp::eq>);
+  AMPJIT_CUDA_KERNEL(ne, compare_k<BinaryOp::ne>);
+  AMPJIT_CUDA_KERNEL(ne_Scalar, compare_scalar_k<BinaryOp::ne>);
+  AMPJIT_CUDA_KERNEL(lt, compare_k<BinaryOp::lt>);
+  AMPJIT_CUDA_KERNEL(lt_Scalar, compare_scalar_k<BinaryOp::lt>);
+  AMPJIT_CUDA_KERNEL(le, compare_k<BinaryOp::le>);
+  AMPJIT_CUDA_KERNEL(le_Scalar, compare_scalar_k<BinaryOp::le>);
+  AMPJIT_CUDA_KERNEL(gt, compare_k<BinaryOp::gt>);
+  AMPJIT_CUDA_KERNEL(gt_Scalar, compare_scalar_k<BinaryOp::gt>);
+  AMPJIT_CUDA_KERNEL(ge, compare_k<BinaryOp::ge>);
+  AMPJIT_CUDA_KERNEL(ge_Scalar, compare_scalar_k<BinaryOp::ge>);
+  AMPJIT_CUDA_KERNEL(maximum, maximum_k);
+  AMPJIT_CUDA_KERNEL(minimum, minimum_k);
+  AMPJIT_CUDA_KERNEL(where, where_k);
+  AMPJIT_CUDA_KERNEL(where_ScalarSelf, where_scalar_self_k);
+  AMPJIT_CUDA_KERNEL(where_ScalarOther, where_scalar_other_k);
+  AMPJIT_CUDA_KERNEL(where_Scalar, where_scalar_k);
+  AMPJIT_CUDA_KERNEL(logical_and, logical_k<BinaryOp::logical_and>);
+  AMPJIT_CUDA_KERNEL(logical_and_, logical_inplace_k<BinaryOp::logical_and>);
+  AMPJIT_CUDA_KERNEL(logical_or, logical_k<BinaryOp::logical_or>);
+  AMPJIT_CUDA_KERNEL(logical_or_, logical_inplace_k<BinaryOp::logical_or>);
+  AMPJIT_CUDA_KERNEL(logical_xor, logical_k<BinaryOp::logical_xor>);
+  AMPJIT_CUDA_KERNEL(logical_xor_, logical_inplace_k<BinaryOp::logical_xor>);
+  AMPJIT_CUDA_KERNEL(logical_not, logical_not_k);
+  AMPJIT_CUDA_KERNEL(logical_not_, logical_not_inplace_k);
+}
+
+}  // namespace ampjit::cuda
