@@ -38,7 +38,6 @@ bp::list profile_names() {
 }
 void set_profile(const std::string& n) { set_autocast_profile(n); }
 int cache_size() { return static_cast<int>(autocast_cache_size()); }
-bool cuda_available() { return Storage::has_device_allocator(DeviceType::CUDA); }
 
 }  // namespace
 
@@ -61,7 +60,6 @@ void bind_autocast() {
   bp::def("_autocast_reset_op_policy", reset_policy);
   bp::def("_autocast_reset_op_policies", reset_op_policies);
   bp::def("_autocast_get_op_policy", policy_of);
-  bp::def("_cuda_is_available", cuda_available);
 }
 
 }  // namespace ampjit::python

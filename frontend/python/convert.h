@@ -54,6 +54,7 @@ void bind_module_functions();
 void bind_autocast();
 void bind_jit();
 void bind_script();
+void bind_cuda();
 
 // While tracing, warns (TracerWarning) that converting a tensor to `what` ("a Python number")
 // makes the trace treat the value as a constant, with torch's message.

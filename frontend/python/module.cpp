@@ -360,4 +360,5 @@ BOOST_PYTHON_MODULE(_C) {
   bind_autocast();
   bind_jit();
   bind_script();
+  bind_cuda();
 }

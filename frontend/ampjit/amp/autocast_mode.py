@@ -26,7 +26,7 @@ class autocast:
         self.device = device_type
         self.fast_dtype = _C._autocast_get_dtype(device_type)
         self._cache_enabled = _C._autocast_is_cache_enabled()
-        if enabled and device_type == "cuda" and not _C._cuda_is_available():
+        if enabled and device_type == "cuda" and _C._cuda_device_count() == 0:
             warnings.warn("User provided device_type of 'cuda', but CUDA is not available. Disabling")
             enabled = False
         if dtype is not None:
