@@ -22,6 +22,7 @@
 #include <cmath>
 
 #include "kernels/cpu/elementwise.h"
+#include "kernels/pointwise_meta.h"
 #include "runtime/boxing.h"
 #include "runtime/op_table.h"
 
@@ -30,34 +31,12 @@ namespace {
 
 // A Python number as a 0-dim wrapped-number tensor: it promotes like the Scalar it came from.
 
-// True division and the float-only ops compute integer and bool inputs in float32 (torch's
-// "int-to-float" promotion to the default dtype).
-ScalarType float_result(ScalarType t) {
-  return is_floating(t) ? t : ScalarType::Float32;
-}
-
-// torch's alpha_check.
-void check_alpha(ScalarType rt, const Scalar& alpha) {
-  AMPJIT_CHECK(!alpha.is_bool() || rt == ScalarType::Bool,
-               "Boolean alpha only supported for Boolean results.");
-  AMPJIT_CHECK(is_floating(rt) || !alpha.is_floating(),
-               "For integral input tensors, argument alpha must not be a floating point number.");
-}
-
-// torch's sub_check: bool subtraction is an error, with a hint at what was probably meant.
-void check_sub(ScalarType a, ScalarType b) {
-  AMPJIT_CHECK(a != ScalarType::Bool || b != ScalarType::Bool,
-               "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
-               "or `logical_xor()` operator instead.");
-  AMPJIT_CHECK(a != ScalarType::Bool && b != ScalarType::Bool,
-               "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
-               "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
-}
-
-Scalar negated(const Scalar& s) {
-  return s.is_floating() ? Scalar(-s.to_double()) : Scalar(-s.to_int());
-}
-
+using meta::check_alpha;
+using meta::check_sub;
+using meta::float_result;
+using meta::is_unrounded_scalar;
+using meta::negated;
+using meta::Rounding;
 
 // ---- add, sub, rsub ----------------------------------------------------------------------------
 
@@ -130,11 +109,6 @@ Tensor rsub_scalar_k(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   return sub_impl("rsub", wrap_scalar(b), a, alpha);
 }
 
-// A 0-dim CPU operand that mul and div read at its own precision (Note [Scalar overloads]).
-bool is_unrounded_scalar(const Tensor& t, ScalarType rt) {
-  return t.dim() == 0 && t.dtype() != rt && is_reduced_floating(rt) && t.device().is_cpu();
-}
-
 // ---- mul ---------------------------------------------------------------------------------------
 
 // a * b in the result dtype rt, b unrounded.
@@ -199,16 +173,6 @@ I div_integer(I a, I b, bool floor) {
   }
 }
 
-enum class Rounding { True, Trunc, Floor };
-
-Rounding parse_rounding(const std::optional<std::string>& mode) {
-  if (!mode) return Rounding::True;
-  if (*mode == "trunc") return Rounding::Trunc;
-  if (*mode == "floor") return Rounding::Floor;
-  throw Error(fmt::format(
-      "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{}'", *mode));
-}
-
 // a / b in the floating result dtype rt, b unrounded.
 Tensor div_by_scalar(const Tensor& a, const Scalar& b, ScalarType rt) {
   return dispatch_floating(rt, "div", [&]<typename T>() {
@@ -252,11 +216,11 @@ Tensor div_rounding(const Tensor& a, const Tensor& b, Rounding mode) {
   return out;
 }
 Tensor div_mode_k(const Tensor& a, const Tensor& b, std::optional<std::string> mode) {
-  const Rounding r = parse_rounding(mode);
+  const Rounding r = meta::parse_rounding(mode);
   return r == Rounding::True ? div_k(a, b) : div_rounding(a, b, r);
 }
 Tensor div_scalar_mode_k(const Tensor& a, const Scalar& b, std::optional<std::string> mode) {
-  const Rounding r = parse_rounding(mode);
+  const Rounding r = meta::parse_rounding(mode);
   return r == Rounding::True ? div_scalar_k(a, b) : div_rounding(a, wrap_scalar(b), r);
 }
 Tensor div_inplace_k(Tensor self, const Tensor& b) {
@@ -310,8 +274,7 @@ Tensor pow_k(const Tensor& a, const Tensor& e) {
 // sqrt and reciprocals; float32 and float64 call pow in double, the reduced types in float with
 // the exponent rounded to the tensor's dtype.
 Tensor pow_tensor_scalar_k(const Tensor& a, const Scalar& e) {
-  AMPJIT_CHECK(!(is_integral(a.dtype(), true) && !e.is_floating() && e.to_int() < 0),
-               "Integers to negative integer powers are not allowed.");
+  meta::check_pow_exponent(a, e);
   const ScalarType rt = result_type(a, e);
   return dispatch_numeric(rt, "pow", [&]<typename T>() {
     using M = opmath_t<T>;
@@ -434,13 +397,7 @@ Tensor addcmul_k(const Tensor& self, const Tensor& t1, const Tensor& t2, const S
 }
 // self + value * tensor1 / tensor2; integer tensor1 and tensor2 are refused, as in torch.
 Tensor addcdiv_k(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
-  AMPJIT_CHECK(!(is_integral(t1.dtype(), true) && is_integral(t2.dtype(), true)),
-               "Integer division with addcdiv is no longer supported, and in a future release "
-               "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
-               "behavior can be implemented as (input + value * torch.trunc(tensor1 / "
-               "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
-               "tensor2) for float inputs. The future addcdiv behavior is just the latter "
-               "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+  meta::check_addcdiv(t1, t2);
   const std::array ins{self, t1, t2};
   const ScalarType rt = result_type(ins);
   return dispatch_floating(rt, "addcdiv", [&]<typename T>() {

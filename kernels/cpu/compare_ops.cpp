@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "kernels/cpu/elementwise.h"
+#include "kernels/pointwise_meta.h"
 #include "runtime/boxing.h"
 #include "runtime/op_table.h"
 
@@ -113,9 +114,7 @@ Tensor minimum_k(const Tensor& a, const Tensor& b) {
 // The condition (bool, or uint8 as torch still accepts) joins the loop converted to the value
 // dtype: one input type per loop, one loop per dtype.
 Tensor where_k(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  AMPJIT_CHECK(cond.dtype() == ScalarType::Bool || cond.dtype() == ScalarType::UInt8,
-               "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
-               dtype_name(cond.dtype()));
+  meta::check_where_condition(cond);
   const ScalarType rt = result_type(a, b);
   return dispatch_all(rt, "where", [&]<typename T>() {
     using M = opmath_t<T>;

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "kernels/cpu/elementwise.h"
+#include "kernels/pointwise_meta.h"
 #include "runtime/boxing.h"
 #include "runtime/op_table.h"
 
@@ -111,10 +112,7 @@ Tensor math_inplace_k(Tensor self) {
 }
 
 Math gelu_kind(const std::string& approximate) {
-  if (approximate == "none") return Math::Gelu;
-  if (approximate == "tanh") return Math::GeluTanh;
-  throw Error(
-      fmt::format("gelu: approximate argument must be either none or tanh, got '{}'", approximate));
+  return meta::gelu_is_tanh(approximate) ? Math::GeluTanh : Math::Gelu;
 }
 Tensor gelu_k(const Tensor& self, std::string approximate) {
   return math(gelu_kind(approximate), self);
@@ -135,9 +133,7 @@ Tensor numeric_unary(const char* op, const Tensor& self, F f) {
 }
 
 Tensor neg_k(const Tensor& self) {
-  AMPJIT_CHECK(self.dtype() != ScalarType::Bool,
-               "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
-               "to invert a mask, use the `~` or `logical_not()` operator instead.");
+  meta::check_neg(self.dtype());
   return numeric_unary("neg", self, [](auto x) {
     if constexpr (std::is_integral_v<decltype(x)>)
       return wrapping_neg(x);
@@ -248,27 +244,13 @@ M highest_or_inf() {
     return std::numeric_limits<M>::max();
 }
 
-const char* const kClampNeedsBound = "torch.clamp: At least one of 'min' or 'max' must not be None";
+using meta::LoneNaNBound;
 
-// clamp ignores a NaN Scalar bound that is its only bound; clamp_min and clamp_max do not.
-enum class LoneNaNBound { Ignored, PropagatesNaN };
-
-// Python-number bounds take part in type promotion unless self is already floating (torch's
-// clamp meta function): clamp(int_tensor, 0.5) is float32.
 Tensor clamp_scalar(const char* op, const Tensor& self, const std::optional<Scalar>& lo,
                     const std::optional<Scalar>& hi,
                     LoneNaNBound lone_nan = LoneNaNBound::Ignored) {
-  AMPJIT_CHECK(lo || hi, "{}", kClampNeedsBound);
-  ScalarType rt = self.dtype();
-  if (!is_floating(rt)) {
-    ResultTypeState s;
-    s.add(self);
-    if (lo) s.add(*lo);
-    if (hi) s.add(*hi);
-    rt = s.result();
-  }
-  const bool nan_lo = lo && std::isnan(lo->to_double()), nan_hi = hi && std::isnan(hi->to_double());
-  if ((nan_lo || nan_hi) && ((lo && hi) || lone_nan == LoneNaNBound::PropagatesNaN)) {
+  const ScalarType rt = meta::clamp_result_type(self, lo, hi);
+  if (meta::clamp_gives_nan(lo, hi, lone_nan)) {
     Tensor out = Tensor::empty(self.sizes(), rt, self.device());
     out.fill_(Scalar(std::numeric_limits<double>::quiet_NaN()));
     return out;
@@ -285,12 +267,7 @@ Tensor clamp_scalar(const char* op, const Tensor& self, const std::optional<Scal
 // Tensor bounds promote with self and broadcast.
 Tensor clamp_tensor(const char* op, const Tensor& self, const std::optional<Tensor>& lo,
                     const std::optional<Tensor>& hi) {
-  AMPJIT_CHECK(lo || hi, "{}", kClampNeedsBound);
-  ResultTypeState s;
-  s.add(self);
-  if (lo) s.add(*lo);
-  if (hi) s.add(*hi);
-  const ScalarType rt = s.result();
+  const ScalarType rt = meta::clamp_tensor_result_type(self, lo, hi);
   return dispatch_numeric(rt, op, [&]<typename T>() {
     using M = opmath_t<T>;
     auto bound = [&](const std::optional<Tensor>& b, M missing) {
@@ -348,7 +325,7 @@ Tensor clamp_max_tensor_inplace_k(Tensor self, const Tensor& hi) {
 
 // relu is clamp_min(self, 0), as in torch.
 Tensor relu_k(const Tensor& self) {
-  AMPJIT_CHECK(self.dtype() != ScalarType::Bool, "Boolean inputs not supported for relu");
+  meta::check_relu(self.dtype());
   return clamp_scalar("relu", self, Scalar(int64_t{0}), std::nullopt);
 }
 Tensor relu_inplace_k(Tensor self) {

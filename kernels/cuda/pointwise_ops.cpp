@@ -1,12 +1,13 @@
-// Boxed CUDA kernels for the pointwise ops (runtime/ops/pointwise.def). Each mirrors its CPU kernel
-// (kernels/cpu/binary_ops.cpp, unary_ops.cpp, compare_ops.cpp): the same type promotion, the same
-// checks and messages, Python numbers converted the same way; only the loop runs on the device
+// Boxed CUDA kernels for the pointwise ops (runtime/ops/pointwise.def). The checks, result types and
+// readings of Python numbers are the CPU kernels' own (kernels/pointwise_meta.h); the structure
+// mirrors kernels/cpu/binary_ops.cpp, unary_ops.cpp and compare_ops.cpp; only the loop runs on the device
 // (launch.h's UnaryOp/BinaryOp/TernaryOp families). In-place and out= forms reuse the CPU's
 // write_result, which is device-generic (it copies through Tensor::copy_).
 #include <cmath>
 #include <limits>
 
 #include "kernels/cpu/elementwise.h"
+#include "kernels/pointwise_meta.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_context.h"
 #include "kernels/cuda/register.h"
@@ -20,6 +21,12 @@ using cpu::wrap_scalar;
 using cpu::write_result;
 using OptScalar = std::optional<Scalar>;
 using OptTensor = std::optional<Tensor>;
+using meta::check_alpha;
+using meta::check_sub;
+using meta::float_result;
+using meta::is_unrounded_scalar;
+using meta::negated;
+using meta::Rounding;
 
 // ---- Launch helpers ----------------------------------------------------------------------------
 
@@ -69,27 +76,7 @@ double scalar_value(const Scalar& s, ScalarType rt, bool rounded) {
   });
 }
 
-ScalarType float_result(ScalarType t) { return is_floating(t) ? t : ScalarType::Float32; }
-
 // ---- add, sub, rsub, mul, div (kernels/cpu/binary_ops.cpp) -------------------------------------
-
-void check_alpha(ScalarType rt, const Scalar& alpha) {
-  AMPJIT_CHECK(!alpha.is_bool() || rt == ScalarType::Bool,
-               "Boolean alpha only supported for Boolean results.");
-  AMPJIT_CHECK(is_floating(rt) || !alpha.is_floating(),
-               "For integral input tensors, argument alpha must not be a floating point number.");
-}
-void check_sub(ScalarType a, ScalarType b) {
-  AMPJIT_CHECK(a != ScalarType::Bool || b != ScalarType::Bool,
-               "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
-               "or `logical_xor()` operator instead.");
-  AMPJIT_CHECK(a != ScalarType::Bool && b != ScalarType::Bool,
-               "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
-               "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
-}
-Scalar negated(const Scalar& s) {
-  return s.is_floating() ? Scalar(-s.to_double()) : Scalar(-s.to_int());
-}
 
 Tensor add_impl(const char* op, const Tensor& a, const Tensor& b, const Scalar& alpha) {
   const ScalarType rt = result_type(a, b);
@@ -146,11 +133,6 @@ Tensor rsub_scalar_k(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   return sub_impl("rsub", wrap_scalar(b), a, alpha);
 }
 
-// A 0-dim CPU operand that mul and div read at its own precision (Note [Scalar overloads] in
-// kernels/cpu/binary_ops.cpp).
-bool is_unrounded_scalar(const Tensor& t, ScalarType rt) {
-  return t.dim() == 0 && t.dtype() != rt && is_reduced_floating(rt) && t.device().is_cpu();
-}
 Tensor mul_k(const Tensor& a, const Tensor& b) {
   const ScalarType rt = result_type(a, b);
   if (rt != ScalarType::Bool) {
@@ -172,14 +154,6 @@ Tensor mul_out_k(const Tensor& a, const Tensor& b, Tensor out) {
   return write_result(out, mul_k(a, b), "mul", false);
 }
 
-enum class Rounding { True, Trunc, Floor };
-Rounding parse_rounding(const std::optional<std::string>& mode) {
-  if (!mode) return Rounding::True;
-  if (*mode == "trunc") return Rounding::Trunc;
-  if (*mode == "floor") return Rounding::Floor;
-  throw Error(fmt::format(
-      "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{}'", *mode));
-}
 // a / b with b unrounded, as the CPU's div_by_scalar: a division (a multiply by 1 / b would round
 // differently) by a 0-dim device tensor holding b in the op-math precision of rt.
 Tensor div_by_scalar(const Tensor& a, const Scalar& b, ScalarType rt) {
@@ -205,11 +179,11 @@ Tensor div_rounding(const Tensor& a, const Tensor& b, Rounding mode) {
   return binary(mode == Rounding::Floor ? BinaryOp::div_floor : BinaryOp::div_trunc, "div", a, b, rt);
 }
 Tensor div_mode_k(const Tensor& a, const Tensor& b, std::optional<std::string> mode) {
-  const Rounding r = parse_rounding(mode);
+  const Rounding r = meta::parse_rounding(mode);
   return r == Rounding::True ? div_k(a, b) : div_rounding(a, b, r);
 }
 Tensor div_scalar_mode_k(const Tensor& a, const Scalar& b, std::optional<std::string> mode) {
-  const Rounding r = parse_rounding(mode);
+  const Rounding r = meta::parse_rounding(mode);
   return r == Rounding::True ? div_scalar_k(a, b) : div_rounding(a, wrap_scalar(b), r);
 }
 Tensor div_inplace_k(Tensor self, const Tensor& b) { return write_result(self, div_k(self, b), "div_", true); }
@@ -234,8 +208,7 @@ Tensor pow_k(const Tensor& a, const Tensor& e) {
   return binary(BinaryOp::pow, "pow", a, e, rt);
 }
 Tensor pow_tensor_scalar_k(const Tensor& a, const Scalar& e) {
-  AMPJIT_CHECK(!(is_integral(a.dtype(), true) && !e.is_floating() && e.to_int() < 0),
-               "Integers to negative integer powers are not allowed.");
+  meta::check_pow_exponent(a, e);
   const ScalarType rt = result_type(a, e);
   check_not_bool("pow", rt);
   // The exponent as the CPU kernel holds it: the integer itself, double for float32/float64,
@@ -282,13 +255,7 @@ Tensor addcmul_k(const Tensor& self, const Tensor& t1, const Tensor& t2, const S
   return ternary(TernaryOp::addcmul, "addcmul", self, t1, t2, rt, scalar_value(value, rt, false));
 }
 Tensor addcdiv_k(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
-  AMPJIT_CHECK(!(is_integral(t1.dtype(), true) && is_integral(t2.dtype(), true)),
-               "Integer division with addcdiv is no longer supported, and in a future release "
-               "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
-               "behavior can be implemented as (input + value * torch.trunc(tensor1 / "
-               "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
-               "tensor2) for float inputs. The future addcdiv behavior is just the latter "
-               "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+  meta::check_addcdiv(t1, t2);
   const ScalarType rt = result_type(std::array{self, t1, t2});
   if (!is_floating(rt)) throw_unsupported_dtype("addcdiv", rt);
   return ternary(TernaryOp::addcdiv, "addcdiv", self, t1, t2, rt, scalar_value(value, rt, false));
@@ -338,14 +305,8 @@ template <UnaryOp Op, bool IntToFloat>
 Tensor math_inplace_k(Tensor self) {
   return write_result(self, math_k<Op, IntToFloat>(self), inplace_name(Op), true);
 }
-UnaryOp gelu_kind(const std::string& approximate) {
-  if (approximate == "none") return UnaryOp::gelu;
-  if (approximate == "tanh") return UnaryOp::gelu_tanh;
-  throw Error(
-      fmt::format("gelu: approximate argument must be either none or tanh, got '{}'", approximate));
-}
 Tensor gelu_k(const Tensor& self, std::string approximate) {
-  const UnaryOp op = gelu_kind(approximate);
+  const UnaryOp op = meta::gelu_is_tanh(approximate) ? UnaryOp::gelu_tanh : UnaryOp::gelu;
   if (!is_floating(self.dtype())) throw_unsupported_dtype("gelu", self.dtype());
   return unary(op, self, self.dtype());
 }
@@ -357,9 +318,7 @@ Tensor numeric_unary(UnaryOp op, const char* name, const Tensor& self) {
   return unary(op, self, self.dtype());
 }
 Tensor neg_k(const Tensor& self) {
-  AMPJIT_CHECK(self.dtype() != ScalarType::Bool,
-               "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
-               "to invert a mask, use the `~` or `logical_not()` operator instead.");
+  meta::check_neg(self.dtype());
   return numeric_unary(UnaryOp::neg, "neg", self);
 }
 Tensor abs_k(const Tensor& self) { return numeric_unary(UnaryOp::abs, "abs", self); }
@@ -394,28 +353,18 @@ Tensor round_decimals_inplace_k(Tensor self, int64_t decimals) {
 }
 
 // Clamp with Scalar bounds (Note [Clamp and NaN] in kernels/cpu/unary_ops.cpp).
-const char* const kClampNeedsBound = "torch.clamp: At least one of 'min' or 'max' must not be None";
-enum class LoneNaNBound { Ignored, PropagatesNaN };
+using meta::LoneNaNBound;
 Tensor clamp_scalar(const char* op, const Tensor& self, const OptScalar& lo, const OptScalar& hi,
                     LoneNaNBound lone_nan = LoneNaNBound::Ignored) {
-  AMPJIT_CHECK(lo || hi, "{}", kClampNeedsBound);
-  ScalarType rt = self.dtype();
-  if (!is_floating(rt)) {
-    ResultTypeState s;
-    s.add(self);
-    if (lo) s.add(*lo);
-    if (hi) s.add(*hi);
-    rt = s.result();
-  }
+  const ScalarType rt = meta::clamp_result_type(self, lo, hi);
   if (rt == ScalarType::Bool) throw_unsupported_dtype(op, rt);
-  const bool nan_lo = lo && std::isnan(lo->to_double()), nan_hi = hi && std::isnan(hi->to_double());
-  if ((nan_lo || nan_hi) && ((lo && hi) || lone_nan == LoneNaNBound::PropagatesNaN)) {
+  if (meta::clamp_gives_nan(lo, hi, lone_nan)) {
     Tensor out = Tensor::empty(self.sizes(), rt, self.device());
     out.fill_(Scalar(std::numeric_limits<double>::quiet_NaN()));
     return out;
   }
   // A NaN lone bound of clamp is ignored: the identity, as the CPU's -inf/+inf default bound.
-  const bool use_lo = lo && !nan_lo, use_hi = hi && !nan_hi;
+  const bool use_lo = lo && !std::isnan(lo->to_double()), use_hi = hi && !std::isnan(hi->to_double());
   if (!use_lo && !use_hi) return cast(self, rt).clone();
   const double l = use_lo ? scalar_value(*lo, rt, true) : 0, h = use_hi ? scalar_value(*hi, rt, true) : 0;
   if (use_lo && use_hi) return unary(UnaryOp::clamp, self, rt, l, h);
@@ -424,12 +373,7 @@ Tensor clamp_scalar(const char* op, const Tensor& self, const OptScalar& lo, con
 }
 // Tensor bounds promote with self and broadcast; a missing bound is the dtype's extreme.
 Tensor clamp_tensor(const char* op, const Tensor& self, const OptTensor& lo, const OptTensor& hi) {
-  AMPJIT_CHECK(lo || hi, "{}", kClampNeedsBound);
-  ResultTypeState s;
-  s.add(self);
-  if (lo) s.add(*lo);
-  if (hi) s.add(*hi);
-  const ScalarType rt = s.result();
+  const ScalarType rt = meta::clamp_tensor_result_type(self, lo, hi);
   if (rt == ScalarType::Bool) throw_unsupported_dtype(op, rt);
   auto extreme = [&](bool low) {
     Tensor t = Tensor::empty(IntArrayRef{}, rt, self.device());
@@ -481,7 +425,7 @@ Tensor clamp_max_tensor_inplace_k(Tensor self, const Tensor& hi) {
   return write_result(self, clamp_max_tensor_k(self, hi), "clamp_max_", true);
 }
 Tensor relu_k(const Tensor& self) {
-  AMPJIT_CHECK(self.dtype() != ScalarType::Bool, "Boolean inputs not supported for relu");
+  meta::check_relu(self.dtype());
   return clamp_scalar("relu", self, Scalar(int64_t{0}), std::nullopt);
 }
 Tensor relu_inplace_k(Tensor self) { return write_result(self, relu_k(self), "relu_", true); }
@@ -506,9 +450,7 @@ Tensor minimum_k(const Tensor& a, const Tensor& b) {
 }
 // The condition joins the loop converted to the value dtype (one input type per loop).
 Tensor where_k(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  AMPJIT_CHECK(cond.dtype() == ScalarType::Bool || cond.dtype() == ScalarType::UInt8,
-               "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
-               dtype_name(cond.dtype()));
+  meta::check_where_condition(cond);
   return ternary(TernaryOp::where, "where", cond, a, b, result_type(a, b));
 }
 Tensor where_scalar_self_k(const Tensor& cond, const Scalar& a, const Tensor& b) {
