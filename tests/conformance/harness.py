@@ -117,7 +117,7 @@ def _leaves(value, out, facts):
             _leaves(v, out, facts)
     elif hasattr(value, "dtype") and hasattr(value, "shape"):
         t = value.detach()
-        out.append(Leaf(_dtype_name(t.dtype), tuple(t.shape), t.to(_float64_of(t)).numpy()))
+        out.append(Leaf(_dtype_name(t.dtype), tuple(t.shape), t.to(_float64_of(t)).cpu().numpy()))
     else:
         out.append(Leaf(value=value))
     return out
