@@ -36,7 +36,7 @@ struct Table {
       e.name = e.schema.full_name();
       e.base_name = e.schema.qualified_name();
       e.kernels[static_cast<int>(DeviceType::CPU)] = d.cpu;
-      if (d.flags & kComposite) {
+      if (d.flags & (kComposite | kDeviceGeneric)) {
         for (auto& k : e.kernels) k = d.cpu;
       }
       e.device_arg = e.schema.arg_index("device");

@@ -7,7 +7,7 @@
 //    overloads, recognized from the alias annotations, as in torch);
 //  - the CPU kernel `ampjit::kernels::ID` (a boxed function defined in kernels/cpu/), installed in
 //    the CPU column, or in every device column when FLAGS has kComposite (views and ops written in
-//    terms of other ops);
+//    terms of other ops) or kDeviceGeneric (allocate, copy and fill through a device backend);
 //  - the C++ eager API `ampjit::ops::ID(...)` (runtime/ops.h);
 //  - the per-device autocast policy column, filled from the policy profiles (runtime/autocast);
 //  - later columns: the CUDA kernel (registered by the CUDA backend at load time).
@@ -32,6 +32,9 @@ enum OpFlags : uint32_t {
   kMixedDevice = 1u << 4,  // may take tensors on different devices (copies)
   kScriptOnly = 1u << 5,   // script's int/float/bool/str arithmetic: never exposed in the Python
                            // `ampjit`/Tensor namespaces
+  kDeviceGeneric = 1u << 6,  // the kernel only allocates, copies and fills through Tensor, which a
+                             // device backend serves (runtime/tensor.h DeviceBackend): it is
+                             // installed for every device, like kComposite, but computes
 };
 
 enum class OpId : uint16_t {

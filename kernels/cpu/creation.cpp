@@ -12,8 +12,9 @@ namespace {
 using OptDtype = std::optional<ScalarType>;
 using OptDevice = std::optional<Device>;
 
-// Allocates on the requested device (the CUDA backend registers the allocate-and-fill factories
-// below for its device too; Tensor::empty raises a clear error where a device is unavailable).
+// Allocates on the requested device: empty, zeros, ones, full and their *_like forms are
+// kDeviceGeneric (Tensor::empty and fill_ go through the device backend, or raise a clear error
+// where the device is unavailable).
 Tensor make(IntArrayRef size, OptDtype dt, OptDevice dev, bool rg, ScalarType deflt = ScalarType::Float32) {
   Tensor t = Tensor::empty(size, dt.value_or(deflt), dev.value_or(Device()));
   if (rg) t.set_requires_grad(true);

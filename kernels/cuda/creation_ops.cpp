@@ -1,7 +1,6 @@
-// Boxed CUDA kernels for the factories (runtime/ops/creation.def) and the device-generic copies and
-// conversions of runtime/ops/tensor.def.
-//  - empty, zeros, ones, full and their *_like forms are the CPU kernels themselves: they only
-//    allocate (Tensor::empty on the requested device) and fill_ (the device backend's fill).
+// Boxed CUDA kernels for the factories (runtime/ops/creation.def).
+//  - empty, zeros, ones, full and their *_like forms need none: they are kDeviceGeneric (they only
+//    allocate and fill_ through the device backend), as are the copies of runtime/ops/tensor.def.
 //  - arange and eye compute their values on the host, exactly as the CPU kernels do, and copy
 //    them over: one small transfer, and the values are bitwise the CPU's.
 //  - rand and randn draw on the device from the CUDA generator (random.cu).
@@ -84,17 +83,6 @@ void manual_seed_all(uint64_t seed) {
 }
 
 void register_creation_kernels() {
-  // Allocate-and-fill: the CPU kernels are device-generic (Tensor::empty, Tensor::fill_).
-  for (OpId id : {OpId::empty, OpId::zeros, OpId::ones, OpId::full, OpId::empty_like,
-                  OpId::zeros_like, OpId::ones_like, OpId::full_like}) {
-    register_kernel(id, DeviceType::CUDA, op_entry(id).kernels[static_cast<int>(DeviceType::CPU)]);
-  }
-  // Copies and conversions (runtime/ops/tensor.def) are Tensor::copy_ / fill_ / to on any device:
-  // the CPU kernels serve CUDA tensors through the device backend's hooks.
-  for (OpId id : {OpId::clone, OpId::copy_, OpId::fill_, OpId::zero_, OpId::to_dtype,
-                  OpId::to_device, OpId::to_other, OpId::type_as}) {
-    register_kernel(id, DeviceType::CUDA, op_entry(id).kernels[static_cast<int>(DeviceType::CPU)]);
-  }
   register_kernel(OpId::arange, DeviceType::CUDA, &on_host_then_copy<OpId::arange>);
   register_kernel(OpId::arange_start, DeviceType::CUDA, &on_host_then_copy<OpId::arange_start>);
   register_kernel(OpId::arange_start_step, DeviceType::CUDA,
