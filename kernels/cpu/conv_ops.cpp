@@ -1,5 +1,6 @@
 // Convolutions (runtime/ops/conv.def): conv1d, conv2d, conv3d and conv_transpose2d, batched or
-// unbatched as in torch. One checked path (`convolution`) serves them all:
+// unbatched as in torch. One path (`convolution`), its checks and output size from
+// meta::plan_conv (kernels/linalg_meta.h, shared with the CUDA kernels), serves them all:
 //  - float32 runs oneDNN's (de)convolution (kernels/cpu/onednn.h);
 //  - float16 and bfloat16 are widened to float32 for it and rounded once (Note [oneDNN computes
 //    in float32 only] in onednn.h);
@@ -7,35 +8,14 @@
 //  - other dtypes are errors, as on torch's CPU.
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/onednn.h"
+#include "kernels/linalg_meta.h"
 #include "runtime/boxing.h"
 #include "runtime/op_table.h"
 
 namespace ampjit::cpu {
 namespace {
 
-using onednn::cpp_type_name;
-
-struct ConvParams {
-  int nsp = 2;  // spatial dims
-  bool transposed = false;
-  int64_t groups = 1;
-  int64_t stride[3], padding[3], dilation[3], output_padding[3];
-};
-
-// torch accepts one value for every spatial dim, or one per dim.
-void expand_param(const char* name, const std::vector<int64_t>& v, int nsp, int64_t* dst) {
-  AMPJIT_CHECK(v.size() == 1 || v.size() == static_cast<size_t>(nsp),
-               "expected {} to be a single integer value or a list of {} values to match the "
-               "convolution dimensions, but got {}={}",
-               name, nsp, name, shape_str(v));
-  for (int i = 0; i < nsp; ++i) dst[i] = v.size() == 1 ? v[0] : v[i];
-}
-
-std::string join_x(const int64_t* v, int n) {
-  std::string s;
-  for (int i = 0; i < n; ++i) s += (i ? " x " : "") + std::to_string(v[i]);
-  return s;
-}
+using meta::ConvParams;
 
 // The float64 direct convolution: one gather per output element, so threads never share an
 // output. Spatial dims are padded to three (leading size-1 dims) by the caller.
@@ -94,126 +74,21 @@ Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input
                    const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                    const std::vector<int64_t>& dilation, const std::vector<int64_t>& output_padding,
                    int64_t groups) {
-  ConvParams p;
-  p.nsp = nsp;
-  p.transposed = transposed;
-  p.groups = groups;
-  expand_param("stride", stride, nsp, p.stride);
-  expand_param("padding", padding, nsp, p.padding);
-  expand_param("dilation", dilation, nsp, p.dilation);
-  expand_param("output_padding", output_padding, nsp, p.output_padding);
-  AMPJIT_CHECK(input_.dim() == nsp + 1 || input_.dim() == nsp + 2,
-               "Expected {}D (unbatched) or {}D (batched) input to {}, but got input of size: {}",
-               nsp + 1, nsp + 2, op, input_.shape_str());
-  const bool unbatched = input_.dim() == nsp + 1;
-  const Tensor input = unbatched ? input_.unsqueeze(0) : input_;
-  AMPJIT_CHECK(
-      weight.dim() == nsp + 2,
-      "Expected {}-dimensional input for {}-dimensional weight {}, but got {}-dimensional input of "
-      "size {} instead",
-      weight.dim(), weight.dim(), weight.shape_str(), input.dim(), input.shape_str());
-  for (int i = 0; i < nsp; ++i) {
-    AMPJIT_CHECK(p.stride[i] > 0, "non-positive stride is not supported");
-    AMPJIT_CHECK(p.padding[i] >= 0, "negative padding is not supported");
-    AMPJIT_CHECK(p.dilation[i] > 0, "dilation should be greater than zero");
-    AMPJIT_CHECK(p.output_padding[i] >= 0, "negative output_padding is not supported");
-  }
-  AMPJIT_CHECK(groups > 0, "non-positive groups is not supported");
-  AMPJIT_CHECK(input.dtype() == weight.dtype(),
-               "Input type ({}) and weight type ({}) should be the same",
-               cpp_type_name(input.dtype()), cpp_type_name(weight.dtype()));
-  if (bias) {
-    AMPJIT_CHECK(input.dtype() == bias->dtype(),
-                 "Input type ({}) and bias type ({}) should be the same",
-                 cpp_type_name(input.dtype()), cpp_type_name(bias->dtype()));
-  }
-  const int64_t n = input.size(0), ic = input.size(1);
-  AMPJIT_CHECK(
-      weight.size(0) % groups == 0,
-      "Given groups={}, expected weight to be divisible by {} at dimension 0, but got weight of "
-      "size {} instead",
-      groups, groups, weight.shape_str());
-  int64_t oc;
-  if (!transposed) {
-    oc = weight.size(0);
-    AMPJIT_CHECK(
-        ic == weight.size(1) * groups,
-        "Given groups={}, weight of size {}, expected input{} to have {} channels, but got {} "
-        "channels instead",
-        groups, weight.shape_str(), input.shape_str(), weight.size(1) * groups, ic);
-  } else {
-    oc = weight.size(1) * groups;
-    AMPJIT_CHECK(
-        ic == weight.size(0),
-        "Given transposed=1, weight of size {}, expected input{} to have {} channels, but got {} "
-        "channels instead",
-        weight.shape_str(), input.shape_str(), weight.size(0), ic);
-  }
-  if (bias) {
-    AMPJIT_CHECK(
-        bias->dim() == 1 && bias->size(0) == oc,
-        "Given {}weight of size {}, expected bias to be 1-dimensional with {} elements, but got "
-        "bias of size {} instead",
-        transposed ? "transposed=1, " : "", weight.shape_str(), oc, bias->shape_str());
-  }
-  int64_t in[3], k[3], out[3];
-  for (int i = 0; i < nsp; ++i) {
-    in[i] = input.size(2 + i);
-    k[i] = weight.size(2 + i);
-  }
-  if (!transposed) {
-    int64_t padded[3], dk[3];
-    bool fits = true;
-    for (int i = 0; i < nsp; ++i) {
-      padded[i] = in[i] + 2 * p.padding[i];
-      dk[i] = p.dilation[i] * (k[i] - 1) + 1;
-      fits = fits && padded[i] >= dk[i];
-    }
-    AMPJIT_CHECK(
-        fits,
-        "Calculated padded input size per channel: ({}). Kernel size: ({}). Kernel size can't be "
-        "greater than actual input size",
-        join_x(padded, nsp), join_x(dk, nsp));
-    for (int i = 0; i < nsp; ++i) out[i] = (padded[i] - dk[i]) / p.stride[i] + 1;
-  } else {
-    bool op_ok = true;
-    for (int i = 0; i < nsp; ++i) {
-      op_ok = op_ok && (p.output_padding[i] < p.stride[i] || p.output_padding[i] < p.dilation[i]);
-    }
-    AMPJIT_CHECK(
-        op_ok,
-        "output padding must be smaller than either stride or dilation, but got output_padding: "
-        "({}), stride: ({}), dilation: ({})",
-        join_x(p.output_padding, nsp), join_x(p.stride, nsp), join_x(p.dilation, nsp));
-    bool positive = true;
-    for (int i = 0; i < nsp; ++i) {
-      out[i] = (in[i] - 1) * p.stride[i] - 2 * p.padding[i] + p.dilation[i] * (k[i] - 1) +
-               p.output_padding[i] + 1;
-      positive = positive && out[i] > 0;
-    }
-    AMPJIT_CHECK(
-        positive,
-        "Given input size per channel: ({}). Calculated output size per channel: ({}). Output size "
-        "is too small",
-        join_x(in, nsp), join_x(out, nsp));
-  }
-
-  std::vector<int64_t> out_shape = {n, oc};
-  for (int i = 0; i < nsp; ++i) out_shape.push_back(out[i]);
-  const ScalarType dt = input.dtype();
-  Tensor y = Tensor::empty(out_shape, dt);
-  int64_t in_numel = 1;
-  for (int i = 0; i < nsp; ++i) in_numel *= in[i];
-  if (y.numel() > 0 && (ic == 0 || in_numel == 0)) {
+  const meta::ConvPlan c = meta::plan_conv(op, nsp, transposed, input_, weight, bias, stride,
+                                           padding, dilation, output_padding, groups);
+  const ConvParams& p = c.params;
+  const int64_t n = c.n, ic = c.ic, oc = c.oc;
+  const int64_t *in = c.in, *k = c.k, *out = c.out;
+  const ScalarType dt = c.input.dtype();
+  Tensor y = Tensor::empty(c.out_shape, dt);
+  if (y.numel() > 0 && c.nothing_to_convolve()) {
     // Nothing to convolve (oneDNN cannot take empty dims): the bias, or zeros.
-    std::vector<int64_t> per_channel(static_cast<size_t>(nsp + 2), 1);
-    per_channel[1] = oc;
     if (bias)
-      y.copy_(bias->reshape(per_channel));
+      y.copy_(bias->reshape(c.bias_shape()));
     else
       y.fill_(0);
   } else if (y.numel() > 0) {
-    const Tensor x = input.contiguous(), w = weight.contiguous();
+    const Tensor x = c.input.contiguous(), w = weight.contiguous();
     const Tensor b = bias ? bias->contiguous() : Tensor();
     if (dt == ScalarType::Float64) {
       int64_t in3[3] = {1, 1, 1}, out3[3] = {1, 1, 1}, k3[3] = {1, 1, 1};
@@ -273,7 +148,7 @@ Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input
       }
     }
   }
-  return unbatched ? y.squeeze(0) : y;
+  return c.unbatched ? y.squeeze(0) : y;
 }
 
 Tensor conv1d_k(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,

@@ -6,20 +6,20 @@
 //  - float16 and bfloat16 are widened to float32 for the same primitive and rounded once
 //    (Note [oneDNN computes in float32 only] in onednn.h, Note [Widening bf16 for gemm] below);
 //  - float64 and the integer types run an exact loop (integers wrap on overflow, as in torch).
-// Bool has no products, as in torch.
+// Bool has no products, as in torch. The checks, shapes and matmul's rank cases are
+// kernels/linalg_meta.h, shared with the CUDA kernels.
 #include <omp.h>
 
 #include <exception>
 
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/onednn.h"
+#include "kernels/linalg_meta.h"
 #include "runtime/boxing.h"
 #include "runtime/op_table.h"
 
 namespace ampjit::cpu {
 namespace {
-
-using onednn::cpp_type_name;
 
 // Note [Widening bf16 for gemm]
 // float16/bfloat16 operands are widened by hand into 64-byte-aligned float32 scratch, keeping each
@@ -87,12 +87,6 @@ Staged stage_widened(const Tensor& t, float* buf) {
 
 int64_t staged_numel(const Tensor& t) {
   return (t.stride(0) == 0 ? 1 : t.size(0)) * t.size(1) * t.size(2);
-}
-
-// Whether `addend` only varies along the last dim of an [.., n] result, so that oneDNN can add
-// it as a bias vector.
-bool is_row_vector(const Tensor& addend, int64_t n) {
-  return addend.dim() >= 1 && addend.size(-1) == n && addend.numel() == n;
 }
 
 // Runs one float32 product, or, for an empty contraction (which oneDNN cannot take), fills C
@@ -191,7 +185,8 @@ void float_gemm(Tensor a, Tensor b, const Tensor& addend, double beta, double al
   const int64_t batch = out.size(0), m = out.size(1), n = out.size(2), k = a.size(2);
   a = gemm_operand(a);
   b = gemm_operand(b);
-  const bool use_bias = addend.defined() && beta == 1 && alpha == 1 && is_row_vector(addend, n);
+  const bool use_bias =
+      addend.defined() && beta == 1 && alpha == 1 && meta::is_row_vector(addend, n);
   const bool use_addend = !use_bias && addend.defined() && beta != 0;
   const bool staged = dt != ScalarType::Float32;
 
@@ -334,68 +329,20 @@ Tensor gemm(const Tensor& a, const Tensor& b, const Tensor& addend, const Scalar
 Tensor as_batch1(const Tensor& t) {
   return t.unsqueeze(0);
 }
-std::vector<int64_t> shape_of(IntArrayRef s) {
-  return {s.begin(), s.end()};
-}
 
-// --- checks, with torch's messages ---------------------------------------------------------
-
-void check_mm_shapes(const Tensor& m1, const Tensor& m2) {
-  AMPJIT_CHECK(m1.size(1) == m2.size(0),
-               "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", m1.size(0),
-               m1.size(1), m2.size(0), m2.size(1));
-}
-void check_mm_dtypes(const Tensor& m1, const Tensor& m2) {
-  AMPJIT_CHECK(m1.dtype() == m2.dtype(),
-               "expected m1 and m2 to have the same dtype, but got: {} != {}",
-               cpp_type_name(m1.dtype()), cpp_type_name(m2.dtype()));
-}
-void check_same_scalar_type(const Tensor& expected, const Tensor& found) {
-  AMPJIT_CHECK(expected.dtype() == found.dtype(), "expected scalar type {} but found {}",
-               torch_type_name(expected.dtype()), torch_type_name(found.dtype()));
-}
-void check_bmm(const Tensor& b1, const Tensor& b2) {
-  AMPJIT_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
-  AMPJIT_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
-  AMPJIT_CHECK(b2.size(0) == b1.size(0) && b2.size(1) == b1.size(2),
-               "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: "
-               "[{}, {}].",
-               b1.size(0), b1.size(2), b2.size(0), b2.size(1));
-  check_same_scalar_type(b1, b2);
-}
-// Out tensors of structured ops must already have the result's dtype.
-Tensor write_out(Tensor out, const Tensor& result) {
-  AMPJIT_CHECK(out.dtype() == result.dtype(),
-               "Expected out tensor to have dtype {}, but got {} instead",
-               cpp_type_name(result.dtype()), cpp_type_name(out.dtype()));
-  resize_out(out, result.sizes());
-  out.copy_(result);
-  return out;
-}
-
-// --- ops ------------------------------------------------------------------------------------
+// --- ops (checks and shapes: kernels/linalg_meta.h) -----------------------------------------
 
 Tensor mm_k(const Tensor& self, const Tensor& mat2) {
-  AMPJIT_CHECK(self.dim() == 2, "self must be a matrix");
-  AMPJIT_CHECK(mat2.dim() == 2, "mat2 must be a matrix");
-  check_mm_shapes(self, mat2);
-  check_mm_dtypes(self, mat2);
+  meta::check_mm(self, mat2);
   return gemm(as_batch1(self), as_batch1(mat2), Tensor(), 0, 1, "mm").squeeze(0);
 }
 Tensor mm_out_k(const Tensor& self, const Tensor& mat2, Tensor out) {
-  return write_out(out, mm_k(self, mat2));
+  return meta::write_out(out, mm_k(self, mat2));
 }
 
 Tensor addmm_k(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
                const Scalar& alpha) {
-  AMPJIT_CHECK(mat1.dim() == 2, "mat1 must be a matrix, got {}-D tensor", mat1.dim());
-  AMPJIT_CHECK(mat2.dim() == 2, "mat2 must be a matrix, got {}-D tensor", mat2.dim());
-  check_mm_shapes(mat1, mat2);
-  check_mm_dtypes(mat1, mat2);
-  AMPJIT_CHECK(self.dtype() == mat2.dtype(),
-               "self and mat2 must have the same dtype, but got {} and {}",
-               torch_type_name(self.dtype()), torch_type_name(mat2.dtype()));
-  const Tensor addend = self.expand(std::vector<int64_t>{mat1.size(0), mat2.size(1)});
+  const Tensor addend = self.expand(meta::addmm_shape(self, mat1, mat2));
   return gemm(as_batch1(mat1), as_batch1(mat2), addend, beta, alpha, "addmm").squeeze(0);
 }
 Tensor addmm_inplace_k(Tensor self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
@@ -404,26 +351,20 @@ Tensor addmm_inplace_k(Tensor self, const Tensor& mat1, const Tensor& mat2, cons
 }
 Tensor addmm_out_k(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
                    const Scalar& alpha, Tensor out) {
-  return write_out(out, addmm_k(self, mat1, mat2, beta, alpha));
+  return meta::write_out(out, addmm_k(self, mat1, mat2, beta, alpha));
 }
 
 Tensor bmm_k(const Tensor& self, const Tensor& mat2) {
-  check_bmm(self, mat2);
+  meta::check_bmm(self, mat2);
   return gemm(self, mat2, Tensor(), 0, 1, "bmm");
 }
 Tensor bmm_out_k(const Tensor& self, const Tensor& mat2, Tensor out) {
-  return write_out(out, bmm_k(self, mat2));
+  return meta::write_out(out, bmm_k(self, mat2));
 }
 
 Tensor baddbmm_k(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
                  const Scalar& alpha) {
-  AMPJIT_CHECK(self.dtype() == batch1.dtype() && self.dtype() == batch2.dtype(),
-               "Input dtypes must be the same, got: input {}, batch1: {}, batch2: {}",
-               cpp_type_name(self.dtype()), cpp_type_name(batch1.dtype()),
-               cpp_type_name(batch2.dtype()));
-  check_bmm(batch1, batch2);
-  const Tensor addend =
-      self.expand(std::vector<int64_t>{batch1.size(0), batch1.size(1), batch2.size(2)});
+  const Tensor addend = self.expand(meta::baddbmm_shape(self, batch1, batch2));
   return gemm(batch1, batch2, addend, beta, alpha, "baddbmm");
 }
 Tensor baddbmm_inplace_k(Tensor self, const Tensor& batch1, const Tensor& batch2,
@@ -431,36 +372,13 @@ Tensor baddbmm_inplace_k(Tensor self, const Tensor& batch1, const Tensor& batch2
   return write_result(self, baddbmm_k(self, batch1, batch2, beta, alpha), "baddbmm_", true);
 }
 
-// sum_b batch1[b] @ batch2[b] is one product of the batches laid side by side:
-// [n, B*m] @ [B*m, p].
 Tensor addbmm_k(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
                 const Scalar& alpha) {
-  AMPJIT_CHECK(batch1.dim() == 3, "batch1 must be a 3D tensor");
-  AMPJIT_CHECK(batch2.dim() == 3, "batch2 must be a 3D tensor");
-  AMPJIT_CHECK(batch1.size(0) == batch2.size(0),
-               "batch1 and batch2 must have same number of batches, got {} and {}", batch1.size(0),
-               batch2.size(0));
-  AMPJIT_CHECK(batch1.size(2) == batch2.size(1),
-               "Incompatible matrix sizes for bmm ({}x{} and {}x{})", batch1.size(1),
-               batch1.size(2), batch2.size(1), batch2.size(2));
-  check_same_scalar_type(batch1, batch2);
-  AMPJIT_CHECK(self.dtype() == batch1.dtype(), "expected scalar type {} but found {}",
-               torch_type_name(batch1.dtype()), torch_type_name(self.dtype()));
-  const int64_t nb = batch1.size(0), n = batch1.size(1), m = batch1.size(2), p = batch2.size(2);
-  const Tensor addend = self.expand(std::vector<int64_t>{n, p});
-  const Tensor a =
-      batch1.permute(std::vector<int64_t>{1, 0, 2}).reshape(std::vector<int64_t>{n, nb * m});
-  const Tensor b = batch2.reshape(std::vector<int64_t>{nb * m, p});
-  return gemm(as_batch1(a), as_batch1(b), addend, beta, alpha, "addbmm").squeeze(0);
+  const meta::Product p = meta::addbmm_product(self, batch1, batch2);
+  return gemm(as_batch1(p.lhs), as_batch1(p.rhs), self.expand(p.out_shape), beta, alpha, "addbmm")
+      .squeeze(0);
 }
 
-void check_mv(const Tensor& mat, const Tensor& vec, int64_t self_dim, int64_t self_size) {
-  AMPJIT_CHECK(mat.dim() == 2 && vec.dim() == 1 && self_dim <= 1,
-               "vector + matrix @ vector expected, got {}, {}, {}", self_dim, mat.dim(), vec.dim());
-  AMPJIT_CHECK(mat.size(1) == vec.size(0), "size mismatch, got input ({}), mat ({}x{}), vec ({})",
-               self_size, mat.size(0), mat.size(1), vec.size(0));
-  check_same_scalar_type(mat, vec);
-}
 // mat @ vec as [1, n, m] @ [1, m, 1].
 Tensor mv_gemm(const Tensor& mat, const Tensor& vec, const Tensor& addend, const Scalar& beta,
                const Scalar& alpha, const char* op) {
@@ -470,16 +388,12 @@ Tensor mv_gemm(const Tensor& mat, const Tensor& vec, const Tensor& addend, const
   return gemm(as_batch1(mat), col, add, beta, alpha, op).view(std::vector<int64_t>{mat.size(0)});
 }
 Tensor mv_k(const Tensor& self, const Tensor& vec) {
-  check_mv(self, vec, 1, self.dim() >= 1 ? self.size(0) : 1);
+  meta::check_mv(self, vec);
   return mv_gemm(self, vec, Tensor(), 0, 1, "mv");
 }
 Tensor addmv_k(const Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta,
                const Scalar& alpha) {
-  check_mv(mat, vec, self.dim(), self.dim() >= 1 ? self.size(0) : 1);
-  AMPJIT_CHECK(self.numel() == mat.size(0) || self.numel() == 1,
-               "size mismatch, got input ({}), mat ({}x{}), vec ({})",
-               self.dim() ? self.size(0) : 1, mat.size(0), mat.size(1), vec.size(0));
-  check_same_scalar_type(mat, self);
+  meta::check_addmv(self, mat, vec);
   return mv_gemm(mat, vec, self, beta, alpha, "addmv");
 }
 
@@ -487,16 +401,7 @@ Tensor addmv_k(const Tensor& self, const Tensor& mat, const Tensor& vec, const S
 // reduced types, like BLAS sdot; double for float64; wrapping uint64 for integers) with eight
 // partial sums so the loop vectorizes.
 Tensor dot_k(const Tensor& self, const Tensor& other) {
-  AMPJIT_CHECK(self.dim() == 1 && other.dim() == 1,
-               "1D tensors expected, but got {}D and {}D tensors", self.dim(), other.dim());
-  AMPJIT_CHECK(self.dtype() == other.dtype(),
-               "dot : expected both vectors to have same dtype, but found {} and {}",
-               torch_type_name(self.dtype()), torch_type_name(other.dtype()));
-  AMPJIT_CHECK(
-      self.numel() == other.numel(),
-      "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number "
-      "of elements, but got {} and {} elements respectively",
-      self.numel(), other.numel(), self.numel(), other.numel());
+  meta::check_dot(self, other);
   const ScalarType dt = self.dtype();
   Tensor out = Tensor::empty(std::vector<int64_t>{}, dt);
   dispatch_numeric(dt, "dot", [&]<typename T>() {
@@ -524,81 +429,23 @@ Tensor dot_k(const Tensor& self, const Tensor& other) {
   return out;
 }
 
-// Note [matmul's rank cases]
-// As torch.matmul: 1-D x 1-D is dot; 2-D x 1-D is mv; 1-D x 2-D is a [1, n] @ [n, p] product;
-// 2-D x 2-D is mm; an N-D (N >= 3) left operand with a 1-D or 2-D right one folds its batch
-// dims into the rows (one big product, no copies when it is contiguous); everything else
-// broadcasts the batch dims and runs one batched product, keeping a fully broadcast operand as a
-// batch stride of 0 (oneDNN broadcasts it) rather than materializing it. A 1-D operand becomes
-// a row (left) or column (right) whose dim is dropped from the result.
+// Note [matmul's rank cases] in kernels/linalg_meta.h: dot, mv, mm, or one batched product whose
+// broadcast operand oneDNN reads with batch stride 0.
 Tensor matmul_k(const Tensor& t1, const Tensor& t2) {
-  const int64_t d1 = t1.dim(), d2 = t2.dim();
-  AMPJIT_CHECK(d1 > 0 && d2 > 0,
-               "both arguments to matmul need to be at least 1D, but they are {}D and {}D", d1, d2);
-  if (d1 == 1 && d2 == 1) return dot_k(t1, t2);
-  if (d1 == 2 && d2 == 1) return mv_k(t1, t2);
-  if (d1 == 1 && d2 == 2) return mm_k(t1.unsqueeze(0), t2).squeeze(0);
-  if (d1 == 2 && d2 == 2) return mm_k(t1, t2);
-  if (d1 >= 3 && d2 <= 2) {
-    std::vector<int64_t> out_shape = shape_of(t1.sizes().first(static_cast<size_t>(d1 - 1)));
-    const Tensor folded = t1.reshape(std::vector<int64_t>{-1, t1.size(-1)});
-    if (d2 == 1) return mv_k(folded, t2).view(out_shape);
-    out_shape.push_back(t2.size(1));
-    return mm_k(folded, t2).view(out_shape);
-  }
-  // Batched, with broadcasting of the batch dims.
-  const int64_t n = d1 > 1 ? t1.size(-2) : 1, m1 = t1.size(-1);
-  const int64_t m2 = d2 > 1 ? t2.size(-2) : t2.size(0), p = d2 > 1 ? t2.size(-1) : 1;
-  const IntArrayRef batch1 = d1 > 2 ? t1.sizes().first(static_cast<size_t>(d1 - 2)) : IntArrayRef();
-  const IntArrayRef batch2 = d2 > 2 ? t2.sizes().first(static_cast<size_t>(d2 - 2)) : IntArrayRef();
-  const DimVector batch = broadcast_shapes(batch1, batch2, "matmul");
-  const int64_t nbatch = numel_of(batch);
-  auto to3d = [&](const Tensor& mat, int64_t rows, int64_t cols) {
-    std::vector<int64_t> full = shape_of(batch);
-    full.push_back(rows);
-    full.push_back(cols);
-    return mat.expand(full).reshape(std::vector<int64_t>{nbatch, rows, cols});
-  };
-  const Tensor a = to3d(d1 == 1 ? t1.unsqueeze(0) : t1, n, m1);
-  const Tensor b = to3d(d2 == 1 ? t2.unsqueeze(1) : t2, m2, p);
-  check_bmm(a, b);
-  std::vector<int64_t> out_shape = shape_of(batch);
-  if (d1 > 1) out_shape.push_back(n);
-  if (d2 > 1) out_shape.push_back(p);
-  return gemm(a, b, Tensor(), 0, 1, "matmul").view(out_shape);
+  return meta::matmul(t1, t2, dot_k, mv_k, mm_k, [](const Tensor& a, const Tensor& b) {
+    return gemm(a, b, Tensor(), 0, 1, "matmul");
+  });
 }
 Tensor matmul_out_k(const Tensor& t1, const Tensor& t2, Tensor out) {
-  return write_out(out, matmul_k(t1, t2));
+  return meta::write_out(out, matmul_k(t1, t2));
 }
 
-// linear: input [..., in] @ weight^T + bias, as torch.nn.functional.linear: input's leading dims
-// fold into the rows of one product, and a bias that only varies along the features is added by
-// oneDNN. A 1-D weight gives one output per row (no feature dim), as matmul(input, weight) does.
+// linear: input [..., in] @ weight^T + bias in one product (meta::linear_product); a bias that
+// only varies along the features is added by oneDNN.
 Tensor linear_k(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
-  AMPJIT_CHECK(weight.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is {}D",
-               weight.dim());
-  AMPJIT_CHECK(input.dim() >= 1 && weight.dim() >= 1,
-               "both arguments to matmul need to be at least 1D, but they are {}D and {}D",
-               input.dim(), weight.dim());
-  if (bias) {
-    AMPJIT_CHECK(bias->dtype() == weight.dtype(),
-                 "self and mat2 must have the same dtype, but got {} and {}",
-                 torch_type_name(bias->dtype()), torch_type_name(weight.dtype()));
-  }
-  const Tensor wt = weight.dim() == 2 ? weight.t() : weight.unsqueeze(1);
-  const Tensor x2 = input.reshape(std::vector<int64_t>{-1, input.size(-1)});
-  check_mm_shapes(x2, wt);
-  check_mm_dtypes(x2, wt);
-  std::vector<int64_t> out_shape =
-      shape_of(input.sizes().first(static_cast<size_t>(input.dim() - 1)));
-  if (weight.dim() == 2) out_shape.push_back(weight.size(0));
-  Tensor addend;
-  if (bias) {
-    addend = weight.dim() == 2 && is_row_vector(*bias, weight.size(0))
-                 ? *bias
-                 : bias->expand(out_shape).reshape(std::vector<int64_t>{x2.size(0), wt.size(1)});
-  }
-  return gemm(as_batch1(x2), as_batch1(wt), addend, 1, 1, "linear").view(out_shape);
+  const meta::Product p = meta::linear_product(input, weight, bias);
+  const Tensor addend = bias ? meta::linear_addend(*bias, weight, p) : Tensor();
+  return gemm(as_batch1(p.lhs), as_batch1(p.rhs), addend, 1, 1, "linear").view(p.out_shape);
 }
 
 }  // namespace
