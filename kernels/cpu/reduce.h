@@ -1,6 +1,6 @@
-// Building blocks for CPU reductions, scans, softmax and losses: dim-list handling with torch's
-// checks, the row plan every reduction runs on, the generic reduction driver, accumulator types,
-// and the internal sum/mean the loss kernels reduce with.
+// Building blocks for CPU reductions, scans, softmax and losses: the row plan every reduction runs
+// on, the generic reduction driver, accumulator types, and the internal sum/mean the loss kernels
+// reduce with. Dims, shapes, dtypes and checks are decided in kernels/reduce_meta.h.
 //
 // Note [Reduction rows]
 // A reduction over a set of dims reads its input as rows: one row per output element, holding the
@@ -41,27 +41,12 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/reduce_meta.h"
 #include "runtime/error.h"
 #include "runtime/strided_loop.h"
 #include "runtime/tensor.h"
 
 namespace ampjit::cpu {
-
-// Bit d set: dim d is reduced. Tensors have at most 64 dims here.
-using DimMask = uint64_t;
-
-// Wraps and checks `dims` against `ndim` (an out-of-range dim is torch's IndexError naming the
-// range; a repeated dim is an error). An empty list means every dim, as in torch.
-DimMask make_dim_mask(std::span<const int64_t> dims, int64_t ndim);
-inline DimMask all_dims_mask(int64_t ndim) {
-  return ndim >= 64 ? ~DimMask{0} : (DimMask{1} << ndim) - 1;
-}
-inline bool is_reduced(DimMask m, int64_t d) {
-  return (m >> d) & 1;
-}
-
-// The result shape: reduced dims dropped, or kept as size 1 with keepdim.
-DimVector reduced_sizes(IntArrayRef sizes, DimMask mask, bool keepdim);
 
 // The row plan (Note [Reduction rows]). `in` may be a contiguous permuted copy of the input.
 // Kept dims of size 1 are left out of the outer dims: they never move an offset.
@@ -78,7 +63,7 @@ struct RowPlan {
 };
 
 // Rows of `in` over the dims in `mask`; the output is a contiguous tensor of the kept dims.
-RowPlan plan_rows(const Tensor& in, DimMask mask);
+RowPlan plan_rows(const Tensor& in, meta::DimMask mask);
 // Rows of `in` along one dim, for ops whose output `out` has `in`'s shape (scans, softmax).
 RowPlan plan_rows_along(const Tensor& in, int64_t dim, const Tensor& out);
 
@@ -225,7 +210,6 @@ constexpr bool is_nan_value(T v) {
     return std::isnan(v);
   }
 }
-
 
 // Internal entry points shared with the loss kernels (no dispatcher round trip).
 // `dims` empty means every dim.

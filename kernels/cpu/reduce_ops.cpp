@@ -1,7 +1,8 @@
 // Reduction kernels (runtime/ops/reduction.def): sum, mean, prod, amax/amin, max/min,
 // argmax/argmin, cumsum/cumprod, logsumexp, var/std and norm, plus the row plan they share
-// (Note [Reduction rows] in kernels/cpu/reduce.h). Each op is one dtype dispatch around a loop
-// over rows (Note [One dispatch per op] in kernels/cpu/elementwise.h).
+// (Note [Reduction rows] in kernels/cpu/reduce.h). The checks, dims, shapes and dtypes come
+// decided from kernels/reduce_meta.h (Note [Reduction forms]); each op here is one dtype dispatch
+// around a loop over rows (Note [One dispatch per op] in kernels/cpu/elementwise.h).
 #include <limits>
 
 #include "kernels/cpu/reduce.h"
@@ -10,30 +11,13 @@
 
 namespace ampjit::cpu {
 
-// --- shared helpers (declared in reduce.h) -----------------------------------------------------
+using meta::AlongDim;
+using meta::DimMask;
+using meta::is_reduced;
+using meta::Reduction;
+using meta::SumKind;
 
-DimMask make_dim_mask(std::span<const int64_t> dims, int64_t ndim) {
-  AMPJIT_CHECK(ndim <= 64, "reductions support tensors of at most 64 dims, got {}", ndim);
-  if (dims.empty()) return all_dims_mask(ndim);
-  DimMask m = 0;
-  for (int64_t d : dims) {
-    const int64_t w = wrap_dim(d, ndim);
-    AMPJIT_CHECK(!is_reduced(m, w), "dim {} appears multiple times in the list of dims", w);
-    m |= DimMask{1} << w;
-  }
-  return m & all_dims_mask(ndim);  // a 0-dim tensor accepts dim 0 / -1 and has nothing to reduce
-}
-
-DimVector reduced_sizes(IntArrayRef sizes, DimMask mask, bool keepdim) {
-  DimVector out;
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (!is_reduced(mask, static_cast<int64_t>(d)))
-      out.push_back(sizes[d]);
-    else if (keepdim)
-      out.push_back(1);
-  }
-  return out;
-}
+// --- the row plans (declared in reduce.h) --------------------------------------------------------
 
 RowPlan plan_rows(const Tensor& in, DimMask mask) {
   RowPlan p;
@@ -93,44 +77,20 @@ RowPlan plan_rows_along(const Tensor& in, int64_t dim, const Tensor& out) {
   return p;
 }
 
-
 namespace {
 
 Tensor cast(const Tensor& t, ScalarType dt) {
   return t.dtype() == dt ? t : t.to(dt);
 }
 
-// torch's zero_numel_check_dims: ops without an identity (max, amax, argmax) refuse to reduce an
-// empty dim. `dims` are as the caller gave them (torch prints them unwrapped).
-void check_nonempty_dims(const Tensor& t, std::span<const int64_t> dims, const char* op) {
-  if (t.numel() != 0) return;
-  AMPJIT_CHECK(!dims.empty(),
-               "{}: Expected reduction dim to be specified for input.numel() == 0. Specify the "
-               "reduction dim with the 'dim' argument.",
-               op);
-  for (int64_t d : dims) {
-    AMPJIT_CHECK_T(IndexError, t.size(d) != 0,
-                   "{}: Expected reduction dim {} to have non-zero size.", op, d);
-  }
-}
-
-// The compute types of sum, prod, cumsum and cumprod: int64 and the floating types.
+// The compute types of sum, prod, cumsum and cumprod (meta::sum_compute_type): int64 and the
+// floating types.
 template <typename F>
 void dispatch_compute(ScalarType t, const char* op, F&& f) {
   if (t == ScalarType::Int64)
     f.template operator()<int64_t>();
   else
     dispatch_floating(t, op, std::forward<F>(f));
-}
-
-// sum/prod/cumsum/cumprod: integers and bool widen to int64 unless a dtype is given.
-ScalarType widened_type(const Tensor& self, std::optional<ScalarType> dtype) {
-  if (dtype) return *dtype;
-  return is_integral(self.dtype(), /*include_bool=*/true) ? ScalarType::Int64 : self.dtype();
-}
-
-std::vector<int64_t> dims_or_all(const std::optional<std::vector<int64_t>>& dims) {
-  return dims.value_or(std::vector<int64_t>{});
 }
 
 // --- sum, mean, prod -----------------------------------------------------------------------------
@@ -152,17 +112,10 @@ struct ProdReducer {
   void combine(Acc& a, const Acc& b) const { a *= b; }
 };
 
-enum class SumKind { Sum, Mean, Prod };
-
-// Integer results are computed in int64 and narrowed at the end: wrapping arithmetic commutes
-// with the narrowing, so sum(x, dtype=int8) is exact, and only int64 is instantiated.
-Tensor sum_like(const Tensor& self, std::span<const int64_t> dims, bool keepdim, ScalarType rt,
-                SumKind kind, const char* op) {
-  const ScalarType ct = is_integral(rt) ? ScalarType::Int64 : rt;
-  const DimMask mask = make_dim_mask(dims, self.dim());
-  Tensor out = Tensor::empty(reduced_sizes(self.sizes(), mask, keepdim), ct);
-  const RowPlan p = plan_rows(cast(self, ct), mask);
-  dispatch_compute(ct, op, [&]<typename T>() {
+Tensor sum_like(const Tensor& self, const Reduction& reduction, SumKind kind) {
+  Tensor out = Tensor::empty(reduction.sizes, reduction.compute);
+  const RowPlan p = plan_rows(cast(self, reduction.compute), reduction.mask);
+  dispatch_compute(reduction.compute, meta::sum_kind_name(kind), [&]<typename T>() {
     using M = opmath_t<T>;
     T* dst = out.data<T>();
     if (kind == SumKind::Prod) {
@@ -171,7 +124,7 @@ Tensor sum_like(const Tensor& self, std::span<const int64_t> dims, bool keepdim,
       return;
     }
     const double n = static_cast<double>(p.row_len);
-    const bool mean = kind == SumKind::Mean;  // floating only (mean_impl checks)
+    const bool mean = kind == SumKind::Mean;  // floating only (meta::mean_result_type)
     reduce_rows<T>(p, SumReducer<M>{}, [&](int64_t r, acc_t<M> a) {
       if constexpr (std::is_floating_point_v<acc_t<M>>)
         dst[r] = static_cast<T>(mean ? a / n : a);
@@ -179,29 +132,7 @@ Tensor sum_like(const Tensor& self, std::span<const int64_t> dims, bool keepdim,
         dst[r] = static_cast<T>(a);
     });
   });
-  return cast(out, rt);
-}
-
-Tensor sum_k(const Tensor& self, std::optional<ScalarType> dtype) {
-  return sum_impl(self, {}, false, dtype);
-}
-Tensor sum_dim_k(const Tensor& self, std::optional<std::vector<int64_t>> dim, bool keepdim,
-                 std::optional<ScalarType> dtype) {
-  return sum_impl(self, dims_or_all(dim), keepdim, dtype);
-}
-Tensor mean_k(const Tensor& self, std::optional<ScalarType> dtype) {
-  return mean_impl(self, {}, false, dtype);
-}
-Tensor mean_dim_k(const Tensor& self, std::optional<std::vector<int64_t>> dim, bool keepdim,
-                  std::optional<ScalarType> dtype) {
-  return mean_impl(self, dims_or_all(dim), keepdim, dtype);
-}
-Tensor prod_k(const Tensor& self, std::optional<ScalarType> dtype) {
-  return sum_like(self, {}, false, widened_type(self, dtype), SumKind::Prod, "prod");
-}
-Tensor prod_dim_k(const Tensor& self, int64_t dim, bool keepdim, std::optional<ScalarType> dtype) {
-  const int64_t d[] = {dim};
-  return sum_like(self, d, keepdim, widened_type(self, dtype), SumKind::Prod, "prod");
+  return cast(out, reduction.result);
 }
 
 // --- max, min, amax, amin, argmax, argmin --------------------------------------------------------
@@ -232,13 +163,13 @@ struct ExtremeReducer {
   }
 };
 
-// Values and/or indices of the extreme over `mask`; an undefined tensor for the one not wanted.
-std::tuple<Tensor, Tensor> extreme(const Tensor& self, DimMask mask, bool keepdim, bool is_max,
+// Values and/or indices of the extreme over the reduced dims; an undefined tensor for the one not
+// wanted.
+std::tuple<Tensor, Tensor> extreme(const Tensor& self, const Reduction& reduction, bool is_max,
                                    bool want_values, bool want_indices) {
-  const DimVector sizes = reduced_sizes(self.sizes(), mask, keepdim);
-  Tensor values = want_values ? Tensor::empty(sizes, self.dtype()) : Tensor();
-  Tensor indices = want_indices ? Tensor::empty(sizes, ScalarType::Int64) : Tensor();
-  const RowPlan p = plan_rows(self, mask);
+  Tensor values = want_values ? Tensor::empty(reduction.sizes, self.dtype()) : Tensor();
+  Tensor indices = want_indices ? Tensor::empty(reduction.sizes, ScalarType::Int64) : Tensor();
+  const RowPlan p = plan_rows(self, reduction.mask);
   dispatch_all(self.dtype(), is_max ? "max" : "min", [&]<typename T>() {
     using M = opmath_t<T>;
     T* v = want_values ? values.data<T>() : nullptr;
@@ -251,67 +182,12 @@ std::tuple<Tensor, Tensor> extreme(const Tensor& self, DimMask mask, bool keepdi
   return {values, indices};
 }
 
-Tensor max_k(const Tensor& self) {
-  check_nonempty_dims(self, {}, "max()");
-  return std::get<0>(extreme(self, all_dims_mask(self.dim()), false, true, true, false));
-}
-Tensor min_k(const Tensor& self) {
-  check_nonempty_dims(self, {}, "min()");
-  return std::get<0>(extreme(self, all_dims_mask(self.dim()), false, false, true, false));
-}
-std::tuple<Tensor, Tensor> max_min_dim(const Tensor& self, int64_t dim, bool keepdim, bool is_max) {
-  const int64_t d[] = {wrap_dim(dim, self.dim())};
-  check_nonempty_dims(self, d, is_max ? "max()" : "min()");
-  return extreme(self, make_dim_mask(d, self.dim()), keepdim, is_max, true, true);
-}
-std::tuple<Tensor, Tensor> max_dim_k(const Tensor& self, int64_t dim, bool keepdim) {
-  return max_min_dim(self, dim, keepdim, true);
-}
-std::tuple<Tensor, Tensor> min_dim_k(const Tensor& self, int64_t dim, bool keepdim) {
-  return max_min_dim(self, dim, keepdim, false);
-}
-Tensor amax_amin(const Tensor& self, const std::vector<int64_t>& dim, bool keepdim, bool is_max) {
-  const DimMask mask = make_dim_mask(dim, self.dim());
-  check_nonempty_dims(self, dim, is_max ? "amax()" : "amin()");
-  return std::get<0>(extreme(self, mask, keepdim, is_max, true, false));
-}
-Tensor amax_k(const Tensor& self, std::vector<int64_t> dim, bool keepdim) {
-  return amax_amin(self, dim, keepdim, true);
-}
-Tensor amin_k(const Tensor& self, std::vector<int64_t> dim, bool keepdim) {
-  return amax_amin(self, dim, keepdim, false);
-}
-// dim=None reduces the flattened tensor; keepdim then keeps every dim as size 1 (torch 2.x).
-Tensor arg_extreme(const Tensor& self, std::optional<int64_t> dim, bool keepdim, bool is_max) {
-  const char* op = is_max ? "argmax()" : "argmin()";
-  AMPJIT_CHECK(self.dtype() != ScalarType::Bool, "\"{}_cpu\" not implemented for 'Bool'",
-               is_max ? "argmax" : "argmin");
-  if (!dim) {
-    AMPJIT_CHECK_T(IndexError, self.numel() != 0,
-                   "{}: Expected reduction dim to be specified for input.numel() == 0.", op);
-    return std::get<1>(extreme(self, all_dims_mask(self.dim()), keepdim, is_max, false, true));
-  }
-  const int64_t d[] = {wrap_dim(*dim, self.dim())};
-  check_nonempty_dims(self, d, op);
-  return std::get<1>(extreme(self, make_dim_mask(d, self.dim()), keepdim, is_max, false, true));
-}
-Tensor argmax_k(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  return arg_extreme(self, dim, keepdim, true);
-}
-Tensor argmin_k(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  return arg_extreme(self, dim, keepdim, false);
-}
+// --- cumsum, cumprod ----------------------------------------------------------------------------
 
-// --- cumsum, cumprod
-// ------------------------------------------------------------------------------
-
-Tensor cumulative(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, bool is_prod) {
-  const ScalarType rt = widened_type(self, dtype);
-  const ScalarType ct = is_integral(rt) ? ScalarType::Int64 : rt;  // as in sum_like
-  const int64_t d = wrap_dim(dim, self.dim());
-  Tensor out = Tensor::empty(self.sizes(), ct);
-  const RowPlan p = plan_rows_along(cast(self, ct), d, out);
-  dispatch_compute(ct, is_prod ? "cumprod" : "cumsum", [&]<typename T>() {
+Tensor cumulative(const Tensor& self, const AlongDim& along, bool is_prod) {
+  Tensor out = Tensor::empty(self.sizes(), along.compute);
+  const RowPlan p = plan_rows_along(cast(self, along.compute), along.dim, out);
+  dispatch_compute(along.compute, is_prod ? "cumprod" : "cumsum", [&]<typename T>() {
     using A = acc_t<opmath_t<T>>;
     const T* src = p.in.data<T>();
     T* dst = out.data<T>();
@@ -341,17 +217,10 @@ Tensor cumulative(const Tensor& self, int64_t dim, std::optional<ScalarType> dty
       }
     });
   });
-  return cast(out, rt);
-}
-Tensor cumsum_k(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
-  return cumulative(self, dim, dtype, false);
-}
-Tensor cumprod_k(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
-  return cumulative(self, dim, dtype, true);
+  return cast(out, along.result);
 }
 
-// --- logsumexp
-// ------------------------------------------------------------------------------------
+// --- logsumexp -----------------------------------------------------------------------------------
 
 // The row max, NaN ignored (a NaN reaches the result through the sum of exponentials).
 template <typename M>
@@ -376,13 +245,11 @@ struct ExpSumReducer {
 };
 
 // log(sum(exp(x))) shifted by the row max; an infinite max shifts by 0 so all -inf gives -inf and
-// +inf gives inf (torch). Integer inputs give float32.
-Tensor logsumexp_k(const Tensor& self, std::vector<int64_t> dim, bool keepdim) {
-  const ScalarType rt = is_integral(self.dtype(), true) ? ScalarType::Float32 : self.dtype();
-  const DimMask mask = make_dim_mask(dim, self.dim());
-  Tensor out = Tensor::empty(reduced_sizes(self.sizes(), mask, keepdim), rt);
-  const RowPlan p = plan_rows(cast(self, rt), mask);
-  dispatch_floating(rt, "logsumexp", [&]<typename T>() {
+// +inf gives inf (torch).
+Tensor logsumexp(const Tensor& self, const Reduction& reduction) {
+  Tensor out = Tensor::empty(reduction.sizes, reduction.compute);
+  const RowPlan p = plan_rows(cast(self, reduction.compute), reduction.mask);
+  dispatch_floating(reduction.compute, "logsumexp", [&]<typename T>() {
     using M = opmath_t<T>;
     std::vector<M> shift(static_cast<size_t>(p.n_out));
     reduce_rows<T>(p, MaxReducer<M>{}, [&](int64_t r, M m) {
@@ -393,7 +260,7 @@ Tensor logsumexp_k(const Tensor& self, std::vector<int64_t> dim, bool keepdim) {
       dst[r] = static_cast<T>(std::log(a.s) + static_cast<double>(a.shift));
     });
   });
-  return out;
+  return cast(out, reduction.result);
 }
 
 // --- var, std -----------------------------------------------------------------------------------
@@ -415,13 +282,9 @@ struct SquaredDeviationReducer {
 
 // Two passes in double (the mean, then squared deviations); the divisor is max(0, n - correction)
 // as in torch, so too few elements give nan or inf.
-Tensor var_std(const Tensor& self, std::span<const int64_t> dims, double correction, bool keepdim,
-               bool take_sqrt) {
-  AMPJIT_CHECK(is_floating(self.dtype()),
-               "std and var only support floating point and complex dtypes");
-  const DimMask mask = make_dim_mask(dims, self.dim());
-  Tensor out = Tensor::empty(reduced_sizes(self.sizes(), mask, keepdim), self.dtype());
-  const RowPlan p = plan_rows(self, mask);
+Tensor var_std(const Tensor& self, const Reduction& reduction, double correction, bool take_sqrt) {
+  Tensor out = Tensor::empty(reduction.sizes, self.dtype());
+  const RowPlan p = plan_rows(self, reduction.mask);
   dispatch_floating(self.dtype(), take_sqrt ? "std" : "var", [&]<typename T>() {
     using M = opmath_t<T>;
     const double n = static_cast<double>(p.row_len);
@@ -437,35 +300,12 @@ Tensor var_std(const Tensor& self, std::span<const int64_t> dims, double correct
   });
   return out;
 }
-Tensor var_k(const Tensor& self, bool unbiased) {
-  return var_std(self, {}, unbiased, false, false);
-}
-Tensor var_dim_k(const Tensor& self, std::optional<std::vector<int64_t>> dim, bool unbiased,
-                 bool keepdim) {
-  return var_std(self, dims_or_all(dim), unbiased, keepdim, false);
-}
-Tensor var_correction_k(const Tensor& self, std::optional<std::vector<int64_t>> dim,
-                        std::optional<Scalar> correction, bool keepdim) {
-  return var_std(self, dims_or_all(dim), correction ? correction->to_double() : 1.0, keepdim,
-                 false);
-}
-Tensor std_k(const Tensor& self, bool unbiased) {
-  return var_std(self, {}, unbiased, false, true);
-}
-Tensor std_dim_k(const Tensor& self, std::optional<std::vector<int64_t>> dim, bool unbiased,
-                 bool keepdim) {
-  return var_std(self, dims_or_all(dim), unbiased, keepdim, true);
-}
-Tensor std_correction_k(const Tensor& self, std::optional<std::vector<int64_t>> dim,
-                        std::optional<Scalar> correction, bool keepdim) {
-  return var_std(self, dims_or_all(dim), correction ? correction->to_double() : 1.0, keepdim, true);
-}
 
 // --- norm ---------------------------------------------------------------------------------------
 
 // The vector p-norm (torch.linalg.vector_norm) of |x|, accumulated in double: p = 0 counts
 // non-zeros, +-inf take the max/min (NaN propagates), otherwise sum |x|^p (the root is taken in
-// norm_impl).
+// norm).
 enum class NormKind { Zero, One, Two, Inf, NegInf, General };
 template <typename M>
 struct NormReducer {
@@ -506,39 +346,15 @@ struct NormReducer {
   }
 };
 
-Tensor norm_impl(const Tensor& self, std::optional<Scalar> p_opt, std::span<const int64_t> dims,
-                 bool keepdim, std::optional<ScalarType> dtype) {
-  AMPJIT_CHECK(is_floating(self.dtype()),
-               "norm(): input dtype should be either floating point or complex. Got {} instead.",
-               torch_type_name(self.dtype()));
-  AMPJIT_CHECK(!dtype || is_floating(*dtype),
-               "norm(): the desired output dtype should be either floating point or complex. Got "
-               "{} instead.",
-               dtype ? torch_type_name(*dtype) : "");
-  const Scalar ord_s = p_opt.value_or(Scalar(2.0));
-  const double ord = ord_s.to_double();
-  const DimMask mask = make_dim_mask(dims, self.dim());
-  if (self.numel() == 0 && (ord < 0 || ord == std::numeric_limits<double>::infinity())) {
-    AMPJIT_CHECK(!dims.empty(),
-                 "linalg.vector_norm cannot compute the {} norm on an empty tensor because the "
-                 "operation does not have an identity",
-                 ord_s.str());
-    for (int64_t d : dims) {
-      AMPJIT_CHECK(self.size(d) != 0,
-                   "linalg.vector_norm cannot compute the {} norm on the dimension {}because this "
-                   "dimension is empty and the operation does not have an identity",
-                   ord_s.str(), d);
-    }
-  }
-  const ScalarType rt = dtype.value_or(self.dtype());
-  Tensor out = Tensor::empty(reduced_sizes(self.sizes(), mask, keepdim), rt);
-  const RowPlan p = plan_rows(cast(self, rt), mask);
+Tensor norm(const Tensor& self, const Reduction& reduction, double ord) {
+  Tensor out = Tensor::empty(reduction.sizes, reduction.compute);
+  const RowPlan p = plan_rows(cast(self, reduction.compute), reduction.mask);
   const NormKind kind = ord == 0          ? NormKind::Zero
                         : ord == 1        ? NormKind::One
                         : ord == 2        ? NormKind::Two
                         : std::isinf(ord) ? (ord > 0 ? NormKind::Inf : NormKind::NegInf)
                                           : NormKind::General;
-  dispatch_floating(rt, "norm", [&]<typename T>() {
+  dispatch_floating(reduction.compute, "norm", [&]<typename T>() {
     T* dst = out.data<T>();
     reduce_rows<T>(p, NormReducer<opmath_t<T>>{kind, ord}, [&](int64_t r, double a) {
       if (kind == NormKind::Two)
@@ -548,22 +364,19 @@ Tensor norm_impl(const Tensor& self, std::optional<Scalar> p_opt, std::span<cons
       dst[r] = static_cast<T>(a);
     });
   });
-  return out;
+  return cast(out, reduction.result);
 }
-Tensor norm_Scalar_k(const Tensor& self, const Scalar& p) {
-  return norm_impl(self, p, {}, false, {});
-}
-Tensor norm_ScalarOpt_dim_k(const Tensor& self, std::optional<Scalar> p, std::vector<int64_t> dim,
-                            bool keepdim) {
-  return norm_impl(self, p, dim, keepdim, {});
-}
-Tensor norm_ScalarOpt_dtype_k(const Tensor& self, std::optional<Scalar> p, ScalarType dtype) {
-  return norm_impl(self, p, {}, false, dtype);
-}
-Tensor norm_ScalarOpt_dim_dtype_k(const Tensor& self, std::optional<Scalar> p,
-                                  std::vector<int64_t> dim, bool keepdim, ScalarType dtype) {
-  return norm_impl(self, p, dim, keepdim, dtype);
-}
+
+// The entry points of Note [Reduction forms] in kernels/reduce_meta.h.
+struct RowLoops {
+  static constexpr auto sum = sum_like;
+  static constexpr auto extreme = cpu::extreme;
+  static constexpr auto cumulative = cpu::cumulative;
+  static constexpr auto logsumexp = cpu::logsumexp;
+  static constexpr auto var_std = cpu::var_std;
+  static constexpr auto norm = cpu::norm;
+};
+using Forms = meta::ReductionForms<RowLoops>;
 
 }  // namespace
 
@@ -571,17 +384,14 @@ Tensor norm_ScalarOpt_dim_dtype_k(const Tensor& self, std::optional<Scalar> p,
 
 Tensor sum_impl(const Tensor& self, std::span<const int64_t> dims, bool keepdim,
                 std::optional<ScalarType> dtype) {
-  return sum_like(self, dims, keepdim, widened_type(self, dtype), SumKind::Sum, "sum");
+  return sum_like(self, meta::sum_reduction(self, dims, keepdim, dtype, SumKind::Sum),
+                  SumKind::Sum);
 }
 
 Tensor mean_impl(const Tensor& self, std::span<const int64_t> dims, bool keepdim,
                  std::optional<ScalarType> dtype) {
-  const ScalarType rt = dtype.value_or(self.dtype());
-  AMPJIT_CHECK(is_floating(rt),
-               "mean(): could not infer output dtype. {} dtype must be either a floating point or "
-               "complex dtype. Got: {}",
-               dtype ? "Optional" : "Input", torch_type_name(rt));
-  return sum_like(self, dims, keepdim, rt, SumKind::Mean, "mean");
+  return sum_like(self, meta::sum_reduction(self, dims, keepdim, dtype, SumKind::Mean),
+                  SumKind::Mean);
 }
 
 Tensor apply_loss_reduction(const Tensor& loss, int64_t reduction) {
@@ -592,30 +402,30 @@ Tensor apply_loss_reduction(const Tensor& loss, int64_t reduction) {
 
 }  // namespace ampjit::cpu
 
-AMPJIT_KERNEL(sum, cpu::sum_k)
-AMPJIT_KERNEL(sum_dim_IntList, cpu::sum_dim_k)
-AMPJIT_KERNEL(mean, cpu::mean_k)
-AMPJIT_KERNEL(mean_dim, cpu::mean_dim_k)
-AMPJIT_KERNEL(prod, cpu::prod_k)
-AMPJIT_KERNEL(prod_dim_int, cpu::prod_dim_k)
-AMPJIT_KERNEL(amax, cpu::amax_k)
-AMPJIT_KERNEL(amin, cpu::amin_k)
-AMPJIT_KERNEL(max, cpu::max_k)
-AMPJIT_KERNEL(max_dim, cpu::max_dim_k)
-AMPJIT_KERNEL(min, cpu::min_k)
-AMPJIT_KERNEL(min_dim, cpu::min_dim_k)
-AMPJIT_KERNEL(argmax, cpu::argmax_k)
-AMPJIT_KERNEL(argmin, cpu::argmin_k)
-AMPJIT_KERNEL(cumsum, cpu::cumsum_k)
-AMPJIT_KERNEL(cumprod, cpu::cumprod_k)
-AMPJIT_KERNEL(logsumexp, cpu::logsumexp_k)
-AMPJIT_KERNEL(var, cpu::var_k)
-AMPJIT_KERNEL(var_dim, cpu::var_dim_k)
-AMPJIT_KERNEL(var_correction, cpu::var_correction_k)
-AMPJIT_KERNEL(std, cpu::std_k)
-AMPJIT_KERNEL(std_dim, cpu::std_dim_k)
-AMPJIT_KERNEL(std_correction, cpu::std_correction_k)
-AMPJIT_KERNEL(norm_Scalar, cpu::norm_Scalar_k)
-AMPJIT_KERNEL(norm_ScalarOpt_dim, cpu::norm_ScalarOpt_dim_k)
-AMPJIT_KERNEL(norm_ScalarOpt_dtype, cpu::norm_ScalarOpt_dtype_k)
-AMPJIT_KERNEL(norm_ScalarOpt_dim_dtype, cpu::norm_ScalarOpt_dim_dtype_k)
+AMPJIT_KERNEL(sum, cpu::Forms::sum_k)
+AMPJIT_KERNEL(sum_dim_IntList, cpu::Forms::sum_dim_k)
+AMPJIT_KERNEL(mean, cpu::Forms::mean_k)
+AMPJIT_KERNEL(mean_dim, cpu::Forms::mean_dim_k)
+AMPJIT_KERNEL(prod, cpu::Forms::prod_k)
+AMPJIT_KERNEL(prod_dim_int, cpu::Forms::prod_dim_k)
+AMPJIT_KERNEL(amax, cpu::Forms::amax_k)
+AMPJIT_KERNEL(amin, cpu::Forms::amin_k)
+AMPJIT_KERNEL(max, cpu::Forms::max_k)
+AMPJIT_KERNEL(max_dim, cpu::Forms::max_dim_k)
+AMPJIT_KERNEL(min, cpu::Forms::min_k)
+AMPJIT_KERNEL(min_dim, cpu::Forms::min_dim_k)
+AMPJIT_KERNEL(argmax, cpu::Forms::argmax_k)
+AMPJIT_KERNEL(argmin, cpu::Forms::argmin_k)
+AMPJIT_KERNEL(cumsum, cpu::Forms::cumsum_k)
+AMPJIT_KERNEL(cumprod, cpu::Forms::cumprod_k)
+AMPJIT_KERNEL(logsumexp, cpu::Forms::logsumexp_k)
+AMPJIT_KERNEL(var, cpu::Forms::var_k)
+AMPJIT_KERNEL(var_dim, cpu::Forms::var_dim_k)
+AMPJIT_KERNEL(var_correction, cpu::Forms::var_correction_k)
+AMPJIT_KERNEL(std, cpu::Forms::std_k)
+AMPJIT_KERNEL(std_dim, cpu::Forms::std_dim_k)
+AMPJIT_KERNEL(std_correction, cpu::Forms::std_correction_k)
+AMPJIT_KERNEL(norm_Scalar, cpu::Forms::norm_Scalar_k)
+AMPJIT_KERNEL(norm_ScalarOpt_dim, cpu::Forms::norm_ScalarOpt_dim_k)
+AMPJIT_KERNEL(norm_ScalarOpt_dtype, cpu::Forms::norm_ScalarOpt_dtype_k)
+AMPJIT_KERNEL(norm_ScalarOpt_dim_dtype, cpu::Forms::norm_ScalarOpt_dim_dtype_k)

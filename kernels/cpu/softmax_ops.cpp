@@ -10,14 +10,13 @@
 namespace ampjit::cpu {
 namespace {
 
-// With `dtype` the input is cast first and the result has that dtype (torch). A row of all -inf
+// The input cast to along.compute (meta::softmax_along: the dtype= argument); a row of all -inf
 // gives nan, as in torch (-inf - -inf).
-Tensor softmax_impl(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, bool log) {
-  const Tensor in = dtype && *dtype != self.dtype() ? self.to(*dtype) : self;
-  const int64_t d = wrap_dim(dim, in.dim());
-  Tensor out = Tensor::empty(in.sizes(), in.dtype());
-  const RowPlan p = plan_rows_along(in, d, out);
-  dispatch_floating(in.dtype(), log ? "log_softmax" : "softmax", [&]<typename T>() {
+Tensor softmax(const Tensor& self, const meta::AlongDim& along, bool log) {
+  const Tensor in = self.dtype() == along.compute ? self : self.to(along.compute);
+  Tensor out = Tensor::empty(in.sizes(), along.compute);
+  const RowPlan p = plan_rows_along(in, along.dim, out);
+  dispatch_floating(along.compute, log ? "log_softmax" : "softmax", [&]<typename T>() {
     using M = opmath_t<T>;
     const T* src = p.in.data<T>();
     T* dst = out.data<T>();
@@ -65,18 +64,17 @@ Tensor softmax_impl(const Tensor& self, int64_t dim, std::optional<ScalarType> d
       for_each_row(p, [&](int64_t, int64_t io, int64_t oo) { rows(1, io, oo); });
     }
   });
-  return out;
+  return out;  // along.result == along.compute
 }
 
-Tensor softmax_k(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
-  return softmax_impl(self, dim, dtype, false);
-}
-Tensor log_softmax_k(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
-  return softmax_impl(self, dim, dtype, true);
-}
+// The entry point of Note [Reduction forms] in kernels/reduce_meta.h.
+struct RowLoops {
+  static constexpr auto softmax = cpu::softmax;
+};
+using Forms = meta::ReductionForms<RowLoops>;
 
 }  // namespace
 }  // namespace ampjit::cpu
 
-AMPJIT_KERNEL(softmax_int, cpu::softmax_k)
-AMPJIT_KERNEL(log_softmax_int, cpu::log_softmax_k)
+AMPJIT_KERNEL(softmax_int, cpu::Forms::softmax_k)
+AMPJIT_KERNEL(log_softmax_int, cpu::Forms::log_softmax_k)
