@@ -46,24 +46,8 @@ __device__ __forceinline__ To convert(From v) {
   }
 }
 
-// Calls f.template operator()<T>() for the CUDA type T of dtype code `dt` (all ten dtypes).
-template <typename F>
-__host__ void dispatch_all(int dt, F&& f) {
-  switch (dt) {
-    case kUInt8: return f.template operator()<uint8_t>();
-    case kInt8: return f.template operator()<int8_t>();
-    case kInt16: return f.template operator()<int16_t>();
-    case kInt32: return f.template operator()<int32_t>();
-    case kInt64: return f.template operator()<int64_t>();
-    case kFloat16: return f.template operator()<__half>();
-    case kFloat32: return f.template operator()<float>();
-    case kFloat64: return f.template operator()<double>();
-    case kBool: return f.template operator()<bool>();
-    case kBFloat16: return f.template operator()<__nv_bfloat16>();
-    default: break;
-  }
-}
-// The four floating dtypes only (callers have checked the dtype).
+// Calls f.template operator()<T>() for the CUDA type T of dtype code `dt`: the four floating
+// dtypes, every dtype but bool, or all ten (callers have checked the dtype).
 template <typename F>
 __host__ void dispatch_floating(int dt, F&& f) {
   switch (dt) {
@@ -74,7 +58,6 @@ __host__ void dispatch_floating(int dt, F&& f) {
     default: break;
   }
 }
-// Every dtype but bool.
 template <typename F>
 __host__ void dispatch_numeric(int dt, F&& f) {
   switch (dt) {
@@ -85,6 +68,11 @@ __host__ void dispatch_numeric(int dt, F&& f) {
     case kInt64: return f.template operator()<int64_t>();
     default: return dispatch_floating(dt, static_cast<F&&>(f));
   }
+}
+template <typename F>
+__host__ void dispatch_all(int dt, F&& f) {
+  if (dt == kBool) return f.template operator()<bool>();
+  dispatch_numeric(dt, static_cast<F&&>(f));
 }
 
 }  // namespace ampjit::cuda

@@ -104,12 +104,12 @@ void launch_elementwise(const ElementwiseIter& it, F f) {
   if (it.numel == 0) return;
   const unsigned grid = grid_size(it.numel);
   if (it.contiguous) {
-    DeviceArray<const TIn*, N> in;
+    DeviceArray<const TIn*, N> in{};
     for (int k = 0; k < N; ++k) in[k] = reinterpret_cast<const TIn*>(it.data[k + 1]);
     elementwise_dense_kernel<TOut, TIn, N><<<grid, kBlockSize, 0, stream()>>>(
         it.numel, reinterpret_cast<TOut*>(it.data[0]), in, f);
   } else {
-    DeviceArray<const char*, N> in;
+    DeviceArray<const char*, N> in{};
     for (int k = 0; k < N; ++k) in[k] = it.data[k + 1];
     elementwise_strided_kernel<TOut, TIn, N><<<grid, kBlockSize, 0, stream()>>>(
         it.numel, it.data[0], in, OffsetCalculator<N + 1>(it), f);
