@@ -1,6 +1,7 @@
 // Normalization, dropout and distance kernels (runtime/ops/nn.def): layer_norm, batch_norm,
 // group_norm, dropout, dropout_ and cdist. One floating dispatch per op
-// (Note [One dispatch per op] in kernels/cpu/elementwise.h).
+// (Note [One dispatch per op] in kernels/cpu/elementwise.h). The argument checks and shapes of the
+// normalizations and dropout are shared with the CUDA kernels (kernels/norm_meta.h).
 //
 // Note [Statistics precision]
 // Statistics (means, variances, distances) accumulate in acc_t<T>: double for float32 and float64
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/norm_meta.h"
 #include "runtime/boxing.h"
 #include "runtime/op_table.h"
 #include "runtime/random.h"
@@ -59,14 +61,10 @@ int64_t row_grain(int64_t row_elems) {
 // An optional per-channel (or per-element) parameter as `n` contiguous values of dtype `dt`;
 // `fill` everywhere when absent.
 Tensor param_or(const std::optional<Tensor>& p, int64_t n, ScalarType dt, double fill) {
-  if (p && p->defined()) return p->to(dt).contiguous().reshape(std::vector<int64_t>{n});
+  if (meta::has(p)) return p->to(dt).contiguous().reshape(std::vector<int64_t>{n});
   Tensor t = Tensor::empty(std::vector<int64_t>{n}, dt);
   t.fill_(Scalar(fill));
   return t;
-}
-
-bool has(const std::optional<Tensor>& t) {
-  return t && t->defined();
 }
 
 // Normalizes `rows` rows of Cg * S contiguous values each: row r holds channels
@@ -98,77 +96,34 @@ void normalize_groups(const T* x, T* y, int64_t rows, int64_t G, int64_t Cg, int
 
 // --- layer_norm, group_norm ------------------------------------------------------------------
 
-Tensor layer_norm_k(const Tensor& input, std::vector<int64_t> normalized_shape,
-                    const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
-                    double eps, bool /*cudnn_enable*/) {
-  const int64_t nd = static_cast<int64_t>(normalized_shape.size());
-  AMPJIT_CHECK(nd >= 1,
-               "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
-               "one element, but got normalized_shape = {}",
-               shape_str(normalized_shape));
-  auto check_param = [&](const std::optional<Tensor>& p, const char* name) {
-    AMPJIT_CHECK(!has(p) || std::equal(p->sizes().begin(), p->sizes().end(),
-                                       normalized_shape.begin(), normalized_shape.end()),
-                 "Expected {} to be of same shape as normalized_shape, but got {} of shape {} and "
-                 "normalized_shape = {}",
-                 name, name, p->shape_str(), shape_str(normalized_shape));
-  };
-  check_param(weight, "weight");
-  check_param(bias, "bias");
-  const int64_t lead = input.dim() - nd;
-  const bool matches = lead >= 0 && std::equal(normalized_shape.begin(), normalized_shape.end(),
-                                               input.sizes().begin() + std::max<int64_t>(lead, 0));
-  if (!matches) {
-    std::string dims;
-    for (int64_t s : normalized_shape) dims += fmt::format(", {}", s);
-    throw Error(
-        fmt::format("Given normalized_shape={}, expected input with shape [*{}], but got "
-                    "input of size{}",
-                    shape_str(normalized_shape), dims, input.shape_str()));
-  }
-  const int64_t N = numel_of(normalized_shape);
-  const int64_t M = numel_of(input.sizes().first(lead));
+// layer_norm and group_norm: input, viewed as `s`, normalized over each of `groups` groups of
+// channels in every batch entry (layer_norm: one group of its normalized elements, inner = 1).
+Tensor normalize_in_groups(const Tensor& input, const meta::NormShape& s, int64_t groups,
+                           const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                           double eps, const char* op) {
   const Tensor x = input.contiguous();
   Tensor out = Tensor::empty(input.sizes(), input.dtype(), input.device());
   if (out.numel() == 0) return out;
-  dispatch_floating(input.dtype(), "layer_norm", [&]<typename T>() {
+  dispatch_floating(input.dtype(), op, [&]<typename T>() {
     const ScalarType at = scalar_type_of<acc_t<T>>();
-    const Tensor w = param_or(weight, N, at, 1.0), b = param_or(bias, N, at, 0.0);
-    normalize_groups<T>(x.data<T>(), out.data<T>(), M, 1, N, 1, w.data<acc_t<T>>(),
-                        b.data<acc_t<T>>(), eps);
+    const Tensor w = param_or(weight, s.channels, at, 1.0), b = param_or(bias, s.channels, at, 0.0);
+    normalize_groups<T>(x.data<T>(), out.data<T>(), s.batch * groups, groups, s.channels / groups,
+                        s.inner, w.data<acc_t<T>>(), b.data<acc_t<T>>(), eps);
   });
   return out;
 }
 
+Tensor layer_norm_k(const Tensor& input, std::vector<int64_t> normalized_shape,
+                    const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                    double eps, bool /*cudnn_enable*/) {
+  const meta::NormShape s = meta::layer_norm_shape(input, normalized_shape, weight, bias);
+  return normalize_in_groups(input, s, 1, weight, bias, eps, "layer_norm");
+}
+
 Tensor group_norm_k(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight,
                     const std::optional<Tensor>& bias, double eps, bool /*cudnn_enabled*/) {
-  AMPJIT_CHECK(input.dim() >= 2, "Expected at least 2 dimensions for input tensor but received {}",
-               input.dim());
-  const int64_t N = input.size(0), C = input.size(1);
-  AMPJIT_CHECK(num_groups > 0, "Expected num groups to be greater than 0, got {}", num_groups);
-  AMPJIT_CHECK(C % num_groups == 0,
-               "Expected number of channels in input to be divisible by num_groups, but got input "
-               "of shape {} and num_groups={}",
-               input.shape_str(), num_groups);
-  auto check_param = [&](const std::optional<Tensor>& p, const char* name) {
-    AMPJIT_CHECK(!has(p) || (p->dim() == 1 && p->numel() == C),
-                 "Expected {} to be a vector of size equal to the number of channels in input, but "
-                 "got {} of shape {} and input of shape {}",
-                 name, name, p->shape_str(), input.shape_str());
-  };
-  check_param(weight, "weight");
-  check_param(bias, "bias");
-  const int64_t S = numel_of(input.sizes().subspan(2));
-  const Tensor x = input.contiguous();
-  Tensor out = Tensor::empty(input.sizes(), input.dtype(), input.device());
-  if (out.numel() == 0) return out;
-  dispatch_floating(input.dtype(), "group_norm", [&]<typename T>() {
-    const ScalarType at = scalar_type_of<acc_t<T>>();
-    const Tensor w = param_or(weight, C, at, 1.0), b = param_or(bias, C, at, 0.0);
-    normalize_groups<T>(x.data<T>(), out.data<T>(), N * num_groups, num_groups, C / num_groups, S,
-                        w.data<acc_t<T>>(), b.data<acc_t<T>>(), eps);
-  });
-  return out;
+  const meta::NormShape s = meta::group_norm_shape(input, num_groups, weight, bias);
+  return normalize_in_groups(input, s, num_groups, weight, bias, eps, "group_norm");
 }
 
 // --- batch_norm ------------------------------------------------------------------------------
@@ -177,30 +132,12 @@ Tensor batch_norm_k(const Tensor& input, const std::optional<Tensor>& weight,
                     const std::optional<Tensor>& bias, const std::optional<Tensor>& running_mean,
                     const std::optional<Tensor>& running_var, bool training, double momentum,
                     double eps, bool /*cudnn_enabled*/) {
-  AMPJIT_CHECK(input.dim() >= 2,
-               "batch_norm: expected an input of at least 2 dimensions (N, C, ...), but got input "
-               "of size {}",
-               input.shape_str());
-  const int64_t N = input.size(0), C = input.size(1), S = numel_of(input.sizes().subspan(2));
-  auto check_param = [&](const std::optional<Tensor>& p, const char* name) {
-    AMPJIT_CHECK(!has(p) || p->numel() == C, "{} should contain {} elements not {}", name, C,
-                 p->numel());
-  };
-  check_param(weight, "weight");
-  check_param(bias, "bias");
-  check_param(running_mean, "running_mean");
-  check_param(running_var, "running_var");
-  if (!training) {
-    AMPJIT_CHECK(has(running_mean), "running_mean must be defined in evaluation mode");
-    AMPJIT_CHECK(has(running_var), "running_var must be defined in evaluation mode");
-  }
+  const meta::NormShape s =
+      meta::batch_norm_shape(input, weight, bias, running_mean, running_var, training);
   // torch returns a copy of an empty input and leaves the running statistics alone.
   if (input.numel() == 0) return input.clone();
+  const int64_t N = s.batch, C = s.channels, S = s.inner;
   const int64_t count = N * S;  // values per channel
-  AMPJIT_CHECK_T(ValueError, !training || count > 1,
-                 "Expected more than 1 value per channel when training, got input size {}",
-                 input.shape_str());
-
   const Tensor x = input.contiguous();
   Tensor out = Tensor::empty(input.sizes(), input.dtype(), input.device());
   // Batch statistics per channel, in double for the running-stat update below.
@@ -259,7 +196,7 @@ Tensor batch_norm_k(const Tensor& input, const std::optional<Tensor>& weight,
   // running = (1 - momentum) * running + momentum * batch, with the unbiased batch variance, as
   // torch does; computed in double and rounded once into the running tensors' dtype.
   auto update = [&](const std::optional<Tensor>& running, auto batch_value) {
-    if (!has(running)) return;
+    if (!meta::has(running)) return;
     const Tensor old = running->to(ScalarType::Float64).contiguous();
     Tensor updated = Tensor::empty(std::vector<int64_t>{C}, ScalarType::Float64);
     for (int64_t c = 0; c < C; ++c) {
@@ -293,7 +230,7 @@ void dropout_into(const Tensor& x, const Tensor& y, double p) {
       for (int64_t i = 0; i < n; ++i) yp[i] = static_cast<T>(static_cast<M>(xp[i]) * M(0));
       return;
     }
-    const M scale = static_cast<M>(static_cast<T>(M(1) / static_cast<M>(1 - p)));
+    const M scale = meta::dropout_scale<T>(p);
     const double keep = 1 - p;
     Generator& g = default_generator(DeviceType::CPU);
     std::lock_guard<std::mutex> lock(g.mutex());
@@ -304,14 +241,8 @@ void dropout_into(const Tensor& x, const Tensor& y, double p) {
   });
 }
 
-void check_dropout_p(double p) {
-  AMPJIT_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got {}", p);
-}
-
-// train=False, p=0 and empty inputs return the input itself, as torch does.
 Tensor dropout_k(const Tensor& input, double p, bool train) {
-  check_dropout_p(p);
-  if (p == 0 || !train || input.numel() == 0) return input;
+  if (meta::dropout_returns_input(input, p, train)) return input;
   const Tensor x = input.contiguous();
   Tensor out = Tensor::empty(input.sizes(), input.dtype(), input.device());
   dropout_into(x, out, p);
@@ -319,8 +250,7 @@ Tensor dropout_k(const Tensor& input, double p, bool train) {
 }
 
 Tensor dropout_inplace_k(Tensor self, double p, bool train) {
-  check_dropout_p(p);
-  if (p == 0 || !train || self.numel() == 0) return self;
+  if (meta::dropout_returns_input(self, p, train)) return self;
   if (self.is_contiguous()) {
     dropout_into(self, self, p);
   } else {

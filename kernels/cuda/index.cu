@@ -16,23 +16,6 @@ namespace ampjit::cuda {
 
 namespace {
 
-// Calls f.template operator()<U>() with U the unsigned integer type of `itemsize` bytes.
-template <typename F>
-void dispatch_itemsize(int itemsize, F&& f) {
-  switch (itemsize) {
-    case 1:
-      return f.template operator()<uint8_t>();
-    case 2:
-      return f.template operator()<uint16_t>();
-    case 4:
-      return f.template operator()<uint32_t>();
-    case 8:
-      return f.template operator()<uint64_t>();
-    default:
-      break;
-  }
-}
-
 // --- cat -------------------------------------------------------------------------------------
 
 // Inputs per launch: blockIdx.y picks one. The batch travels as a kernel parameter (64 * 24
@@ -114,8 +97,8 @@ __global__ void triangle_kernel(const U* in, U* out, int64_t numel, int64_t rows
 
 }  // namespace
 
-void launch_cat(void* out, int64_t outer, int64_t out_cols, const CatInput* inputs, int64_t count,
-                int itemsize) {
+template <typename U>
+void launch_cat(void* out, int64_t outer, int64_t out_cols, const CatInput* inputs, int64_t count) {
   const int64_t sms = multiprocessor_count();
   for (int64_t first = 0; first < count; first += kCatBatch) {
     CatBatch batch;
@@ -130,20 +113,16 @@ void launch_cat(void* out, int64_t outer, int64_t out_cols, const CatInput* inpu
     const int64_t per_input = std::clamp<int64_t>((sms * 32 + in_batch - 1) / in_batch, 1,
                                                   static_cast<int64_t>(grid_size(largest)));
     const dim3 grid(static_cast<unsigned>(per_input), static_cast<unsigned>(in_batch));
-    dispatch_itemsize(itemsize, [&]<typename U>() {
-      cat_kernel<U>
-          <<<grid, kBlockSize, 0, stream()>>>(static_cast<U*>(out), outer, out_cols, batch);
-    });
+    cat_kernel<U><<<grid, kBlockSize, 0, stream()>>>(static_cast<U*>(out), outer, out_cols, batch);
     AMPJIT_CUDA_CHECK_LAUNCH();
   }
 }
 
-void launch_index_move(const ElementwiseIter& it, int64_t dim_stride, bool scatter, int itemsize) {
+template <typename U>
+void launch_index_move(const ElementwiseIter& it, int64_t dim_stride, bool scatter) {
   if (it.numel == 0) return;
-  dispatch_itemsize(itemsize, [&]<typename U>() {
-    index_move_kernel<U><<<grid_size(it.numel), kBlockSize, 0, stream()>>>(
-        it.numel, it.data[0], it.data[1], it.data[2], OffsetCalculator<3>(it), dim_stride, scatter);
-  });
+  index_move_kernel<U><<<grid_size(it.numel), kBlockSize, 0, stream()>>>(
+      it.numel, it.data[0], it.data[1], it.data[2], OffsetCalculator<3>(it), dim_stride, scatter);
   AMPJIT_CUDA_CHECK_LAUNCH();
 }
 
@@ -167,14 +146,24 @@ OutOfRange find_out_of_range(const int64_t* index, int64_t n, int64_t size, void
   return result;
 }
 
+template <typename U>
 void launch_triangle(const void* in, void* out, int64_t numel, int64_t rows, int64_t cols,
-                     int64_t k, bool lower, int itemsize) {
+                     int64_t k, bool lower) {
   if (numel == 0) return;
-  dispatch_itemsize(itemsize, [&]<typename U>() {
-    triangle_kernel<U><<<grid_size(numel), kBlockSize, 0, stream()>>>(
-        static_cast<const U*>(in), static_cast<U*>(out), numel, rows, cols, k, lower);
-  });
+  triangle_kernel<U><<<grid_size(numel), kBlockSize, 0, stream()>>>(
+      static_cast<const U*>(in), static_cast<U*>(out), numel, rows, cols, k, lower);
   AMPJIT_CUDA_CHECK_LAUNCH();
 }
+
+// The four element sizes (index.h).
+#define AMPJIT_INDEX_LAUNCHERS(U)                                                 \
+  template void launch_cat<U>(void*, int64_t, int64_t, const CatInput*, int64_t); \
+  template void launch_index_move<U>(const ElementwiseIter&, int64_t, bool);      \
+  template void launch_triangle<U>(const void*, void*, int64_t, int64_t, int64_t, int64_t, bool);
+AMPJIT_INDEX_LAUNCHERS(uint8_t)
+AMPJIT_INDEX_LAUNCHERS(uint16_t)
+AMPJIT_INDEX_LAUNCHERS(uint32_t)
+AMPJIT_INDEX_LAUNCHERS(uint64_t)
+#undef AMPJIT_INDEX_LAUNCHERS
 
 }  // namespace ampjit::cuda
