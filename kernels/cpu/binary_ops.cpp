@@ -238,25 +238,7 @@ Tensor div_scalar_mode_inplace_k(Tensor self, const Scalar& b, std::optional<std
 
 // ---- pow ---------------------------------------------------------------------------------------
 
-// torch's powi: square-and-multiply in the integer type (wrapping on overflow); a negative
-// exponent gives 1 / base truncated: 1 for base 1, +-1 for base -1, else 0.
-template <typename I>
-I pow_integer(I base, I exp) {
-  using U = std::make_unsigned_t<I>;
-  if constexpr (std::is_signed_v<I>) {
-    if (exp < 0) {
-      if (base == 1) return 1;
-      if (base == -1) return (exp % 2) ? I(-1) : I(1);
-      return 0;
-    }
-  }
-  U result = 1, b = static_cast<U>(base);
-  for (U e = static_cast<U>(exp); e; e >>= 1) {
-    if (e & 1) result = static_cast<U>(result * b);
-    b = static_cast<U>(b * b);
-  }
-  return static_cast<I>(result);
-}
+using integer_math::pow_integer;
 
 Tensor pow_k(const Tensor& a, const Tensor& e) {
   const ScalarType rt = result_type(a, e);

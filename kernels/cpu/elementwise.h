@@ -6,6 +6,7 @@
 #include <array>
 #include <cstring>
 
+#include "kernels/integer_math.h"
 #include "runtime/error.h"
 #include "runtime/strided_loop.h"
 #include "runtime/tensor.h"
@@ -127,12 +128,7 @@ inline Tensor wrap_scalar(const Scalar& s) {
   return t;
 }
 
-// Two's-complement negation without signed-overflow UB (torch wraps INT_MIN to itself).
-template <typename I>
-I wrapping_neg(I x) {
-  using U = std::make_unsigned_t<I>;
-  return static_cast<I>(U(0) - static_cast<U>(x));
-}
+using integer_math::wrapping_neg;
 
 // Resizes an out= tensor to `sizes` (reallocating when the element count changes).
 void resize_out(Tensor& out, IntArrayRef sizes);

@@ -5,6 +5,7 @@
 #include <cuda/std/limits>
 
 #include "kernels/cuda/device_types.cuh"
+#include "kernels/integer_math.h"
 
 namespace ampjit::cuda::dmath {
 
@@ -41,12 +42,7 @@ __device__ __forceinline__ bool isnan(M x) {
   else return false;
 }
 
-// Two's-complement negation without signed-overflow UB (INT_MIN wraps to itself, as on CPU).
-template <typename I>
-__device__ __forceinline__ I wrapping_neg(I x) {
-  using U = std::make_unsigned_t<I>;
-  return static_cast<I>(U(0) - static_cast<U>(x));
-}
+using integer_math::wrapping_neg;
 
 // NaN-propagating max/min of the CPU's std::max/std::min order: max(x, l) keeps a NaN x.
 template <typename M>
@@ -54,24 +50,7 @@ __device__ __forceinline__ M max_keep_first_nan(M x, M l) { return x < l ? l : x
 template <typename M>
 __device__ __forceinline__ M min_keep_first_nan(M x, M h) { return h < x ? h : x; }
 
-// torch's powi (kernels/cpu/binary_ops.cpp pow_integer).
-template <typename I>
-__device__ __forceinline__ I pow_integer(I base, I exp) {
-  using U = std::make_unsigned_t<I>;
-  if constexpr (std::is_signed_v<I>) {
-    if (exp < 0) {
-      if (base == 1) return 1;
-      if (base == -1) return (exp % 2) ? I(-1) : I(1);
-      return 0;
-    }
-  }
-  U result = 1, b = static_cast<U>(base);
-  for (U e = static_cast<U>(exp); e; e >>= 1) {
-    if (e & 1) result = static_cast<U>(result * b);
-    b = static_cast<U>(b * b);
-  }
-  return static_cast<I>(result);
-}
+using integer_math::pow_integer;
 
 // torch's div_floor_floating.
 template <typename M>

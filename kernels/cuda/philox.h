@@ -5,11 +5,7 @@
 #pragma once
 #include <cstdint>
 
-#ifdef __CUDACC__
-#define AMPJIT_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define AMPJIT_HOST_DEVICE inline
-#endif
+#include "kernels/host_device.h"
 
 namespace ampjit::philox {
 
