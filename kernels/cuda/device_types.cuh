@@ -1,6 +1,6 @@
 // Device-side dtypes: the CUDA type of each ampjit ScalarType, op-math types, conversions with the
-// same rounding as the CPU runtime (runtime/tensor.cpp's convert), and dtype dispatch for
-// launchers. Included by .cu files only.
+// same rounding as the CPU runtime (runtime/tensor.cpp's convert; host and device code), and dtype
+// dispatch for launchers. Included by .cu files only.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "kernels/cuda/launch.h"
+#include "kernels/host_device.h"
 
 namespace ampjit::cuda {
 
@@ -28,7 +29,7 @@ inline constexpr bool is_floating_v = is_reduced_v<T> || std::is_floating_point_
 // and integers reach float16/bfloat16 through double, so they round once (round-to-nearest-even);
 // bool is `!= 0`.
 template <typename To, typename From>
-__device__ __forceinline__ To convert(From v) {
+AMPJIT_HOST_DEVICE To convert(From v) {
   if constexpr (std::is_same_v<To, From>) {
     return v;
   } else if constexpr (is_reduced_v<From>) {

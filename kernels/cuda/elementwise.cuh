@@ -38,14 +38,12 @@ struct OffsetCalculator {
       for (int op = 0; op < NOPS; ++op) strides[d][op] = it.strides[op][d];
     }
   }
-  __device__ __forceinline__ DeviceArray<int64_t, NOPS> get(int64_t linear) const {
+  AMPJIT_HOST_DEVICE DeviceArray<int64_t, NOPS> get(int64_t linear) const {
     DeviceArray<int64_t, NOPS> off;
-#pragma unroll
     for (int op = 0; op < NOPS; ++op) off[op] = 0;
     for (int d = ndim - 1; d >= 0; --d) {
       const int64_t i = linear % sizes[d];
       linear /= sizes[d];
-#pragma unroll
       for (int op = 0; op < NOPS; ++op) off[op] += i * strides[d][op];
     }
     return off;

@@ -58,6 +58,9 @@ enum class TernaryOp : int {
   addcdiv,   // in0 + p0 * in1 / in2
   clamp,     // min(max(in0, in1), in2), NaN-propagating
 };
+constexpr int kNumUnaryOps = static_cast<int>(UnaryOp::logical_not) + 1;
+constexpr int kNumBinaryOps = static_cast<int>(BinaryOp::logical_xor) + 1;
+constexpr int kNumTernaryOps = static_cast<int>(TernaryOp::clamp) + 1;
 // `dtype` is the computing dtype; the output operand's dtype is `dtype` or bool.
 void launch_unary(UnaryOp op, int dtype, const ElementwiseIter& it, double p0, double p1);
 void launch_binary(BinaryOp op, int dtype, const ElementwiseIter& it, double p0);
