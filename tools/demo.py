@@ -1,7 +1,8 @@
 """ampjit demo: eager mixed precision with `import ampjit as torch`.
 
 Shows the dtypes ops produce inside and outside autocast regions, nesting and disabled
-sub-regions, the policy classes, a small nn model, and a per-op policy override.
+sub-regions, the policy classes, a small nn model, a per-op policy override, a trace, and CUDA
+(autocast regions on the GPU, or why CUDA is not available here).
 """
 import ampjit as torch
 
@@ -56,6 +57,24 @@ def main():
     show("traced(x), called without autocast", traced(x))
     print("  traced(x) equals model(x) under autocast:",
           traced(x).float().tolist() == y.float().tolist())
+
+    print("\nCUDA:")
+    if not torch.cuda.is_available():
+        print("  not available here ({}); device='cuda' raises a clear RuntimeError".format(
+            torch._C._cuda_unavailable_reason()))
+        return
+    print("  {} device(s)".format(torch.cuda.device_count()))
+    ga, gb = a.cuda(), b.cuda()
+    with torch.autocast("cuda"):
+        show("torch.mm(a.cuda(), b.cuda()) under autocast('cuda')", torch.mm(ga, gb))
+        with torch.autocast("cpu"):
+            show("  and torch.mm(a, b) under a nested autocast('cpu')", torch.mm(a, b))
+    gmodel = model.cuda()
+    with torch.autocast("cuda"):
+        show("model.cuda()(x.cuda()) under autocast('cuda')", gmodel(x.cuda()))
+    torch.cuda.synchronize()
+    print("  allocated {} bytes, reserved {} bytes".format(torch.cuda.memory_allocated(),
+                                                           torch.cuda.memory_reserved()))
 
 
 if __name__ == "__main__":
