@@ -64,8 +64,6 @@ const IValue* constant_of(const Value* v) {
 // The eager state the pass was seeded with (for the interop warnings of this file).
 thread_local const AutocastContext* t_eager = nullptr;
 
-const char* device_name(bool cuda) { return cuda ? "cuda" : "cpu"; }
-
 // A location "file:line:col" (node metadata) as a SourceRange.
 SourceRange parse_location(const std::string& loc) {
   const size_t c2 = loc.rfind(':');
