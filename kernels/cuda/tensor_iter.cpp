@@ -82,8 +82,10 @@ Tensor on_device(const Tensor& t, Device device) {
   AMPJIT_CHECK(t.device().is_cpu() && t.dim() == 0,
                "Expected all tensors to be on the same device, but found at least two devices, {} "
                "and {}!", device.str(), t.device().str());
+  // Its one value becomes a fill kernel's argument: queued like any kernel, where a copy from
+  // pageable host memory would wait for the device.
   Tensor d = Tensor::empty(IntArrayRef{}, t.dtype(), device);
-  d.copy_(t);
+  d.fill_(t.item());
   d.impl()->is_wrapped_number = t.impl()->is_wrapped_number;
   return d;
 }

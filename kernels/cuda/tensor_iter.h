@@ -13,7 +13,8 @@ namespace ampjit::cuda {
 ElementwiseIter make_iter(const Tensor& out, std::initializer_list<Tensor> ins);
 
 // `t` on `device`: itself when it is there; a 0-dim CPU tensor (a wrapped Python number or a CPU
-// scalar joining device tensors, as torch allows) is copied over.
+// scalar joining device tensors, as torch allows) is filled in on the device (exactly: item()
+// carries the value at full precision, int64 included).
 Tensor on_device(const Tensor& t, Device device);
 
 // `t` converted to `dtype` on its device (no copy when it already has it).
