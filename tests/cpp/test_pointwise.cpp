@@ -19,16 +19,7 @@ using testing::values;
 using V = std::vector<int64_t>;
 using D = std::vector<double>;
 
-constexpr ScalarType kBool = ScalarType::Bool;
-constexpr ScalarType kU8 = ScalarType::UInt8;
-constexpr ScalarType kI8 = ScalarType::Int8;
-constexpr ScalarType kI16 = ScalarType::Int16;
-constexpr ScalarType kI32 = ScalarType::Int32;
-constexpr ScalarType kI64 = ScalarType::Int64;
-constexpr ScalarType kF16 = ScalarType::Float16;
-constexpr ScalarType kBF16 = ScalarType::BFloat16;
-constexpr ScalarType kF32 = ScalarType::Float32;
-constexpr ScalarType kF64 = ScalarType::Float64;
+using namespace testing::dtypes;
 const std::vector<ScalarType> kIntTypes = {kU8, kI8, kI16, kI32, kI64};
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();

@@ -12,6 +12,20 @@
 
 namespace ampjit::testing {
 
+// Short names for the dtypes, for tables of test cases (`using namespace testing::dtypes;`).
+namespace dtypes {
+constexpr ScalarType kBool = ScalarType::Bool;
+constexpr ScalarType kU8 = ScalarType::UInt8;
+constexpr ScalarType kI8 = ScalarType::Int8;
+constexpr ScalarType kI16 = ScalarType::Int16;
+constexpr ScalarType kI32 = ScalarType::Int32;
+constexpr ScalarType kI64 = ScalarType::Int64;
+constexpr ScalarType kF16 = ScalarType::Float16;
+constexpr ScalarType kBF16 = ScalarType::BFloat16;
+constexpr ScalarType kF32 = ScalarType::Float32;
+constexpr ScalarType kF64 = ScalarType::Float64;
+}  // namespace dtypes
+
 // Tolerances for comparing a kernel's result with a float64 reference computed from the same
 // (already rounded) inputs: a few ulps of the result dtype, relative plus absolute.
 struct Tol {

@@ -56,16 +56,7 @@ using testing::values;
 using V = std::vector<int64_t>;
 using D = std::vector<double>;
 
-constexpr ScalarType kBool = ScalarType::Bool;
-constexpr ScalarType kU8 = ScalarType::UInt8;
-constexpr ScalarType kI8 = ScalarType::Int8;
-constexpr ScalarType kI16 = ScalarType::Int16;
-constexpr ScalarType kI32 = ScalarType::Int32;
-constexpr ScalarType kI64 = ScalarType::Int64;
-constexpr ScalarType kF16 = ScalarType::Float16;
-constexpr ScalarType kBF16 = ScalarType::BFloat16;
-constexpr ScalarType kF32 = ScalarType::Float32;
-constexpr ScalarType kF64 = ScalarType::Float64;
+using namespace testing::dtypes;
 constexpr Device kCpu;
 constexpr Device kCuda(DeviceType::CUDA, 0);
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
