@@ -4,6 +4,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -125,14 +126,23 @@ cublasHandle_t cublas_handle() {
   return handles[d];
 }
 
+// Read on every launch (grid sizing), so cached without a lock: racing first reads store the same
+// value.
 int multiprocessor_count() {
-  static std::mutex mu;
-  static std::vector<int> counts;
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> counts[kMaxDevices];
   const int d = current_device();
-  std::lock_guard<std::mutex> lock(mu);
-  if (static_cast<int>(counts.size()) <= d) counts.resize(d + 1, 0);
-  if (!counts[d]) AMPJIT_CUDA_CHECK(cudaDeviceGetAttribute(&counts[d], cudaDevAttrMultiProcessorCount, d));
-  return counts[d];
+  if (d >= kMaxDevices) {
+    int n = 0;
+    AMPJIT_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, d));
+    return n;
+  }
+  int n = counts[d].load(std::memory_order_relaxed);
+  if (n == 0) {
+    AMPJIT_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, d));
+    counts[d].store(n, std::memory_order_relaxed);
+  }
+  return n;
 }
 
 }  // namespace ampjit::cuda
