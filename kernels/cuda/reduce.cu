@@ -32,7 +32,8 @@
 #include <climits>
 #include <limits>
 
-#include "kernels/cuda/elementwise.cuh"
+#include "kernels/cuda/cuda_context.h"
+#include "kernels/cuda/device_types.cuh"
 #include "kernels/cuda/math.cuh"
 #include "kernels/cuda/reduce.h"
 
@@ -319,7 +320,7 @@ __global__ void __launch_bounds__(kMaxLanes)
                   typename R::Acc* __restrict__ partials) {
   using M = opmath_t<T>;
   using Acc = typename R::Acc;
-  __shared__ alignas(kMaxStateBytes) unsigned char smem[kMaxLanes * kMaxStateBytes];
+  alignas(kMaxStateBytes) __shared__ unsigned char smem[kMaxLanes * kMaxStateBytes];
   const Lanes ln = lanes_of(l.rows);
   const int64_t begin = static_cast<int64_t>(blockIdx.y) * l.chunk;
   const int64_t end = begin + l.chunk < l.len ? begin + l.chunk : l.len;
@@ -364,7 +365,7 @@ template <typename R>
 __global__ void __launch_bounds__(kBlockThreads)
     combine_splits_kernel(const typename R::Acc* __restrict__ partials, Layout l, R red) {
   using Acc = typename R::Acc;
-  __shared__ alignas(kMaxStateBytes) unsigned char smem[kBlockThreads * kMaxStateBytes];
+  alignas(kMaxStateBytes) __shared__ unsigned char smem[kBlockThreads * kMaxStateBytes];
   const Lanes ln = lanes_of(true);
   for (int64_t tile = static_cast<int64_t>(blockIdx.x) * ln.width; tile < l.n_cols;
        tile += static_cast<int64_t>(gridDim.x) * ln.width) {
@@ -390,7 +391,7 @@ template <typename T>
 __global__ void __launch_bounds__(kMaxLanes)
     scan_kernel(const T* __restrict__ in, T* __restrict__ out, Layout l, bool is_prod) {
   using A = acc_t<T>;
-  __shared__ alignas(kMaxStateBytes) unsigned char smem[kMaxLanes * sizeof(A)];
+  alignas(kMaxStateBytes) __shared__ unsigned char smem[kMaxLanes * sizeof(A)];
   const Lanes ln = lanes_of(l.rows);
   const A identity = is_prod ? A(1) : A(0);
   auto op = [is_prod](A a, A b) { return is_prod ? a * b : a + b; };
@@ -419,7 +420,7 @@ template <typename T>
 __global__ void __launch_bounds__(kMaxLanes)
     softmax_kernel(const T* __restrict__ in, T* __restrict__ out, Layout l, bool log) {
   using M = opmath_t<T>;
-  __shared__ alignas(kMaxStateBytes) unsigned char smem[kMaxLanes * sizeof(M)];
+  alignas(kMaxStateBytes) __shared__ unsigned char smem[kMaxLanes * sizeof(M)];
   const Lanes ln = lanes_of(l.rows);
   for (int64_t tile = static_cast<int64_t>(blockIdx.x) * ln.width; tile < l.n_cols;
        tile += static_cast<int64_t>(gridDim.x) * ln.width) {
@@ -451,6 +452,23 @@ __global__ void __launch_bounds__(kMaxLanes)
 }
 
 // --- launch planning ----------------------------------------------------------------------------
+
+// Note [One launch site]
+// Every kernel of this file starts through AMPJIT_CUDA_LAUNCH(kernel, grid, block, args...), so
+// the file holds no other CUDA launch syntax: tests/cuda/test_cuda_reduce_sim.cpp defines the macro
+// before including this file, compiles it with the host compiler and runs the kernels on simulated
+// CUDA threads (tests/cuda/cuda_host_sim.h). For the same reason shared arrays are declared
+// `alignas(n) __shared__ ...`: the simulation reads __shared__ as `static`, which alignas may not
+// follow.
+#ifndef AMPJIT_CUDA_LAUNCH
+#define AMPJIT_CUDA_LAUNCH launch_on_stream
+// kernel<<<grid, block>>>(args...) on stream(), checked.
+template <typename... Params, typename... Args>
+void launch_on_stream(void (*kernel)(Params...), dim3 grid, dim3 block, const Args&... args) {
+  kernel<<<grid, block, 0, stream()>>>(args...);
+  AMPJIT_CUDA_CHECK_LAUNCH();
+}
+#endif
 
 int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
@@ -517,9 +535,8 @@ void run_reduction(const void* in, const Launch& p, const R& red, void* partials
   using Acc = typename R::Acc;
   static_assert(sizeof(Acc) <= kMaxStateBytes && alignof(Acc) <= 8, "reducer state too large");
   Acc* parts = static_cast<Acc*>(partials);
-  reduce_kernel<T, R>
-      <<<p.grid, p.block, 0, stream()>>>(static_cast<const T*>(in), p.layout, red, parts);
-  AMPJIT_CUDA_CHECK_LAUNCH();
+  AMPJIT_CUDA_LAUNCH(reduce_kernel<T, R>, p.grid, p.block, static_cast<const T*>(in), p.layout, red,
+                     parts);
   if (p.grid.y == 1) return;
   // One row of grid.y states per column (Note [Lanes and columns]).
   Layout states;
@@ -529,8 +546,8 @@ void run_reduction(const void* in, const Launch& p, const R& red, void* partials
   const int width = kBlockThreads / lanes;
   const auto blocks =
       static_cast<unsigned>(std::min<int64_t>(ceil_div(states.n_cols, width), INT_MAX));
-  combine_splits_kernel<R><<<blocks, dim3(lanes, width), 0, stream()>>>(parts, states, red);
-  AMPJIT_CUDA_CHECK_LAUNCH();
+  AMPJIT_CUDA_LAUNCH(combine_splits_kernel<R>, dim3(blocks), dim3(lanes, width), parts, states,
+                     red);
 }
 
 // The compute dtypes of sum, prod and the scans: int64 and the floating types.
@@ -631,9 +648,8 @@ void launch_scan(bool is_prod, int dtype, ReduceShape shape, const void* in, voi
       many ? (shape.inner == 1 ? std::min<int64_t>(shape.len, 32) : 1) : shape.len;
   const Launch p = plan_launch(shape, lanes, false);
   dispatch_sum_types(dtype, [&]<typename T>() {
-    scan_kernel<T><<<p.grid, p.block, 0, stream()>>>(static_cast<const T*>(in),
-                                                     static_cast<T*>(out), p.layout, is_prod);
-    AMPJIT_CUDA_CHECK_LAUNCH();
+    AMPJIT_CUDA_LAUNCH(scan_kernel<T>, p.grid, p.block, static_cast<const T*>(in),
+                       static_cast<T*>(out), p.layout, is_prod);
   });
 }
 
@@ -641,9 +657,8 @@ void launch_softmax(bool log, int dtype, ReduceShape shape, const void* in, void
   if (shape.outer * shape.inner == 0 || shape.len == 0) return;
   const Launch p = plan_launch(shape, ceil_div(shape.len, 8), false);
   dispatch_floating(dtype, [&]<typename T>() {
-    softmax_kernel<T><<<p.grid, p.block, 0, stream()>>>(static_cast<const T*>(in),
-                                                        static_cast<T*>(out), p.layout, log);
-    AMPJIT_CUDA_CHECK_LAUNCH();
+    AMPJIT_CUDA_LAUNCH(softmax_kernel<T>, p.grid, p.block, static_cast<const T*>(in),
+                       static_cast<T*>(out), p.layout, log);
   });
 }
 
