@@ -29,7 +29,9 @@ void reset_peak_memory_stats(int device);
 // Returns every cached, unused block to the driver.
 void empty_cache();
 
-// The device generators (Philox counters per device): torch.cuda.manual_seed.
+// The CUDA generator (one Philox seed and counter shared by every CUDA device, unlike torch's one
+// per device): torch.cuda.manual_seed. `device` is accepted for torch's signature; seeding any
+// device seeds them all.
 void manual_seed(int device, uint64_t seed);
 void manual_seed_all(uint64_t seed);
 
