@@ -4,13 +4,28 @@
    traced; microseconds per op (median of many calls, synchronized after each call).
 2. A small MLP (batch 256, 1024 -> 4096 -> 4096 -> 1024, ReLU) eager, scripted and traced, in
    float32 and under CUDA autocast (float16, and bfloat16); milliseconds per forward.
-torch runs beside ampjit when a CUDA build of torch is importable (Debian's torch 1.13 is CPU-only,
-so on these machines the table holds ampjit alone and says so).
-Usage: PYTHONPATH=build/python /usr/bin/python3 bench/bench_cuda.py
+3. With `--impl torch` only: torch.mm at n = 4096 and 8192 in float16, bfloat16 and float32, timed
+   as build/bench/bench_cuda_gemm times ampjit's mm and the direct cuBLAS call (CUDA events around
+   each call, median of 20 after 3 warm-ups, operands uniform in [-1, 1)), so the three can stand in
+   one table. torch is set to round as ampjit does: no TF32, no reduced-precision reductions.
+
+`--impl both` (the default) runs ampjit and, when a CUDA build of torch is importable, torch beside
+it in the same process. The GPU bundle (scripts/gpu-bundle.sh) runs the two sides in separate
+interpreters, since ampjit's module is built for Debian's Python and the GPU machine's torch for
+its own: `--impl ampjit` and `--impl torch`, each with `--json FILE` for the summary.
+Exits 77 when the chosen implementation has no CUDA device.
+Usage: PYTHONPATH=build/python /usr/bin/python3 bench/bench_cuda.py [--impl both|ampjit|torch]
+                                                                    [--json FILE]
 """
+import argparse
+import json
 import statistics
 import sys
 import time
+
+GEMM_SIZES = (4096, 8192)
+GEMM_DTYPES = ("float16", "bfloat16", "float32")
+GEMM_WARMUP, GEMM_REPS = 3, 20
 
 
 def chain200(x):
@@ -41,7 +56,8 @@ def mlp(x, w1, w2, w3):
 mod_relu = None
 
 
-def run(name, mod):
+def run(mod):
+    """The chain and MLP rows for one implementation: (label, value, unit)."""
     global mod_relu
     mod_relu = mod.relu
     rows = []
@@ -68,26 +84,83 @@ def run(name, mod):
     return rows
 
 
-def main():
-    import ampjit
-    if not ampjit.cuda.is_available():
-        print("no CUDA device: " + ampjit._C._cuda_unavailable_reason())
-        return 77
-    results = {"ampjit": run("ampjit", ampjit)}
-    try:
-        import torch
-        if torch.cuda.is_available():
-            results["torch"] = run("torch", torch)
-        else:
-            print("(torch {} here has no CUDA: ampjit only)".format(torch.__version__))
-    except ImportError:
-        print("(torch is not installed: ampjit only)")
-    print("{:<30} {:>12} {:>12} {:>8}".format("", "ampjit", "torch", "ratio"))
-    for i, (label, value, unit) in enumerate(results["ampjit"]):
-        t = results.get("torch")
-        tv = "{:12.3f}".format(t[i][1]) if t else "{:>12}".format("-")
-        ratio = "{:8.2f}".format(t[i][1] / value) if t else "{:>8}".format("-")
+def torch_gemm(torch):
+    """torch.mm TFLOP/s per (dtype, n), timed as bench_cuda_gemm times ampjit and cuBLAS."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+    rows = []
+    for n in GEMM_SIZES:
+        for name in GEMM_DTYPES:
+            dtype = getattr(torch, name)
+            a = torch.rand(n, n, device="cuda", dtype=dtype) * 2 - 1
+            b = torch.rand(n, n, device="cuda", dtype=dtype) * 2 - 1
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            ms = []
+            for i in range(GEMM_WARMUP + GEMM_REPS):
+                start.record()
+                torch.mm(a, b)
+                stop.record()
+                stop.synchronize()
+                if i >= GEMM_WARMUP:
+                    ms.append(start.elapsed_time(stop))
+            rows.append({"dtype": name, "n": n,
+                         "tflops": 2.0 * n ** 3 / (statistics.median(ms) * 1e-3) * 1e-12})
+            del a, b
+    return rows
+
+
+def cuda_reason(name, mod):
+    if name == "ampjit":
+        return None if mod.cuda.is_available() else mod._C._cuda_unavailable_reason()
+    return None if mod.cuda.is_available() else "torch {} sees no CUDA device".format(mod.__version__)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--impl", choices=("both", "ampjit", "torch"), default="both")
+    parser.add_argument("--json", help="also write the results to this file as JSON")
+    opts = parser.parse_args(argv)
+
+    names = ["ampjit", "torch"] if opts.impl == "both" else [opts.impl]
+    results, notes = {}, []
+    for name in names:
+        try:
+            mod = __import__(name)
+        except ImportError as e:
+            if name == opts.impl:  # asked for by name: its absence is the answer
+                print("no CUDA device: {} is not importable ({})".format(name, e))
+                return 77
+            notes.append("({} is not installed: ampjit only)".format(name))
+            continue
+        reason = cuda_reason(name, mod)
+        if reason is not None:
+            if name == names[0]:
+                print("no CUDA device: " + reason)
+                return 77
+            notes.append("({}: ampjit only)".format(reason))
+            continue
+        results[name] = {"version": getattr(mod, "__version__", ""), "rows": run(mod)}
+        if name == "torch" and opts.impl == "torch":
+            results[name]["gemm"] = torch_gemm(mod)
+            results[name]["device"] = mod.cuda.get_device_name(0)
+
+    for note in notes:
+        print(note)
+    first = results[names[0]]["rows"]
+    other = results.get("torch") if opts.impl == "both" else None
+    print("{:<30} {:>12} {:>12} {:>8}".format("", names[0], "torch" if other else "", "ratio" if other else ""))
+    for i, (label, value, unit) in enumerate(first):
+        tv = "{:12.3f}".format(other["rows"][i][1]) if other else "{:>12}".format("-")
+        ratio = "{:8.2f}".format(other["rows"][i][1] / value) if other else "{:>8}".format("-")
         print("{:<30} {:9.3f} {:<2} {} {}".format(label, value, unit, tv, ratio))
+    for row in results.get("torch", {}).get("gemm", []):
+        print("torch.mm {:<9} {:6d} {:10.1f} TFLOP/s".format(row["dtype"], row["n"], row["tflops"]))
+    if opts.json:
+        with open(opts.json, "w") as f:
+            json.dump({name: {"version": r["version"], "device": r.get("device", ""),
+                              "rows": [{"label": l, "value": v, "unit": u} for l, v, u in r["rows"]],
+                              "gemm": r.get("gemm", [])} for name, r in results.items()}, f, indent=1)
     return 0
 
 
