@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # One command: install what is missing (the PyTorch oracle included), build, run every test:
-# the C++ and Python suites in Release, then the C++ suites once more under ASan+UBSan.
+# the C++ and Python suites in Release, the GPU bundle's rehearsal, then the C++ suites once more
+# under ASan+UBSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --with-torch
 scripts/build.sh build
 OMP_NUM_THREADS=2 ctest --test-dir build --output-on-failure -j2
+# The GPU bundle, rehearsed without a GPU in a clean environment (docs/gpu.md): whatever the GPU
+# machine would lack shows up here, not there. Only where the build has the CUDA backend.
+if [[ -e build/kernels/cuda/libampjit_cuda.so ]]; then
+  scripts/gpu-bundle.sh --build build --out build/gpu-bundle --rehearse
+fi
 if [[ "${AMPJIT_SKIP_SANITIZERS:-0}" != 1 ]]; then
   BUILD_TYPE=RelWithDebInfo scripts/build.sh build-asan -DAMPJIT_SANITIZE=ON -DAMPJIT_CUDA=OFF -DAMPJIT_PYTHON=OFF
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
