@@ -33,11 +33,13 @@ AutocastSemantics parse_autocast_semantics(std::string_view name, std::string_vi
 
 AutocastSemantics autocast_semantics() {
   const int s = g_semantics.load(std::memory_order_relaxed);
-  if (s >= 0) [[likely]] return static_cast<AutocastSemantics>(s);
+  if (s >= 0) [[likely]]
+    return static_cast<AutocastSemantics>(s);
   const AutocastSemantics parsed = from_environment();
   int expected = -1;
   // A concurrent set_autocast_semantics wins over the environment.
-  if (!g_semantics.compare_exchange_strong(expected, static_cast<int>(parsed))) return static_cast<AutocastSemantics>(expected);
+  if (!g_semantics.compare_exchange_strong(expected, static_cast<int>(parsed)))
+    return static_cast<AutocastSemantics>(expected);
   return parsed;
 }
 
@@ -51,6 +53,8 @@ AutocastSemantics set_autocast_semantics(AutocastSemantics s) {
   }
 }
 
-void reset_autocast_semantics() { g_semantics.store(-1); }
+void reset_autocast_semantics() {
+  g_semantics.store(-1);
+}
 
 }  // namespace ampjit

@@ -36,7 +36,8 @@ enum class AutocastSemantics : unsigned char { TorchScript = 0, Eager = 1 };
 const char* autocast_semantics_name(AutocastSemantics s);
 // Parses "torchscript" / "eager"; anything else is a ValueError naming the allowed values and
 // `what` (e.g. "AMPJIT_AUTOCAST_SEMANTICS").
-AutocastSemantics parse_autocast_semantics(std::string_view name, std::string_view what = "autocast semantics");
+AutocastSemantics parse_autocast_semantics(std::string_view name,
+                                           std::string_view what = "autocast semantics");
 
 // The process-wide default (first use reads $AMPJIT_AUTOCAST_SEMANTICS; ValueError if malformed).
 AutocastSemantics autocast_semantics();

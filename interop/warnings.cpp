@@ -30,7 +30,9 @@ const char* warning_category_name(WarningCategory c) {
   return c == WarningCategory::AutocastInterop ? "AutocastInteropWarning" : "UserWarning";
 }
 
-WarningHandler set_warning_handler(WarningHandler handler) { return g_handler.exchange(handler); }
+WarningHandler set_warning_handler(WarningHandler handler) {
+  return g_handler.exchange(handler);
+}
 
 void warn(WarningCategory category, std::string message, SourceRange where) {
   const Warning w{category, std::move(message), std::move(where)};

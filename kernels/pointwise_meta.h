@@ -15,7 +15,9 @@ namespace ampjit::meta {
 
 // True division and the float-only ops compute integer and bool inputs in float32 (torch's
 // "int-to-float" promotion to the default dtype).
-inline ScalarType float_result(ScalarType t) { return is_floating(t) ? t : ScalarType::Float32; }
+inline ScalarType float_result(ScalarType t) {
+  return is_floating(t) ? t : ScalarType::Float32;
+}
 
 // torch's alpha_check.
 inline void check_alpha(ScalarType rt, const Scalar& alpha) {

@@ -13,7 +13,8 @@
 namespace ampjit {
 
 namespace detail {
-template <typename F> struct FnTraits;
+template <typename F>
+struct FnTraits;
 template <typename R, typename... A>
 struct FnTraits<R (*)(A...)> {
   using ret = R;
@@ -24,7 +25,8 @@ struct FnTraits<R (*)(A...)> {
 template <typename R>
 void push_result(Stack& s, R&& r) {
   using D = std::decay_t<R>;
-  if constexpr (std::is_same_v<D, std::vector<Tensor>>) s.emplace_back(r);
+  if constexpr (std::is_same_v<D, std::vector<Tensor>>)
+    s.emplace_back(r);
   else if constexpr (requires { std::tuple_size<D>::value; }) {
     std::apply([&](auto&&... e) { (s.emplace_back(std::forward<decltype(e)>(e)), ...); },
                std::forward<R>(r));
@@ -52,11 +54,14 @@ void call_boxed_impl(Stack& s, std::index_sequence<I...>) {
 template <auto Fn>
 void call_boxed(Stack& s) {
   constexpr size_t n = detail::FnTraits<decltype(Fn)>::arity;
-  if (s.size() != n) [[unlikely]] detail::throw_arity(n, s.size());
+  if (s.size() != n) [[unlikely]]
+    detail::throw_arity(n, s.size());
   detail::call_boxed_impl<Fn>(s, std::make_index_sequence<n>{});
 }
 
 }  // namespace ampjit
 
-#define AMPJIT_KERNEL(ID, FN) \
-  void ::ampjit::kernels::ID(::ampjit::Stack& s) { ::ampjit::call_boxed<&FN>(s); }
+#define AMPJIT_KERNEL(ID, FN)                      \
+  void ::ampjit::kernels::ID(::ampjit::Stack& s) { \
+    ::ampjit::call_boxed<&FN>(s);                  \
+  }

@@ -9,7 +9,9 @@ namespace ampjit {
 enum class DeviceType : int8_t { CPU = 0, CUDA = 1 };
 constexpr int kNumDeviceTypes = 2;
 
-inline const char* device_type_name(DeviceType t) { return t == DeviceType::CPU ? "cpu" : "cuda"; }
+inline const char* device_type_name(DeviceType t) {
+  return t == DeviceType::CPU ? "cpu" : "cuda";
+}
 
 struct Device {
   DeviceType type = DeviceType::CPU;

@@ -49,17 +49,21 @@ Device op_device(const OpEntry& op, const Stack& stack) {
 }
 }  // namespace
 
-DispatchTLS& dispatch_tls() { return t_dispatch; }
+DispatchTLS& dispatch_tls() {
+  return t_dispatch;
+}
 
-void set_layer(DispatchLayer layer, LayerFn fn) { g_layers[static_cast<int>(layer)] = fn; }
+void set_layer(DispatchLayer layer, LayerFn fn) {
+  g_layers[static_cast<int>(layer)] = fn;
+}
 
 void call_kernel(const OpEntry& op, Stack& stack) {
   const Device d = op_device(op, stack);
   BoxedKernel k = op.kernels[static_cast<int>(d.type)];
   if (!k) [[unlikely]] {
-    throw NotImplementedError(fmt::format(
-        "{}: no kernel for device '{}'{}", op.name, d.str(),
-        d.is_cuda() ? " (ampjit was built without CUDA, or no GPU is present)" : ""));
+    throw NotImplementedError(
+        fmt::format("{}: no kernel for device '{}'{}", op.name, d.str(),
+                    d.is_cuda() ? " (ampjit was built without CUDA, or no GPU is present)" : ""));
   }
   k(stack);
 }
@@ -75,7 +79,8 @@ static inline void run_from(uint8_t active, const OpEntry& op, Stack& stack) {
 
 void dispatch(const OpEntry& op, Stack& stack) {
   const uint8_t active = t_dispatch.included & ~t_dispatch.excluded;
-  if (active == 0) [[likely]] return call_kernel(op, stack);
+  if (active == 0) [[likely]]
+    return call_kernel(op, stack);
   run_from(active, op, stack);
 }
 
@@ -87,9 +92,12 @@ void redispatch(DispatchLayer from, const OpEntry& op, Stack& stack) {
 LayerGuard::LayerGuard(DispatchLayer l, Mode m, bool on)
     : saved_included_(t_dispatch.included), saved_excluded_(t_dispatch.excluded) {
   if (!on) return;
-  if (m == Include) t_dispatch.included |= layer_bit(l);
-  else if (m == Exclude) t_dispatch.excluded |= layer_bit(l);
-  else t_dispatch.excluded &= static_cast<uint8_t>(~layer_bit(l));
+  if (m == Include)
+    t_dispatch.included |= layer_bit(l);
+  else if (m == Exclude)
+    t_dispatch.excluded |= layer_bit(l);
+  else
+    t_dispatch.excluded &= static_cast<uint8_t>(~layer_bit(l));
 }
 
 LayerGuard::~LayerGuard() {

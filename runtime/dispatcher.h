@@ -13,7 +13,9 @@
 namespace ampjit {
 
 enum class DispatchLayer : uint8_t { Autocast = 0, Tracer = 1 };
-constexpr uint8_t layer_bit(DispatchLayer l) { return static_cast<uint8_t>(1u << static_cast<uint8_t>(l)); }
+constexpr uint8_t layer_bit(DispatchLayer l) {
+  return static_cast<uint8_t>(1u << static_cast<uint8_t>(l));
+}
 
 struct DispatchTLS {
   uint8_t included = 0;
@@ -26,7 +28,9 @@ void set_layer(DispatchLayer layer, LayerFn fn);
 
 // Runs op on stack (arguments in schema order, defaults filled); leaves the results on the stack.
 void dispatch(const OpEntry& op, Stack& stack);
-inline void dispatch(OpId id, Stack& stack) { dispatch(op_entry(id), stack); }
+inline void dispatch(OpId id, Stack& stack) {
+  dispatch(op_entry(id), stack);
+}
 // Continues below `from`: called by a layer to run the rest of the stack.
 void redispatch(DispatchLayer from, const OpEntry& op, Stack& stack);
 // Runs the kernel directly, skipping every layer.

@@ -38,9 +38,9 @@ class OutOfMemoryError : public Error {  // Python: ampjit.cuda.OutOfMemoryError
 // AMPJIT_CHECK(cond, "fmt", args...): throws ampjit::Error with the formatted message.
 // AMPJIT_CHECK_T(ExcType, cond, "fmt", args...): throws the given class.
 #define AMPJIT_CHECK(cond, ...) AMPJIT_CHECK_T(::ampjit::Error, cond, __VA_ARGS__)
-#define AMPJIT_CHECK_T(Exc, cond, ...)                 \
-  do {                                                 \
-    if (!(cond)) [[unlikely]] {                        \
-      throw Exc(fmt::format(__VA_ARGS__));             \
-    }                                                  \
+#define AMPJIT_CHECK_T(Exc, cond, ...)     \
+  do {                                     \
+    if (!(cond)) [[unlikely]] {            \
+      throw Exc(fmt::format(__VA_ARGS__)); \
+    }                                      \
   } while (0)

@@ -4,9 +4,10 @@
 // Every conversion into Half or BFloat16 rounds to nearest, ties to even, from float *and* from
 // double: converting a double directly (rather than through float) avoids double rounding, which
 // matters for float64 -> float16 casts. Integers convert through double, as torch's casts do (so an
-// int64 above 2^53 may round twice on its way to bfloat16, exactly as in torch). NaN stays NaN (quieted, sign and top payload bits kept),
-// overflow goes to infinity, and values below the smallest subnormal round to signed zero.
-// Arithmetic on these types happens in float: kernels load, compute in float, round once on store.
+// int64 above 2^53 may round twice on its way to bfloat16, exactly as in torch). NaN stays NaN
+// (quieted, sign and top payload bits kept), overflow goes to infinity, and values below the
+// smallest subnormal round to signed zero. Arithmetic on these types happens in float: kernels
+// load, compute in float, round once on store.
 #pragma once
 #include <bit>
 #include <cmath>
@@ -126,15 +127,26 @@ struct BFloat16 {
 };
 
 // The type arithmetic happens in: float for the reduced-precision types, the type itself otherwise.
-template <typename T> struct OpMath { using type = T; };
-template <> struct OpMath<Half> { using type = float; };
-template <> struct OpMath<BFloat16> { using type = float; };
-template <typename T> using opmath_t = typename OpMath<T>::type;
+template <typename T>
+struct OpMath {
+  using type = T;
+};
+template <>
+struct OpMath<Half> {
+  using type = float;
+};
+template <>
+struct OpMath<BFloat16> {
+  using type = float;
+};
+template <typename T>
+using opmath_t = typename OpMath<T>::type;
 
 }  // namespace ampjit
 
 namespace std {
-template <> class numeric_limits<ampjit::Half> {
+template <>
+class numeric_limits<ampjit::Half> {
  public:
   static constexpr bool is_specialized = true;
   static constexpr bool has_infinity = true;
@@ -146,7 +158,8 @@ template <> class numeric_limits<ampjit::Half> {
   static constexpr ampjit::Half infinity() { return ampjit::Half::from_bits(0x7c00); }
   static constexpr ampjit::Half quiet_NaN() { return ampjit::Half::from_bits(0x7e00); }
 };
-template <> class numeric_limits<ampjit::BFloat16> {
+template <>
+class numeric_limits<ampjit::BFloat16> {
  public:
   static constexpr bool is_specialized = true;
   static constexpr bool has_infinity = true;

@@ -116,9 +116,11 @@ void Code::emit_node(const Node& n) {
     ins.c = reg(n.input(1));
     constants_.push_back(n.attr(sym::attr::name));
   } else if (k == sym::prim::CreateObject) {
-    // The class is the output's type: %ac : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()
+    // The class is the output's type: %ac : __torch__.torch.amp.autocast_mode.autocast =
+    // prim::CreateObject()
     const Type& t = *n.output()->type();
-    AMPJIT_CHECK(t.kind() == TypeKind::Object, "prim::CreateObject: its output type {} is not a class{}", t.str(),
+    AMPJIT_CHECK(t.kind() == TypeKind::Object,
+                 "prim::CreateObject: its output type {} is not a class{}", t.str(),
                  n.source_range().valid() ? " at " + n.source_range().location_str() : "");
     ins.op = Instruction::kCreateObject;
     ins.b = static_cast<uint32_t>(constants_.size());
@@ -150,7 +152,8 @@ void Code::emit_node(const Node& n) {
     return;
   } else if (k == sym::prim::Loop) {
     // i = 0; carried = inits; cond = init_cond
-    // top: LoopCheck(i < max && cond) else -> exit; body; (cond, carried) = body outputs; i++; jump top
+    // top: LoopCheck(i < max && cond) else -> exit; body; (cond, carried) = body outputs; i++; jump
+    // top
     const Block& body = *n.blocks()[0];
     const uint32_t i_reg = reg(body.inputs()[0]);
     Instruction zero{Instruction::kConst};
@@ -194,7 +197,8 @@ void Code::emit_node(const Node& n) {
     // Note [Autocast regions at run time]: enter; block; its outputs to the node's; leave.
     AMPJIT_CHECK(n.blocks().size() == 1 && n.blocks()[0]->inputs().empty() && n.inputs().empty() &&
                      n.blocks()[0]->outputs().size() == n.outputs().size(),
-                 "prim::AutocastRegion{}: expected no inputs and one block without inputs yielding one value per output",
+                 "prim::AutocastRegion{}: expected no inputs and one block without inputs yielding "
+                 "one value per output",
                  n.source_range().valid() ? " at " + n.source_range().location_str() : "");
     Instruction enter{Instruction::kRegionEnter};
     enter.node = &n;
@@ -207,8 +211,8 @@ void Code::emit_node(const Node& n) {
     leave.node = &n;
     instrs_.push_back(leave);
     return;
-  } else if ((k == sym::prim::Enter || k == sym::prim::Exit) && semantics_ == AutocastSemantics::Eager &&
-             n.inputs().size() == 1) {
+  } else if ((k == sym::prim::Enter || k == sym::prim::Exit) &&
+             semantics_ == AutocastSemantics::Eager && n.inputs().size() == 1) {
     ins.op = k == sym::prim::Enter ? Instruction::kWithEnter : Instruction::kWithExit;
     ins.a = reg(n.input(0));
     ins.handler = find_handler(k);  // for `with` on an object that is not autocast's
@@ -217,23 +221,25 @@ void Code::emit_node(const Node& n) {
     ins.op = Instruction::kNode;
     ins.handler = h;
   } else {
-    throw Error(fmt::format("the interpreter cannot run node {}{}", k.qualified(),
-                            n.source_range().valid() ? " at " + n.source_range().location_str() : ""));
+    throw Error(
+        fmt::format("the interpreter cannot run node {}{}", k.qualified(),
+                    n.source_range().valid() ? " at " + n.source_range().location_str() : ""));
   }
   instrs_.push_back(ins);
 }
 
 std::string Code::dump() const {
-  static const char* names[] = {"OP",      "CONST",  "MOVE", "JF",    "JMP",  "LOOP", "INC",
-                                "TUPLE",   "LIST",   "UNPACK", "TIDX", "GETATTR", "SETATTR",
-                                "NEWOBJ",  "CALL",   "RAISE", "NODE", "REGION", "ENDREG",
-                                "WITH",    "ENDWITH", "RET"};
+  static const char* names[] = {"OP",      "CONST",  "MOVE",    "JF",     "JMP",  "LOOP",
+                                "INC",     "TUPLE",  "LIST",    "UNPACK", "TIDX", "GETATTR",
+                                "SETATTR", "NEWOBJ", "CALL",    "RAISE",  "NODE", "REGION",
+                                "ENDREG",  "WITH",   "ENDWITH", "RET"};
   std::string s;
   for (size_t i = 0; i < instrs_.size(); ++i) {
     const Instruction& in = instrs_[i];
     s += fmt::format("{:4} {:<6}", i, names[in.op]);
     if (in.entry) s += " " + in.entry->name;
-    if (in.op == Instruction::kJump || in.op == Instruction::kJumpIfFalse) s += fmt::format(" -> {}", in.b);
+    if (in.op == Instruction::kJump || in.op == Instruction::kJumpIfFalse)
+      s += fmt::format(" -> {}", in.b);
     if (in.op == Instruction::kLoopCheck) s += fmt::format(" exit -> {}", in.target);
     s += "\n";
   }
@@ -247,7 +253,8 @@ namespace {
 [[noreturn]] void rethrow_at(const Instruction& in, const std::exception& e) {
   std::string msg = e.what();
   if (in.node && in.node->source_range().valid())
-    msg += fmt::format("\n  (in {} at {})", in.node->kind().qualified(), in.node->source_range().location_str());
+    msg += fmt::format("\n  (in {} at {})", in.node->kind().qualified(),
+                       in.node->source_range().location_str());
   if (dynamic_cast<const TypeError*>(&e)) throw TypeError(msg);
   if (dynamic_cast<const ValueError*>(&e)) throw ValueError(msg);
   if (dynamic_cast<const IndexError*>(&e)) throw IndexError(msg);
@@ -263,9 +270,8 @@ ModuleObject* autocast_object(const IValue& o) {
 }  // namespace
 
 void Code::run(Stack& stack) const {
-  AMPJIT_CHECK_T(TypeError, stack.size() == input_regs_.size(),
-                 "expected {} argument{} but got {}", input_regs_.size(),
-                 input_regs_.size() == 1 ? "" : "s", stack.size());
+  AMPJIT_CHECK_T(TypeError, stack.size() == input_regs_.size(), "expected {} argument{} but got {}",
+                 input_regs_.size(), input_regs_.size() == 1 ? "" : "s", stack.size());
   std::vector<IValue> regs(num_regs_);
   for (size_t i = 0; i < input_regs_.size(); ++i) regs[input_regs_[i]] = std::move(stack[i]);
   stack.clear();
@@ -313,7 +319,8 @@ void Code::run(Stack& stack) const {
         pc = in.b;
         break;
       case Instruction::kLoopCheck:
-        pc = (regs[in.a].to_int() < regs[in.b].to_int() && regs[in.c].to_bool()) ? pc + 1 : in.target;
+        pc = (regs[in.a].to_int() < regs[in.b].to_int() && regs[in.c].to_bool()) ? pc + 1
+                                                                                 : in.target;
         break;
       case Instruction::kIncrement:
         regs[in.a] = IValue(regs[in.a].to_int() + 1);
@@ -324,7 +331,8 @@ void Code::run(Stack& stack) const {
         std::vector<IValue> el;
         el.reserve(in.nargs);
         for (uint32_t i = 0; i < in.nargs; ++i) el.push_back(regs[ops[in.args + i]]);
-        regs[ops[in.outs]] = in.op == Instruction::kTuple ? IValue::tuple(std::move(el)) : IValue::list(std::move(el));
+        regs[ops[in.outs]] = in.op == Instruction::kTuple ? IValue::tuple(std::move(el))
+                                                          : IValue::list(std::move(el));
         ++pc;
         break;
       }
@@ -332,7 +340,8 @@ void Code::run(Stack& stack) const {
         const IValue& v = regs[in.a];
         const auto& el = v.is_tuple() ? v.tuple_elems() : v.list_elems();
         if (el.size() != in.nouts) {
-          rethrow_at(in, ValueError(fmt::format("expected {} values to unpack, got {}", in.nouts, el.size())));
+          rethrow_at(in, ValueError(fmt::format("expected {} values to unpack, got {}", in.nouts,
+                                                el.size())));
         }
         std::vector<IValue> copy = el;
         for (uint32_t i = 0; i < in.nouts; ++i) regs[ops[in.outs + i]] = std::move(copy[i]);
@@ -344,7 +353,8 @@ void Code::run(Stack& stack) const {
         const auto& el = t.is_tuple() ? t.tuple_elems() : t.list_elems();
         int64_t i = regs[in.b].to_int();
         if (i < 0) i += static_cast<int64_t>(el.size());
-        if (i < 0 || i >= static_cast<int64_t>(el.size())) rethrow_at(in, IndexError("tuple index out of range"));
+        if (i < 0 || i >= static_cast<int64_t>(el.size()))
+          rethrow_at(in, IndexError("tuple index out of range"));
         regs[ops[in.outs]] = el[static_cast<size_t>(i)];
         ++pc;
         break;
@@ -352,7 +362,9 @@ void Code::run(Stack& stack) const {
       case Instruction::kGetAttr: {
         const IValue& o = regs[in.a];
         auto* m = o.is_object() ? dynamic_cast<const ModuleObject*>(o.object()) : nullptr;
-        if (!m) rethrow_at(in, TypeError(fmt::format("prim::GetAttr on a value that is not a module ({})", o.repr())));
+        if (!m)
+          rethrow_at(in, TypeError(fmt::format("prim::GetAttr on a value that is not a module ({})",
+                                               o.repr())));
         try {
           regs[ops[in.outs]] = m->attr(constants_[in.b].to_string_ref());
         } catch (const std::exception& e) {
@@ -364,13 +376,16 @@ void Code::run(Stack& stack) const {
       case Instruction::kSetAttr: {
         const IValue& o = regs[in.a];
         auto* m = o.is_object() ? dynamic_cast<ModuleObject*>(o.object()) : nullptr;
-        if (!m) rethrow_at(in, TypeError(fmt::format("prim::SetAttr on a value that is not an object ({})", o.repr())));
+        if (!m)
+          rethrow_at(in, TypeError(fmt::format(
+                             "prim::SetAttr on a value that is not an object ({})", o.repr())));
         m->set_attr(constants_[in.b].to_string_ref(), regs[in.c]);
         ++pc;
         break;
       }
       case Instruction::kCreateObject:
-        regs[ops[in.outs]] = IValue(Ref<ObjectBase>(new ModuleObject(constants_[in.b].to_string_ref())));
+        regs[ops[in.outs]] =
+            IValue(Ref<ObjectBase>(new ModuleObject(constants_[in.b].to_string_ref())));
         ++pc;
         break;
       case Instruction::kCall: {
@@ -410,7 +425,8 @@ void Code::run(Stack& stack) const {
           break;
         }
         try {
-          regions.enter(autocast_object_spec(*m, in.node->source_range()), m, in.node->source_range());
+          regions.enter(autocast_object_spec(*m, in.node->source_range()), m,
+                        in.node->source_range());
         } catch (const std::exception& e) {
           rethrow_at(in, e);
         }
@@ -446,16 +462,17 @@ namespace {
 // A script `with torch.autocast(...):` compiles to prim::Enter / prim::Exit on an autocast object
 // (reference §1.3). In torchscript semantics the object's __enter__ and __exit__ return at once
 // when scripting: the JIT autocast pass alone gives the region its meaning, by inserting casts into
-// the optimized graph. So at run time both do nothing and yield None: these handlers. (Code compiled
-// for eager semantics does not use them: Enter/Exit become kWithEnter/kWithExit, Note [Autocast
-// regions at run time] in interop/autocast_regions.h.) `with` on any other object would call its
-// methods, which ampjit's objects do not have.
+// the optimized graph. So at run time both do nothing and yield None: these handlers. (Code
+// compiled for eager semantics does not use them: Enter/Exit become kWithEnter/kWithExit, Note
+// [Autocast regions at run time] in interop/autocast_regions.h.) `with` on any other object would
+// call its methods, which ampjit's objects do not have.
 void enter_or_exit(const Node& n, Stack& io) {
   const IValue& o = io.at(0);
   auto* m = o.is_object() ? dynamic_cast<const ModuleObject*>(o.object()) : nullptr;
   if (!m || !is_autocast_class_name(m->class_name)) {
-    throw NotImplementedError(fmt::format("{}: `with` on a '{}' object is not supported (only autocast context managers)",
-                                          n.kind().qualified(), m ? m->class_name : o.tag_name()));
+    throw NotImplementedError(
+        fmt::format("{}: `with` on a '{}' object is not supported (only autocast context managers)",
+                    n.kind().qualified(), m ? m->class_name : o.tag_name()));
   }
   io.assign(n.outputs().size(), IValue());
 }
@@ -475,14 +492,21 @@ std::atomic<bool> g_jit_autocast_mode{true};
 // The dtype's bit in a specialization slot: eager autocast dtypes are float16 or bfloat16.
 size_t dtype_bit(ScalarType t) {
   AMPJIT_CHECK(t == ScalarType::Float16 || t == ScalarType::BFloat16,
-               "internal error: eager autocast dtype {} is neither float16 nor bfloat16", dtype_name(t));
+               "internal error: eager autocast dtype {} is neither float16 nor bfloat16",
+               dtype_name(t));
   return t == ScalarType::BFloat16 ? 1 : 0;
 }
 }  // namespace
 
-GraphOptimizer set_graph_optimizer(GraphOptimizer optimizer) { return g_optimizer.exchange(optimizer); }
-bool set_jit_autocast_mode(bool enabled) { return g_jit_autocast_mode.exchange(enabled); }
-bool jit_autocast_mode() { return g_jit_autocast_mode.load(); }
+GraphOptimizer set_graph_optimizer(GraphOptimizer optimizer) {
+  return g_optimizer.exchange(optimizer);
+}
+bool set_jit_autocast_mode(bool enabled) {
+  return g_jit_autocast_mode.exchange(enabled);
+}
+bool jit_autocast_mode() {
+  return g_jit_autocast_mode.load();
+}
 
 Function::Function(std::string name, std::shared_ptr<Graph> graph)
     : name_(std::move(name)), graph_(std::move(graph)) {}
@@ -495,7 +519,8 @@ Function::~Function() {
 const Function::Specialization& Function::specialization() const {
   size_t slot = 0;
   AutocastContext ctx;
-  const GraphOptimizer optimizer = optimizable() ? g_optimizer.load(std::memory_order_acquire) : nullptr;
+  const GraphOptimizer optimizer =
+      optimizable() ? g_optimizer.load(std::memory_order_acquire) : nullptr;
   if (effective_autocast_semantics() == AutocastSemantics::Eager) {
     slot = optimizer ? kEagerOptimized : kEagerPlain;
   } else if (optimizer) {
@@ -503,8 +528,8 @@ const Function::Specialization& Function::specialization() const {
       slot = 1;
     } else {
       ctx = current_autocast_context();
-      slot = 2 + (ctx.cpu_enabled ? 1 : 0) + 2 * dtype_bit(ctx.cpu_dtype) + 4 * (ctx.cuda_enabled ? 1 : 0) +
-             8 * dtype_bit(ctx.cuda_dtype);
+      slot = 2 + (ctx.cpu_enabled ? 1 : 0) + 2 * dtype_bit(ctx.cpu_dtype) +
+             4 * (ctx.cuda_enabled ? 1 : 0) + 8 * dtype_bit(ctx.cuda_dtype);
     }
   }
   if (const Specialization* s = slots_[slot].load(std::memory_order_acquire)) return *s;
@@ -531,8 +556,12 @@ const Function::Specialization& Function::build(size_t slot, const AutocastConte
   return *published;
 }
 
-std::shared_ptr<const Graph> Function::optimized_graph() const { return specialization().graph; }
+std::shared_ptr<const Graph> Function::optimized_graph() const {
+  return specialization().graph;
+}
 
-const Code& Function::code() const { return *specialization().code; }
+const Code& Function::code() const {
+  return *specialization().code;
+}
 
 }  // namespace ampjit

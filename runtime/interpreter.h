@@ -7,8 +7,8 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "interop/autocast_regions.h"
@@ -23,28 +23,29 @@ class Function;
 
 struct Instruction {
   enum Op : uint8_t {
-    kOp,          // dispatch `op` with args regs[args..], results to regs[outs..]
-    kConst,       // regs[a] = constants[b]
-    kMove,        // regs[a] = regs[b]
-    kJumpIfFalse, // if !regs[a] jump to b
-    kJump,        // jump to b
-    kLoopCheck,   // regs[a] (trip index) < regs[b] (max) && regs[c] (cond)? continue : jump to `target`
-    kIncrement,   // regs[a] += 1
-    kTuple,       // regs[out] = tuple(regs[args..])
-    kList,        // regs[out] = list(regs[args..])
-    kUnpack,      // regs[outs..] = elements of regs[a] (tuple or list)
-    kTupleIndex,  // regs[out] = regs[a][regs[b]]
-    kGetAttr,     // regs[out] = attribute constants[b] (a name) of the module in regs[a]
-    kSetAttr,     // attribute constants[b] (a name) of the object in regs[a] = regs[c]
-    kCreateObject,// regs[out] = a new empty object of class constants[b]
-    kCall,        // regs[outs..] = fn(regs[args..])
-    kRaise,       // throw Error(regs[a])
-    kNode,        // a prim node with a registered handler (extension point)
-    kRegionEnter, // enter the autocast region region_specs[b] (prim::AutocastRegion; owner: node)
-    kRegionExit,  // leave the region `node` entered
-    kWithEnter,   // eager semantics: prim::Enter(regs[a]) on an autocast object enters its region
-    kWithExit,    // eager semantics: prim::Exit(regs[a]) leaves it
-    kReturn,      // results = regs[args..]
+    kOp,            // dispatch `op` with args regs[args..], results to regs[outs..]
+    kConst,         // regs[a] = constants[b]
+    kMove,          // regs[a] = regs[b]
+    kJumpIfFalse,   // if !regs[a] jump to b
+    kJump,          // jump to b
+    kLoopCheck,     // regs[a] (trip index) < regs[b] (max) && regs[c] (cond)? continue : jump to
+                    // `target`
+    kIncrement,     // regs[a] += 1
+    kTuple,         // regs[out] = tuple(regs[args..])
+    kList,          // regs[out] = list(regs[args..])
+    kUnpack,        // regs[outs..] = elements of regs[a] (tuple or list)
+    kTupleIndex,    // regs[out] = regs[a][regs[b]]
+    kGetAttr,       // regs[out] = attribute constants[b] (a name) of the module in regs[a]
+    kSetAttr,       // attribute constants[b] (a name) of the object in regs[a] = regs[c]
+    kCreateObject,  // regs[out] = a new empty object of class constants[b]
+    kCall,          // regs[outs..] = fn(regs[args..])
+    kRaise,         // throw Error(regs[a])
+    kNode,          // a prim node with a registered handler (extension point)
+    kRegionEnter,   // enter the autocast region region_specs[b] (prim::AutocastRegion; owner: node)
+    kRegionExit,    // leave the region `node` entered
+    kWithEnter,     // eager semantics: prim::Enter(regs[a]) on an autocast object enters its region
+    kWithExit,      // eager semantics: prim::Exit(regs[a]) leaves it
+    kReturn,        // results = regs[args..]
   };
   Op op;
   uint32_t a = 0, b = 0, c = 0;
@@ -54,7 +55,8 @@ struct Instruction {
   const OpEntry* entry = nullptr;
   Function* fn = nullptr;
   const Node* node = nullptr;  // for diagnostics and kNode handlers
-  void (*handler)(const Node&, std::vector<IValue>&) = nullptr;  // kNode: resolved once, at compile time
+  void (*handler)(const Node&,
+                  std::vector<IValue>&) = nullptr;  // kNode: resolved once, at compile time
 };
 
 // Handlers for prim nodes that other layers define (autocast enter/exit, ...): they run with the
@@ -147,7 +149,8 @@ class Function {
   }
   std::optional<AutocastSemantics> own_autocast_semantics() const {
     const int s = semantics_.load(std::memory_order_relaxed);
-    return s < 0 ? std::nullopt : std::optional<AutocastSemantics>(static_cast<AutocastSemantics>(s));
+    return s < 0 ? std::nullopt
+                 : std::optional<AutocastSemantics>(static_cast<AutocastSemantics>(s));
   }
   // The semantics a call from this thread runs under now (ValueError when it comes from a
   // malformed $AMPJIT_AUTOCAST_SEMANTICS).
@@ -177,7 +180,8 @@ class Function {
   static constexpr size_t kEagerPlain = 18, kEagerOptimized = 19;
   static constexpr size_t kNumSlots = 20;
   const Specialization& specialization() const;
-  const Specialization& build(size_t slot, const AutocastContext& ctx, GraphOptimizer optimizer) const;
+  const Specialization& build(size_t slot, const AutocastContext& ctx,
+                              GraphOptimizer optimizer) const;
 
   std::string name_;
   std::shared_ptr<Graph> graph_;

@@ -55,17 +55,28 @@ std::vector<Tensor> IValue::to_tensor_list() const {
 
 const char* IValue::tag_name() const {
   switch (tag_) {
-    case Tag::None: return "None";
-    case Tag::Tensor: return "Tensor";
-    case Tag::Double: return "float";
-    case Tag::Int: return "int";
-    case Tag::Bool: return "bool";
-    case Tag::String: return "str";
-    case Tag::ScalarType: return "dtype";
-    case Tag::Device: return "Device";
-    case Tag::List: return "list";
-    case Tag::Tuple: return "tuple";
-    case Tag::Object: return object()->type_name();
+    case Tag::None:
+      return "None";
+    case Tag::Tensor:
+      return "Tensor";
+    case Tag::Double:
+      return "float";
+    case Tag::Int:
+      return "int";
+    case Tag::Bool:
+      return "bool";
+    case Tag::String:
+      return "str";
+    case Tag::ScalarType:
+      return "dtype";
+    case Tag::Device:
+      return "Device";
+    case Tag::List:
+      return "list";
+    case Tag::Tuple:
+      return "tuple";
+    case Tag::Object:
+      return object()->type_name();
   }
   return "?";
 }
@@ -73,7 +84,8 @@ const char* IValue::tag_name() const {
 void IValue::throw_bad_tag(Tag t) const {
   IValue probe;
   probe.tag_ = t;
-  throw TypeError(fmt::format("expected a value of type {} but got {}", probe.tag_name(), tag_name()));
+  throw TypeError(
+      fmt::format("expected a value of type {} but got {}", probe.tag_name(), tag_name()));
 }
 
 void IValue::throw_bad_dtype_code() const {
@@ -82,17 +94,24 @@ void IValue::throw_bad_dtype_code() const {
 
 std::string IValue::repr() const {
   switch (tag_) {
-    case Tag::None: return "None";
+    case Tag::None:
+      return "None";
     case Tag::Tensor: {
       const TensorImpl* t = tensor_impl();
       return fmt::format("Tensor(dtype={}, shape={})", dtype_name(t->dtype), shape_str(t->sizes));
     }
-    case Tag::Double: return Scalar(p_.d).str();
-    case Tag::Int: return std::to_string(p_.i);
-    case Tag::Bool: return p_.i ? "True" : "False";
-    case Tag::String: return "\"" + to_string_ref() + "\"";
-    case Tag::ScalarType: return dtype_name(static_cast<ScalarType>(p_.i));
-    case Tag::Device: return p_.dev.str();
+    case Tag::Double:
+      return Scalar(p_.d).str();
+    case Tag::Int:
+      return std::to_string(p_.i);
+    case Tag::Bool:
+      return p_.i ? "True" : "False";
+    case Tag::String:
+      return "\"" + to_string_ref() + "\"";
+    case Tag::ScalarType:
+      return dtype_name(static_cast<ScalarType>(p_.i));
+    case Tag::Device:
+      return p_.dev.str();
     case Tag::List:
     case Tag::Tuple: {
       const auto& el = tag_ == Tag::List ? list_elems() : tuple_elems();
@@ -101,7 +120,8 @@ std::string IValue::repr() const {
       if (tag_ == Tag::Tuple && el.size() == 1) s += ",";
       return s + (tag_ == Tag::List ? "]" : ")");
     }
-    case Tag::Object: return std::string("<") + object()->type_name() + ">";
+    case Tag::Object:
+      return std::string("<") + object()->type_name() + ">";
   }
   return "?";
 }
@@ -109,13 +129,18 @@ std::string IValue::repr() const {
 bool IValue::equals(const IValue& o) const {
   if (tag_ != o.tag_) return false;
   switch (tag_) {
-    case Tag::None: return true;
-    case Tag::Double: return p_.d == o.p_.d || (p_.d != p_.d && o.p_.d != o.p_.d);
+    case Tag::None:
+      return true;
+    case Tag::Double:
+      return p_.d == o.p_.d || (p_.d != p_.d && o.p_.d != o.p_.d);
     case Tag::Int:
     case Tag::Bool:
-    case Tag::ScalarType: return p_.i == o.p_.i;
-    case Tag::Device: return p_.dev == o.p_.dev;
-    case Tag::String: return to_string_ref() == o.to_string_ref();
+    case Tag::ScalarType:
+      return p_.i == o.p_.i;
+    case Tag::Device:
+      return p_.dev == o.p_.dev;
+    case Tag::String:
+      return to_string_ref() == o.to_string_ref();
     case Tag::List:
     case Tag::Tuple: {
       const auto& a = tag_ == Tag::List ? list_elems() : tuple_elems();
@@ -125,7 +150,8 @@ bool IValue::equals(const IValue& o) const {
         if (!a[i].equals(b[i])) return false;
       return true;
     }
-    default: return p_.ptr == o.p_.ptr;
+    default:
+      return p_.ptr == o.p_.ptr;
   }
 }
 
@@ -151,8 +177,8 @@ Device Device::parse(std::string_view s) {
     return Device(DeviceType::CUDA, idx);
   }
   if (s.starts_with("cpu:") && s.substr(4) == "0") return Device(DeviceType::CPU);
-  throw Error(fmt::format(
-      "Expected one of cpu, cuda device type at start of device string: {}", s));
+  throw Error(
+      fmt::format("Expected one of cpu, cuda device type at start of device string: {}", s));
 }
 
 std::string Device::str() const {

@@ -34,7 +34,17 @@ class IValue {
  public:
   enum class Tag : uint8_t {
     // Heap-held kinds come last: is_ptr() is one comparison.
-    None, Double, Int, Bool, ScalarType, Device, Tensor, String, List, Tuple, Object,
+    None,
+    Double,
+    Int,
+    Bool,
+    ScalarType,
+    Device,
+    Tensor,
+    String,
+    List,
+    Tuple,
+    Object,
   };
 
   IValue() : tag_(Tag::None) { p_.i = 0; }
@@ -46,14 +56,22 @@ class IValue {
   IValue(double d) : tag_(Tag::Double) { p_.d = d; }
   IValue(float d) : tag_(Tag::Double) { p_.d = d; }
   IValue(bool b) : tag_(Tag::Bool) { p_.i = b; }
-  template <typename I, typename = std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>>>
+  template <typename I,
+            typename = std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>>>
   IValue(I i) : tag_(Tag::Int) {
     p_.i = static_cast<int64_t>(i);
   }
   IValue(const Scalar& s) {
-    if (s.is_floating()) { tag_ = Tag::Double; p_.d = s.to_double(); }
-    else if (s.is_bool()) { tag_ = Tag::Bool; p_.i = s.to_bool(); }
-    else { tag_ = Tag::Int; p_.i = s.to_int(); }
+    if (s.is_floating()) {
+      tag_ = Tag::Double;
+      p_.d = s.to_double();
+    } else if (s.is_bool()) {
+      tag_ = Tag::Bool;
+      p_.i = s.to_bool();
+    } else {
+      tag_ = Tag::Int;
+      p_.i = s.to_int();
+    }
   }
   IValue(ScalarType t) : tag_(Tag::ScalarType) { p_.i = static_cast<int64_t>(t); }
   IValue(Device d) : tag_(Tag::Device) {
@@ -189,7 +207,8 @@ class IValue {
   void retain() const { static_cast<RefCounted*>(p_.ptr)->retain(); }
   void release() const { static_cast<RefCounted*>(p_.ptr)->release(); }
   void expect(Tag t) const {
-    if (tag_ != t) [[unlikely]] throw_bad_tag(t);
+    if (tag_ != t) [[unlikely]]
+      throw_bad_tag(t);
   }
   [[noreturn]] void throw_bad_tag(Tag t) const;
   [[noreturn]] void throw_bad_dtype_code() const;
@@ -204,22 +223,62 @@ class IValue {
   } p_;
 };
 
-template <> inline Tensor IValue::to<Tensor>() const { return to_tensor(); }
-template <> inline double IValue::to<double>() const { return to_double(); }
-template <> inline int64_t IValue::to<int64_t>() const { return to_int(); }
-template <> inline bool IValue::to<bool>() const { return to_bool(); }
-template <> inline Scalar IValue::to<Scalar>() const { return to_scalar(); }
-template <> inline ScalarType IValue::to<ScalarType>() const { return to_scalar_type(); }
-template <> inline Device IValue::to<Device>() const { return to_device(); }
-template <> inline std::string IValue::to<std::string>() const { return to_string_ref(); }
-template <> inline std::vector<int64_t> IValue::to<std::vector<int64_t>>() const { return to_int_list(); }
-template <> inline std::vector<double> IValue::to<std::vector<double>>() const { return to_double_list(); }
-template <> inline std::vector<Tensor> IValue::to<std::vector<Tensor>>() const { return to_tensor_list(); }
-template <> inline IValue IValue::to<IValue>() const { return *this; }
+template <>
+inline Tensor IValue::to<Tensor>() const {
+  return to_tensor();
+}
+template <>
+inline double IValue::to<double>() const {
+  return to_double();
+}
+template <>
+inline int64_t IValue::to<int64_t>() const {
+  return to_int();
+}
+template <>
+inline bool IValue::to<bool>() const {
+  return to_bool();
+}
+template <>
+inline Scalar IValue::to<Scalar>() const {
+  return to_scalar();
+}
+template <>
+inline ScalarType IValue::to<ScalarType>() const {
+  return to_scalar_type();
+}
+template <>
+inline Device IValue::to<Device>() const {
+  return to_device();
+}
+template <>
+inline std::string IValue::to<std::string>() const {
+  return to_string_ref();
+}
+template <>
+inline std::vector<int64_t> IValue::to<std::vector<int64_t>>() const {
+  return to_int_list();
+}
+template <>
+inline std::vector<double> IValue::to<std::vector<double>>() const {
+  return to_double_list();
+}
+template <>
+inline std::vector<Tensor> IValue::to<std::vector<Tensor>>() const {
+  return to_tensor_list();
+}
+template <>
+inline IValue IValue::to<IValue>() const {
+  return *this;
+}
 
 namespace detail {
-template <typename T> struct IsOptional : std::false_type {};
-template <typename T> struct IsOptional<std::optional<T>> : std::true_type { using elem = T; };
+template <typename T>
+struct IsOptional : std::false_type {};
+template <typename T>
+struct IsOptional<std::optional<T>> : std::true_type {
+  using elem = T;
+};
 }  // namespace detail
 
 // Optional parameters: None -> nullopt.

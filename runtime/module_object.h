@@ -32,8 +32,10 @@ struct ModuleObject : ObjectBase {
   }
   void set_attr(const std::string& name, IValue v) {
     const int s = slot(name);
-    if (s >= 0) attrs[static_cast<size_t>(s)].second = std::move(v);
-    else attrs.emplace_back(name, std::move(v));
+    if (s >= 0)
+      attrs[static_cast<size_t>(s)].second = std::move(v);
+    else
+      attrs.emplace_back(name, std::move(v));
   }
 };
 

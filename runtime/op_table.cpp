@@ -62,19 +62,30 @@ Table& table() {
 
 const char* autocast_policy_name(AutocastPolicy p) {
   switch (p) {
-    case AutocastPolicy::None: return "none";
-    case AutocastPolicy::LowerPrecisionFp: return "lower_precision_fp";
-    case AutocastPolicy::Fp32: return "fp32";
-    case AutocastPolicy::Fp32SetOptDtype: return "fp32_set_opt_dtype";
-    case AutocastPolicy::Fp32AppendDtype: return "fp32_append_dtype";
-    case AutocastPolicy::Promote: return "promote";
-    case AutocastPolicy::Banned: return "banned";
+    case AutocastPolicy::None:
+      return "none";
+    case AutocastPolicy::LowerPrecisionFp:
+      return "lower_precision_fp";
+    case AutocastPolicy::Fp32:
+      return "fp32";
+    case AutocastPolicy::Fp32SetOptDtype:
+      return "fp32_set_opt_dtype";
+    case AutocastPolicy::Fp32AppendDtype:
+      return "fp32_append_dtype";
+    case AutocastPolicy::Promote:
+      return "promote";
+    case AutocastPolicy::Banned:
+      return "banned";
   }
   return "?";
 }
 
-const OpEntry& op_entry(OpId id) { return table().ops[static_cast<size_t>(id)]; }
-const std::vector<OpEntry>& all_ops() { return table().ops; }
+const OpEntry& op_entry(OpId id) {
+  return table().ops[static_cast<size_t>(id)];
+}
+const std::vector<OpEntry>& all_ops() {
+  return table().ops;
+}
 
 const OpEntry* find_op(std::string_view full_name) {
   auto& t = table();

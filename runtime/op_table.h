@@ -25,13 +25,13 @@ namespace ampjit {
 
 enum OpFlags : uint32_t {
   kNone = 0,
-  kComposite = 1u << 0,    // the kernel is device-independent (views, composites)
-  kView = 1u << 1,         // the result aliases the first argument's storage
-  kFactory = 1u << 2,      // creates a tensor from no tensor inputs (device from `device=`)
+  kComposite = 1u << 0,         // the kernel is device-independent (views, composites)
+  kView = 1u << 1,              // the result aliases the first argument's storage
+  kFactory = 1u << 2,           // creates a tensor from no tensor inputs (device from `device=`)
   kNondeterministic = 1u << 3,  // random: never constant-folded or CSE'd
-  kMixedDevice = 1u << 4,  // may take tensors on different devices (copies)
-  kScriptOnly = 1u << 5,   // script's int/float/bool/str arithmetic: never exposed in the Python
-                           // `ampjit`/Tensor namespaces
+  kMixedDevice = 1u << 4,       // may take tensors on different devices (copies)
+  kScriptOnly = 1u << 5,     // script's int/float/bool/str arithmetic: never exposed in the Python
+                             // `ampjit`/Tensor namespaces
   kDeviceGeneric = 1u << 6,  // the kernel only allocates, copies and fills through Tensor, which a
                              // device backend serves (runtime/tensor.h DeviceBackend): it is
                              // installed for every device, like kComposite, but computes
@@ -48,7 +48,13 @@ constexpr size_t kNumOps = static_cast<size_t>(OpId::NumOps);
 // Autocast cast policies (reference §2.2). The autocast layer reads the op's column for the
 // device of its tensors.
 enum class AutocastPolicy : uint8_t {
-  None, LowerPrecisionFp, Fp32, Fp32SetOptDtype, Fp32AppendDtype, Promote, Banned,
+  None,
+  LowerPrecisionFp,
+  Fp32,
+  Fp32SetOptDtype,
+  Fp32AppendDtype,
+  Promote,
+  Banned,
 };
 const char* autocast_policy_name(AutocastPolicy p);
 
@@ -62,8 +68,8 @@ struct OpEntry {
   std::string base_name;  // "aten::add"
   BoxedKernel kernels[kNumDeviceTypes] = {};
   AutocastPolicy autocast[kNumDeviceTypes] = {};
-  int device_arg = -1;     // index of a `device=` argument, -1 when none
-  int dtype_arg = -1;      // index of a `dtype=` argument, -1 when none
+  int device_arg = -1;  // index of a `device=` argument, -1 when none
+  int dtype_arg = -1;   // index of a `dtype=` argument, -1 when none
   bool is_inplace = false;
   bool is_out = false;
 

@@ -24,16 +24,17 @@ class OpResult {
 // Fills the defaults of trailing arguments and dispatches.
 OpResult call_op(const OpEntry& op, Stack stack);
 // By name, with Python-style binding (keyword arguments, conversions, type checks).
-OpResult call_op(std::string_view full_name, std::vector<IValue> args, std::vector<Kwarg> kwargs = {});
+OpResult call_op(std::string_view full_name, std::vector<IValue> args,
+                 std::vector<Kwarg> kwargs = {});
 
 namespace ops {
-#define AMPJIT_OP(ID, FLAGS, SCHEMA)                                    \
-  template <typename... A>                                              \
-  inline OpResult ID(A&&... args) {                                     \
-    Stack s;                                                            \
-    s.reserve(sizeof...(A) + 2);                                        \
-    (s.emplace_back(std::forward<A>(args)), ...);                       \
-    return call_op(op_entry(OpId::ID), std::move(s));                   \
+#define AMPJIT_OP(ID, FLAGS, SCHEMA)                  \
+  template <typename... A>                            \
+  inline OpResult ID(A&&... args) {                   \
+    Stack s;                                          \
+    s.reserve(sizeof...(A) + 2);                      \
+    (s.emplace_back(std::forward<A>(args)), ...);     \
+    return call_op(op_entry(OpId::ID), std::move(s)); \
   }
 #include "runtime/ops/all_ops.def"
 #undef AMPJIT_OP

@@ -12,7 +12,9 @@ uint64_t splitmix64(uint64_t& x) {
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
 }
-inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+inline uint64_t rotl(uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
 }  // namespace
 
 void Generator::set_seed(uint64_t seed) {
@@ -35,8 +37,12 @@ uint64_t Generator::next_u64() {
   return result;
 }
 
-double Generator::next_double() { return static_cast<double>(next_u64() >> 11) * 0x1p-53; }
-float Generator::next_float() { return static_cast<float>(next_u64() >> 40) * 0x1p-24f; }
+double Generator::next_double() {
+  return static_cast<double>(next_u64() >> 11) * 0x1p-53;
+}
+float Generator::next_float() {
+  return static_cast<float>(next_u64() >> 40) * 0x1p-24f;
+}
 
 double Generator::next_normal() {
   if (has_spare_) {

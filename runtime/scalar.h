@@ -16,7 +16,8 @@ class Scalar {
   constexpr Scalar(bool b) : kind_(Kind::Bool), i_(b) {}
   constexpr Scalar(double d) : kind_(Kind::Double), d_(d) {}
   constexpr Scalar(float d) : kind_(Kind::Double), d_(d) {}
-  template <typename I, typename = std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>>>
+  template <typename I,
+            typename = std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>>>
   constexpr Scalar(I i) : kind_(Kind::Int), i_(static_cast<int64_t>(i)) {}
   Scalar(Half h) : kind_(Kind::Double), d_(static_cast<float>(h)) {}
   Scalar(BFloat16 h) : kind_(Kind::Double), d_(static_cast<float>(h)) {}
@@ -27,7 +28,7 @@ class Scalar {
   bool is_floating() const { return kind_ == Kind::Double; }
   // The dtype torch gives a wrapped number of this kind: bool, int64, float64.
   ScalarType type() const {
-    return kind_ == Kind::Bool ? ScalarType::Bool
+    return kind_ == Kind::Bool  ? ScalarType::Bool
            : kind_ == Kind::Int ? ScalarType::Int64
                                 : ScalarType::Float64;
   }
@@ -37,9 +38,12 @@ class Scalar {
   bool to_bool() const { return kind_ == Kind::Double ? d_ != 0 : i_ != 0; }
   template <typename T>
   T to() const {
-    if constexpr (std::is_same_v<T, bool>) return to_bool();
-    else if constexpr (std::is_integral_v<T>) return static_cast<T>(to_int());
-    else return static_cast<T>(to_double());
+    if constexpr (std::is_same_v<T, bool>)
+      return to_bool();
+    else if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(to_int());
+    else
+      return static_cast<T>(to_double());
   }
   std::string str() const;
 

@@ -70,16 +70,26 @@ class SchemaReader {
   TypePtr type(Argument& a) {
     std::string base = ident();
     TypePtr t;
-    if (base == "Tensor") t = Type::tensor();
-    else if (base == "Scalar") t = Type::number();
-    else if (base == "int" || base == "SymInt") t = Type::int_();
-    else if (base == "float") t = Type::float_();
-    else if (base == "bool") t = Type::bool_();
-    else if (base == "str") t = Type::str_();
-    else if (base == "ScalarType") t = Type::scalar_type();
-    else if (base == "Device") t = Type::device();
-    else if (base == "Any") t = Type::any();
-    else fail("unknown type '" + base + "'");
+    if (base == "Tensor")
+      t = Type::tensor();
+    else if (base == "Scalar")
+      t = Type::number();
+    else if (base == "int" || base == "SymInt")
+      t = Type::int_();
+    else if (base == "float")
+      t = Type::float_();
+    else if (base == "bool")
+      t = Type::bool_();
+    else if (base == "str")
+      t = Type::str_();
+    else if (base == "ScalarType")
+      t = Type::scalar_type();
+    else if (base == "Device")
+      t = Type::device();
+    else if (base == "Any")
+      t = Type::any();
+    else
+      fail("unknown type '" + base + "'");
     if (accept("(")) {
       ident();
       if (accept("!")) a.is_write = true;
@@ -173,7 +183,9 @@ class SchemaReader {
 
 }  // namespace
 
-FunctionSchema parse_schema(std::string_view text) { return SchemaReader(text).parse(); }
+FunctionSchema parse_schema(std::string_view text) {
+  return SchemaReader(text).parse();
+}
 
 int FunctionSchema::arg_index(std::string_view n) const {
   for (size_t i = 0; i < args.size(); ++i)
@@ -181,7 +193,9 @@ int FunctionSchema::arg_index(std::string_view n) const {
   return -1;
 }
 
-bool FunctionSchema::is_inplace() const { return !args.empty() && args[0].is_write && args[0].name == "self"; }
+bool FunctionSchema::is_inplace() const {
+  return !args.empty() && args[0].is_write && args[0].name == "self";
+}
 
 bool FunctionSchema::is_out() const {
   for (const auto& a : args)
@@ -211,17 +225,28 @@ std::string FunctionSchema::str() const {
 
 bool value_matches_type(const IValue& v, const Type& t) {
   switch (t.kind()) {
-    case TypeKind::Any: return true;
-    case TypeKind::Optional: return v.is_none() || value_matches_type(v, *t.elem());
-    case TypeKind::Tensor: return v.is_tensor();
-    case TypeKind::Int: return v.is_int() || v.is_bool();
-    case TypeKind::Float: return v.is_double() || v.is_int() || v.is_bool();
-    case TypeKind::Bool: return v.is_bool();
-    case TypeKind::Number: return v.is_number();
-    case TypeKind::Str: return v.is_string();
-    case TypeKind::ScalarType: return v.is_scalar_type();
-    case TypeKind::Device: return v.is_device() || v.is_string();
-    case TypeKind::None: return v.is_none();
+    case TypeKind::Any:
+      return true;
+    case TypeKind::Optional:
+      return v.is_none() || value_matches_type(v, *t.elem());
+    case TypeKind::Tensor:
+      return v.is_tensor();
+    case TypeKind::Int:
+      return v.is_int() || v.is_bool();
+    case TypeKind::Float:
+      return v.is_double() || v.is_int() || v.is_bool();
+    case TypeKind::Bool:
+      return v.is_bool();
+    case TypeKind::Number:
+      return v.is_number();
+    case TypeKind::Str:
+      return v.is_string();
+    case TypeKind::ScalarType:
+      return v.is_scalar_type();
+    case TypeKind::Device:
+      return v.is_device() || v.is_string();
+    case TypeKind::None:
+      return v.is_none();
     case TypeKind::List: {
       if (!v.is_list() && !v.is_tuple()) return false;
       const auto& el = v.is_list() ? v.list_elems() : v.tuple_elems();
@@ -229,9 +254,11 @@ bool value_matches_type(const IValue& v, const Type& t) {
         if (!value_matches_type(e, *t.elem())) return false;
       return true;
     }
-    case TypeKind::Tuple: return v.is_tuple();
+    case TypeKind::Tuple:
+      return v.is_tuple();
     case TypeKind::Function:
-    case TypeKind::Object: return v.is_object();
+    case TypeKind::Object:
+      return v.is_object();
   }
   return false;
 }
@@ -245,14 +272,18 @@ IValue coerce(IValue v, const Argument& a) {
     t = t->elem().get();
   }
   switch (t->kind()) {
-    case TypeKind::Float: return v.is_double() ? v : IValue(v.to_double());
-    case TypeKind::Int: return v.is_int() ? v : IValue(v.to_int());
-    case TypeKind::Device: return v.is_string() ? IValue(Device::parse(v.to_string_ref())) : v;
+    case TypeKind::Float:
+      return v.is_double() ? v : IValue(v.to_double());
+    case TypeKind::Int:
+      return v.is_int() ? v : IValue(v.to_int());
+    case TypeKind::Device:
+      return v.is_string() ? IValue(Device::parse(v.to_string_ref())) : v;
     case TypeKind::List:
       if (a.list_len && v.is_int()) return IValue(std::vector<int64_t>(a.list_len, v.to_int()));
       if (v.is_tuple()) return IValue::list(v.tuple_elems());
       return v;
-    default: return v;
+    default:
+      return v;
   }
 }
 
@@ -260,7 +291,8 @@ std::string describe(const IValue& v) {
   if (v.is_list() || v.is_tuple()) {
     const auto& el = v.is_list() ? v.list_elems() : v.tuple_elems();
     std::string s = v.is_list() ? "list of [" : "tuple of (";
-    for (size_t i = 0; i < el.size() && i < 4; ++i) s += (i ? ", " : "") + std::string(el[i].tag_name());
+    for (size_t i = 0; i < el.size() && i < 4; ++i)
+      s += (i ? ", " : "") + std::string(el[i].tag_name());
     if (el.size() > 4) s += ", ...";
     return s + (v.is_list() ? "]" : ")");
   }
@@ -283,12 +315,12 @@ Stack bind_arguments(const FunctionSchema& schema, std::vector<IValue> args,
   for (auto& kw : kwargs) {
     int idx = schema.arg_index(kw.name);
     if (idx < 0) {
-      throw TypeError(fmt::format("{}() got an unexpected keyword argument '{}'",
-                                  schema.full_name(), kw.name));
+      throw TypeError(
+          fmt::format("{}() got an unexpected keyword argument '{}'", schema.full_name(), kw.name));
     }
     if (slots[idx]) {
-      throw TypeError(fmt::format("{}() got multiple values for argument '{}'",
-                                  schema.full_name(), kw.name));
+      throw TypeError(
+          fmt::format("{}() got multiple values for argument '{}'", schema.full_name(), kw.name));
     }
     slots[idx] = std::move(kw.value);
   }
@@ -317,10 +349,10 @@ Stack bind_arguments(const FunctionSchema& schema, std::vector<IValue> args,
 
 // ---- Types ------------------------------------------------------------------------------------
 
-#define AMPJIT_SINGLETON_TYPE(fn, kind)        \
-  TypePtr Type::fn() {                         \
+#define AMPJIT_SINGLETON_TYPE(fn, kind)         \
+  TypePtr Type::fn() {                          \
     static TypePtr t(new Type(TypeKind::kind)); \
-    return t;                                  \
+    return t;                                   \
   }
 AMPJIT_SINGLETON_TYPE(any, Any)
 AMPJIT_SINGLETON_TYPE(tensor, Tensor)
@@ -354,13 +386,20 @@ TypePtr Type::unrefined() const {
   return TypePtr(const_cast<Type*>(this));
 }
 
-TypePtr Type::list(TypePtr e) { return TypePtr(new Type(TypeKind::List, {std::move(e)})); }
-TypePtr Type::optional(TypePtr e) { return TypePtr(new Type(TypeKind::Optional, {std::move(e)})); }
-TypePtr Type::tuple(std::vector<TypePtr> e) { return TypePtr(new Type(TypeKind::Tuple, std::move(e))); }
+TypePtr Type::list(TypePtr e) {
+  return TypePtr(new Type(TypeKind::List, {std::move(e)}));
+}
+TypePtr Type::optional(TypePtr e) {
+  return TypePtr(new Type(TypeKind::Optional, {std::move(e)}));
+}
+TypePtr Type::tuple(std::vector<TypePtr> e) {
+  return TypePtr(new Type(TypeKind::Tuple, std::move(e)));
+}
 
 std::string Type::str() const {
   switch (kind_) {
-    case TypeKind::Any: return "Any";
+    case TypeKind::Any:
+      return "Any";
     case TypeKind::Tensor: {
       if (!is_refined_tensor()) return "Tensor";
       std::string s = dtype_ ? torch_type_name(*dtype_) : "Tensor";
@@ -375,18 +414,30 @@ std::string Type::str() const {
       if (device_) s += std::string(first ? "" : ", ") + "device=" + device_->str();
       return s + ")";
     }
-    case TypeKind::Int: return "int";
-    case TypeKind::Float: return "float";
-    case TypeKind::Bool: return "bool";
-    case TypeKind::Str: return "str";
-    case TypeKind::None: return "NoneType";
-    case TypeKind::Number: return "Scalar";
-    case TypeKind::ScalarType: return "ScalarType";
-    case TypeKind::Device: return "Device";
-    case TypeKind::List: return elem()->str() + "[]";
-    case TypeKind::Optional: return elem()->str() + "?";
-    case TypeKind::Function: return "Function<" + name_ + ">";
-    case TypeKind::Object: return name_;
+    case TypeKind::Int:
+      return "int";
+    case TypeKind::Float:
+      return "float";
+    case TypeKind::Bool:
+      return "bool";
+    case TypeKind::Str:
+      return "str";
+    case TypeKind::None:
+      return "NoneType";
+    case TypeKind::Number:
+      return "Scalar";
+    case TypeKind::ScalarType:
+      return "ScalarType";
+    case TypeKind::Device:
+      return "Device";
+    case TypeKind::List:
+      return elem()->str() + "[]";
+    case TypeKind::Optional:
+      return elem()->str() + "?";
+    case TypeKind::Function:
+      return "Function<" + name_ + ">";
+    case TypeKind::Object:
+      return name_;
     case TypeKind::Tuple: {
       std::string s = "(";
       for (size_t i = 0; i < contained_.size(); ++i) s += (i ? ", " : "") + contained_[i]->str();
@@ -399,7 +450,8 @@ std::string Type::str() const {
 bool Type::equals(const Type& o) const {
   if (kind_ != o.kind_ || contained_.size() != o.contained_.size()) return false;
   if (dtype_ != o.dtype_ || sizes_ != o.sizes_ || name_ != o.name_) return false;
-  if (device_.has_value() != o.device_.has_value() || (device_ && !(*device_ == *o.device_))) return false;
+  if (device_.has_value() != o.device_.has_value() || (device_ && !(*device_ == *o.device_)))
+    return false;
   for (size_t i = 0; i < contained_.size(); ++i)
     if (!contained_[i]->equals(*o.contained_[i])) return false;
   return true;

@@ -29,13 +29,13 @@ struct FunctionSchema {
   std::vector<Argument> returns;
 
   std::string qualified_name() const { return ns + "::" + name; }  // "aten::add"
-  std::string full_name() const {                                   // "aten::add.Tensor"
+  std::string full_name() const {                                  // "aten::add.Tensor"
     return overload.empty() ? qualified_name() : qualified_name() + "." + overload;
   }
   int arg_index(std::string_view name) const;  // -1 when absent
-  bool is_inplace() const;  // self is written: add_, copy_
-  bool is_out() const;      // has a written out= argument
-  std::string str() const;  // canonical text
+  bool is_inplace() const;                     // self is written: add_, copy_
+  bool is_out() const;                         // has a written out= argument
+  std::string str() const;                     // canonical text
 };
 
 // Throws ampjit::Error with the position on malformed text (the op table is checked at start-up

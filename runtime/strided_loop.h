@@ -93,7 +93,7 @@ struct StridedLoop {
       return;
     }
     const int64_t chunks = std::min<int64_t>(nthreads, (numel + grain - 1) / grain);
-#pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static)
+#pragma omp parallel for num_threads(static_cast <int>(chunks)) schedule(static)
     for (int64_t c = 0; c < chunks; ++c) {
       const int64_t b = numel * c / chunks, e = numel * (c + 1) / chunks;
       Inner local = inner;
@@ -111,7 +111,7 @@ void parallel_for(int64_t n, int64_t grain, F&& body) {
     return;
   }
   const int64_t chunks = std::min<int64_t>(nthreads, n / grain);
-#pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static)
+#pragma omp parallel for num_threads(static_cast <int>(chunks)) schedule(static)
   for (int64_t c = 0; c < chunks; ++c) body(n * c / chunks, n * (c + 1) / chunks);
 }
 

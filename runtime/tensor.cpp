@@ -60,7 +60,8 @@ Ref<Storage> Storage::allocate(size_t nbytes, Device device) {
     void* mem = std::malloc(kHeader + nbytes + kAlign);
     AMPJIT_CHECK(mem, "out of memory: could not allocate {} bytes on cpu", nbytes);
     Storage* s = new (mem) Storage();
-    const uintptr_t data = (reinterpret_cast<uintptr_t>(mem) + kHeader + kAlign - 1) & ~(kAlign - 1);
+    const uintptr_t data =
+        (reinterpret_cast<uintptr_t>(mem) + kHeader + kAlign - 1) & ~(kAlign - 1);
     s->data_ = reinterpret_cast<void*>(data);
     s->nbytes_ = nbytes;
     s->device_ = device;
@@ -201,7 +202,8 @@ std::optional<DimVector> compute_view_strides(IntArrayRef old_sizes, IntArrayRef
   int64_t tensor_numel = 1, view_numel = 1;
   for (int64_t d = static_cast<int64_t>(old_sizes.size()) - 1; d >= 0; --d) {
     tensor_numel *= old_sizes[d];
-    if (d == 0 || (old_sizes[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base_stride)) {
+    if (d == 0 ||
+        (old_sizes[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base_stride)) {
       while (view_d >= 0 && (view_numel < tensor_numel || new_sizes[view_d] == 1)) {
         new_strides[view_d] = view_numel * chunk_base_stride;
         view_numel *= new_sizes[view_d];
@@ -254,8 +256,8 @@ Tensor Tensor::empty(IntArrayRef sizes, ScalarType dtype, Device device) {
   impl->numel = numel_of(sizes);
   impl->dtype = dtype;
   impl->device = device;
-  impl->storage = Storage::allocate(static_cast<size_t>(impl->numel) * ::ampjit::itemsize(dtype),
-                                    device);
+  impl->storage =
+      Storage::allocate(static_cast<size_t>(impl->numel) * ::ampjit::itemsize(dtype), device);
   return Tensor(std::move(impl));
 }
 
@@ -276,8 +278,12 @@ Tensor Tensor::make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef stri
   return Tensor(std::move(impl));
 }
 
-int64_t Tensor::size(int64_t d) const { return impl_->sizes[wrap_dim(d, dim(), "size")]; }
-int64_t Tensor::stride(int64_t d) const { return impl_->strides[wrap_dim(d, dim(), "stride")]; }
+int64_t Tensor::size(int64_t d) const {
+  return impl_->sizes[wrap_dim(d, dim(), "size")];
+}
+int64_t Tensor::stride(int64_t d) const {
+  return impl_->strides[wrap_dim(d, dim(), "stride")];
+}
 
 Tensor& Tensor::set_requires_grad(bool r) {
   AMPJIT_CHECK(!r || is_floating_point(),
@@ -286,16 +292,21 @@ Tensor& Tensor::set_requires_grad(bool r) {
   return *this;
 }
 
-std::string Tensor::shape_str() const { return ::ampjit::shape_str(sizes()); }
+std::string Tensor::shape_str() const {
+  return ::ampjit::shape_str(sizes());
+}
 
 Scalar Tensor::item() const {
   AMPJIT_CHECK(numel() == 1, "a Tensor with {} elements cannot be converted to Scalar", numel());
   if (!device().is_cpu()) return to_cpu(*this).item();
   return dispatch_all(dtype(), "item", [&]<typename T>() -> Scalar {
     const T v = *data<T>();
-    if constexpr (std::is_same_v<T, bool>) return Scalar(v);
-    else if constexpr (std::is_integral_v<T>) return Scalar(static_cast<int64_t>(v));
-    else return Scalar(static_cast<double>(static_cast<opmath_t<T>>(v)));
+    if constexpr (std::is_same_v<T, bool>)
+      return Scalar(v);
+    else if constexpr (std::is_integral_v<T>)
+      return Scalar(static_cast<int64_t>(v));
+    else
+      return Scalar(static_cast<double>(static_cast<opmath_t<T>>(v)));
   });
 }
 
@@ -444,7 +455,8 @@ Tensor Tensor::squeeze() const {
 
 Tensor Tensor::squeeze(int64_t d) const {
   d = wrap_dim(d, dim(), "squeeze");
-  if (dim() == 0 || impl_->sizes[d] != 1) return make_view(*this, sizes(), strides(), storage_offset());
+  if (dim() == 0 || impl_->sizes[d] != 1)
+    return make_view(*this, sizes(), strides(), storage_offset());
   DimVector sz(sizes()), st(strides());
   sz.erase(d);
   st.erase(d);
@@ -474,7 +486,9 @@ Tensor Tensor::flatten(int64_t start, int64_t end) const {
   return reshape(sz);
 }
 
-Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
+Tensor Tensor::contiguous() const {
+  return is_contiguous() ? *this : clone();
+}
 
 Tensor Tensor::clone() const {
   Tensor out = empty(sizes(), dtype(), device());
@@ -494,15 +508,21 @@ namespace {
 // so float64 -> float16 rounds once from double).
 template <typename To, typename From>
 inline To convert(From v) {
-  if constexpr (std::is_same_v<To, From>) return v;
-  else if constexpr (std::is_same_v<To, bool>) return static_cast<opmath_t<From>>(v) != 0;
+  if constexpr (std::is_same_v<To, From>)
+    return v;
+  else if constexpr (std::is_same_v<To, bool>)
+    return static_cast<opmath_t<From>>(v) != 0;
   else if constexpr (std::is_same_v<From, Half> || std::is_same_v<From, BFloat16>)
     return static_cast<To>(static_cast<float>(v));
   else if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) {
-    if constexpr (std::is_same_v<From, double>) return To(v);
-    else if constexpr (std::is_integral_v<From>) return To(static_cast<double>(v));
-    else return To(static_cast<float>(v));
-  } else return static_cast<To>(v);
+    if constexpr (std::is_same_v<From, double>)
+      return To(v);
+    else if constexpr (std::is_integral_v<From>)
+      return To(static_cast<double>(v));
+    else
+      return To(static_cast<float>(v));
+  } else
+    return static_cast<To>(v);
 }
 }  // namespace
 

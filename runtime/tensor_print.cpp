@@ -34,8 +34,10 @@ struct Formatter {
         if (v != std::ceil(v)) int_mode = false;
       }
       if (any) {
-        if (int_mode) sci_mode = amax / amin > 1000.0 || amax > 1e8;
-        else sci_mode = amax / amin > 1000.0 || amax > 1e8 || amin < 1e-4;
+        if (int_mode)
+          sci_mode = amax / amin > 1000.0 || amax > 1e8;
+        else
+          sci_mode = amax / amin > 1000.0 || amax > 1e8 || amin < 1e-4;
       }
     }
     for (double v : vals) width = std::max(width, raw(v).size());
@@ -95,14 +97,15 @@ void print_rec(std::string& s, const std::vector<double>& vals, IntArrayRef size
       }
       items.push_back(f(vals[base + i * strides[dim]]));
     }
-    const size_t elems_per_line =
-        std::max<size_t>(1, (kLineWidth - indent) / (f.width + 2));
+    const size_t elems_per_line = std::max<size_t>(1, (kLineWidth - indent) / (f.width + 2));
     s += "[";
     for (size_t i = 0; i < items.size(); ++i) {
       if (i) {
         s += ",";
-        if (i % elems_per_line == 0) s += "\n" + std::string(indent + 1, ' ');
-        else s += " ";
+        if (i % elems_per_line == 0)
+          s += "\n" + std::string(indent + 1, ' ');
+        else
+          s += " ";
       }
       s += items[i];
     }
@@ -110,7 +113,8 @@ void print_rec(std::string& s, const std::vector<double>& vals, IntArrayRef size
     return;
   }
   s += "[";
-  const std::string sep = "," + std::string(sizes.size() - dim - 1, '\n') + std::string(indent + 1, ' ');
+  const std::string sep =
+      "," + std::string(sizes.size() - dim - 1, '\n') + std::string(indent + 1, ' ');
   bool first = true;
   for (int64_t i = 0; i < n; ++i) {
     if (cut && i == kEdgeItems) {
@@ -128,8 +132,9 @@ void print_rec(std::string& s, const std::vector<double>& vals, IntArrayRef size
 
 std::string Tensor::str() const {
   if (!defined()) return "tensor(undefined)";
-  std::vector<double> vals =
-      device().is_cpu() ? to_double_vector() : Tensor(ops::to_device(*this, Device())).to_double_vector();
+  std::vector<double> vals = device().is_cpu()
+                                 ? to_double_vector()
+                                 : Tensor(ops::to_device(*this, Device())).to_double_vector();
   const bool summarize = numel() > kThreshold;
   std::vector<double> sample;
   collect(vals, sizes(), summarize, sample);

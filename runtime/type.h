@@ -11,8 +11,21 @@
 namespace ampjit {
 
 enum class TypeKind : int8_t {
-  Any, Tensor, Int, Float, Bool, Str, None, Number /* Scalar */, ScalarType, Device,
-  List, Tuple, Optional, Function, Object,
+  Any,
+  Tensor,
+  Int,
+  Float,
+  Bool,
+  Str,
+  None,
+  Number /* Scalar */,
+  ScalarType,
+  Device,
+  List,
+  Tuple,
+  Optional,
+  Function,
+  Object,
 };
 
 class Type;
@@ -45,8 +58,8 @@ class Type : public RefCounted {
   static TypePtr optional(TypePtr elem);
   static TypePtr tuple(std::vector<TypePtr> elems);
   // A tensor type refined with what is known statically (traced graphs know all three).
-  static TypePtr tensor_of(std::optional<ScalarType> dtype, std::optional<std::vector<int64_t>> sizes,
-                           std::optional<Device> device);
+  static TypePtr tensor_of(std::optional<ScalarType> dtype,
+                           std::optional<std::vector<int64_t>> sizes, std::optional<Device> device);
   // A named function or object type (graph calls, modules).
   static TypePtr named(TypeKind kind, std::string name);
 
@@ -54,7 +67,9 @@ class Type : public RefCounted {
   const std::optional<std::vector<int64_t>>& tensor_sizes() const { return sizes_; }
   std::optional<Device> tensor_device() const { return device_; }
   const std::string& name() const { return name_; }
-  bool is_refined_tensor() const { return kind_ == TypeKind::Tensor && (dtype_ || sizes_ || device_); }
+  bool is_refined_tensor() const {
+    return kind_ == TypeKind::Tensor && (dtype_ || sizes_ || device_);
+  }
   // The plain type with refinements dropped (what subtype checks compare).
   TypePtr unrefined() const;
 

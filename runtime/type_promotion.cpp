@@ -34,7 +34,9 @@ void ResultTypeState::add(const Tensor& t) {
   add(t.dtype(), t.dim(), t.impl()->is_wrapped_number);
 }
 
-void ResultTypeState::add(const Scalar& s) { add(s.type(), 0, true); }
+void ResultTypeState::add(const Scalar& s) {
+  add(s.type(), 0, true);
+}
 
 ScalarType ResultTypeState::result() const {
   return combine_categories(dim_, combine_categories(zero_, wrapped_));

@@ -40,8 +40,14 @@ struct Expr {
   SourceRange range;
   explicit Expr(ExprKind k, SourceRange r = {}) : kind(k), range(std::move(r)) {}
   virtual ~Expr() = default;
-  template <typename T> T& as() { return static_cast<T&>(*this); }
-  template <typename T> const T& as() const { return static_cast<const T&>(*this); }
+  template <typename T>
+  T& as() {
+    return static_cast<T&>(*this);
+  }
+  template <typename T>
+  const T& as() const {
+    return static_cast<const T&>(*this);
+  }
 };
 using ExprPtr = std::unique_ptr<Expr>;
 
@@ -72,7 +78,8 @@ struct Attribute : Expr {
   ExprPtr value;
   std::string attr;
   SourceRange attr_range;  // the range of the attribute name alone
-  Attribute(ExprPtr v, std::string a, SourceRange r) : Expr(ExprKind::Attribute, std::move(r)), value(std::move(v)), attr(std::move(a)) {}
+  Attribute(ExprPtr v, std::string a, SourceRange r)
+      : Expr(ExprKind::Attribute, std::move(r)), value(std::move(v)), attr(std::move(a)) {}
 };
 struct Keyword {
   std::string name;
@@ -92,23 +99,40 @@ struct Slice : Expr {
 struct Subscript : Expr {
   ExprPtr value;
   std::vector<ExprPtr> indices;  // one per comma-separated index; an index may be a Slice
-  Subscript(ExprPtr v, SourceRange r) : Expr(ExprKind::Subscript, std::move(r)), value(std::move(v)) {}
+  Subscript(ExprPtr v, SourceRange r)
+      : Expr(ExprKind::Subscript, std::move(r)), value(std::move(v)) {}
 };
 
-enum class BinOpKind { Add, Sub, Mul, Div, FloorDiv, Mod, Pow, MatMul, BitAnd, BitOr, BitXor, LShift, RShift };
+enum class BinOpKind {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  FloorDiv,
+  Mod,
+  Pow,
+  MatMul,
+  BitAnd,
+  BitOr,
+  BitXor,
+  LShift,
+  RShift
+};
 const char* binop_str(BinOpKind k);  // "+", "-", ...
 
 struct BinOp : Expr {
   BinOpKind op;
   ExprPtr lhs, rhs;
-  BinOp(BinOpKind o, ExprPtr l, ExprPtr rr, SourceRange r) : Expr(ExprKind::BinOp, std::move(r)), op(o), lhs(std::move(l)), rhs(std::move(rr)) {}
+  BinOp(BinOpKind o, ExprPtr l, ExprPtr rr, SourceRange r)
+      : Expr(ExprKind::BinOp, std::move(r)), op(o), lhs(std::move(l)), rhs(std::move(rr)) {}
 };
 
 enum class UnaryOpKind { Neg, Pos, Not, Invert };
 struct UnaryOp : Expr {
   UnaryOpKind op;
   ExprPtr operand;
-  UnaryOp(UnaryOpKind o, ExprPtr e, SourceRange r) : Expr(ExprKind::UnaryOp, std::move(r)), op(o), operand(std::move(e)) {}
+  UnaryOp(UnaryOpKind o, ExprPtr e, SourceRange r)
+      : Expr(ExprKind::UnaryOp, std::move(r)), op(o), operand(std::move(e)) {}
 };
 
 struct BoolOp : Expr {
@@ -157,8 +181,27 @@ struct Starred : Expr {
 // ---- Statements --------------------------------------------------------------------------------
 
 enum class StmtKind {
-  Expr, Assign, AugAssign, AnnAssign, If, For, While, Break, Continue, Return, Pass, Assert, Raise,
-  With, FunctionDef, ClassDef, Import, ImportFrom, Global, Nonlocal, Delete,
+  Expr,
+  Assign,
+  AugAssign,
+  AnnAssign,
+  If,
+  For,
+  While,
+  Break,
+  Continue,
+  Return,
+  Pass,
+  Assert,
+  Raise,
+  With,
+  FunctionDef,
+  ClassDef,
+  Import,
+  ImportFrom,
+  Global,
+  Nonlocal,
+  Delete,
 };
 
 struct Stmt {
@@ -166,8 +209,14 @@ struct Stmt {
   SourceRange range;
   explicit Stmt(StmtKind k, SourceRange r = {}) : kind(k), range(std::move(r)) {}
   virtual ~Stmt() = default;
-  template <typename T> T& as() { return static_cast<T&>(*this); }
-  template <typename T> const T& as() const { return static_cast<const T&>(*this); }
+  template <typename T>
+  T& as() {
+    return static_cast<T&>(*this);
+  }
+  template <typename T>
+  const T& as() const {
+    return static_cast<const T&>(*this);
+  }
 };
 using StmtPtr = std::unique_ptr<Stmt>;
 using Body = std::vector<StmtPtr>;
@@ -177,7 +226,8 @@ struct ExprStmt : Stmt {
   ExprStmt(ExprPtr v, SourceRange r) : Stmt(StmtKind::Expr, std::move(r)), value(std::move(v)) {}
 };
 struct Assign : Stmt {
-  std::vector<ExprPtr> targets;  // a = b = value: {a, b}; a target may be a Tuple/List (unpacking), Subscript, Attribute, Starred
+  std::vector<ExprPtr> targets;  // a = b = value: {a, b}; a target may be a Tuple/List (unpacking),
+                                 // Subscript, Attribute, Starred
   ExprPtr value;
   explicit Assign(SourceRange r) : Stmt(StmtKind::Assign, std::move(r)) {}
 };
@@ -236,7 +286,12 @@ struct Param {
   ExprPtr annotation;     // may be null
   ExprPtr default_value;  // may be null
   SourceRange range;
-  enum Kind { Positional, VarArgs, KwOnly, VarKw } kind = Positional;  // *args, keyword-only, **kwargs
+  enum Kind {
+    Positional,
+    VarArgs,
+    KwOnly,
+    VarKw
+  } kind = Positional;  // *args, keyword-only, **kwargs
 };
 struct FunctionDef : Stmt {
   std::string name;

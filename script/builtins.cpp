@@ -69,7 +69,8 @@ std::string python_float_str(double d) {
   }
   if (exp < 0) return sign + "0." + std::string(static_cast<size_t>(-exp - 1), '0') + digits;
   const size_t int_len = static_cast<size_t>(exp) + 1;
-  if (digits.size() <= int_len) return sign + digits + std::string(int_len - digits.size(), '0') + ".0";
+  if (digits.size() <= int_len)
+    return sign + digits + std::string(int_len - digits.size(), '0') + ".0";
   return sign + digits.substr(0, int_len) + "." + digits.substr(int_len);
 }
 
@@ -98,13 +99,20 @@ std::string python_str_repr(const std::string& s) {
 
 std::string to_python_text(const IValue& v, bool repr) {
   switch (v.tag()) {
-    case IValue::Tag::None: return "None";
-    case IValue::Tag::Double: return python_float_str(v.to_double());
-    case IValue::Tag::Int: return std::to_string(v.to_int());
-    case IValue::Tag::Bool: return v.to_bool() ? "True" : "False";
-    case IValue::Tag::String: return repr ? python_str_repr(v.to_string_ref()) : v.to_string_ref();
-    case IValue::Tag::Tensor: return v.to_tensor().str();
-    case IValue::Tag::ScalarType: return std::string("torch.") + dtype_name(v.to_scalar_type());
+    case IValue::Tag::None:
+      return "None";
+    case IValue::Tag::Double:
+      return python_float_str(v.to_double());
+    case IValue::Tag::Int:
+      return std::to_string(v.to_int());
+    case IValue::Tag::Bool:
+      return v.to_bool() ? "True" : "False";
+    case IValue::Tag::String:
+      return repr ? python_str_repr(v.to_string_ref()) : v.to_string_ref();
+    case IValue::Tag::Tensor:
+      return v.to_tensor().str();
+    case IValue::Tag::ScalarType:
+      return std::string("torch.") + dtype_name(v.to_scalar_type());
     case IValue::Tag::Device:
       return repr ? fmt::format("device(type='{}')", v.to_device().str()) : v.to_device().str();
     case IValue::Tag::List:
@@ -116,24 +124,33 @@ std::string to_python_text(const IValue& v, bool repr) {
       if (!list && el.size() == 1) s += ",";
       return s + (list ? "]" : ")");
     }
-    case IValue::Tag::Object: return v.repr();
+    case IValue::Tag::Object:
+      return v.repr();
   }
   return v.repr();
 }
 
 // ---- Python equality, ordering and identity ------------------------------------------------
 
-const std::vector<IValue>& elems_of(const IValue& v) { return v.is_tuple() ? v.tuple_elems() : v.list_elems(); }
+const std::vector<IValue>& elems_of(const IValue& v) {
+  return v.is_tuple() ? v.tuple_elems() : v.list_elems();
+}
 
 bool same_object(const IValue& a, const IValue& b) {
   if (a.tag() != b.tag()) return false;
   switch (a.tag()) {
-    case IValue::Tag::Tensor: return a.tensor_impl() == b.tensor_impl();
-    case IValue::Tag::String: return &a.to_string_ref() == &b.to_string_ref();
-    case IValue::Tag::List: return a.list_obj() == b.list_obj();
-    case IValue::Tag::Tuple: return &a.tuple_elems() == &b.tuple_elems();
-    case IValue::Tag::Object: return a.object() == b.object();
-    default: return a.equals(b);  // None, numbers, dtypes, devices: by value
+    case IValue::Tag::Tensor:
+      return a.tensor_impl() == b.tensor_impl();
+    case IValue::Tag::String:
+      return &a.to_string_ref() == &b.to_string_ref();
+    case IValue::Tag::List:
+      return a.list_obj() == b.list_obj();
+    case IValue::Tag::Tuple:
+      return &a.tuple_elems() == &b.tuple_elems();
+    case IValue::Tag::Object:
+      return a.object() == b.object();
+    default:
+      return a.equals(b);  // None, numbers, dtypes, devices: by value
   }
 }
 
@@ -152,7 +169,8 @@ bool python_less(const IValue& a, const IValue& b) {
       if (!python_equals(x[i], y[i])) return python_less(x[i], y[i]);
     return x.size() < y.size();
   }
-  throw TypeError(fmt::format("'<' not supported between instances of '{}' and '{}'", a.tag_name(), b.tag_name()));
+  throw TypeError(fmt::format("'<' not supported between instances of '{}' and '{}'", a.tag_name(),
+                              b.tag_name()));
 }
 
 // ---- Sequences ---------------------------------------------------------------------------------
@@ -179,7 +197,8 @@ std::string code_point(const std::string& s, const std::vector<size_t>& at, size
 }
 
 // CPython's PySlice_Unpack + PySlice_AdjustIndices: the first index and the count.
-std::pair<int64_t, int64_t> slice_indices(const IValue& start_v, const IValue& stop_v, int64_t step, size_t n) {
+std::pair<int64_t, int64_t> slice_indices(const IValue& start_v, const IValue& stop_v, int64_t step,
+                                          size_t n) {
   AMPJIT_CHECK_T(ValueError, step != 0, "slice step cannot be zero");
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   step = std::max(step, -kMax);
@@ -200,7 +219,9 @@ std::pair<int64_t, int64_t> slice_indices(const IValue& start_v, const IValue& s
   return {start, start < stop ? (stop - start - 1) / step + 1 : 0};
 }
 
-ListObj& list_of(const IValue& v) { return *v.list_obj(); }
+ListObj& list_of(const IValue& v) {
+  return *v.list_obj();
+}
 
 // ---- Handlers ------------------------------------------------------------------------------
 
@@ -289,7 +310,8 @@ void slice_h(const Node&, Stack& io) {
     const std::vector<size_t> at = code_points(s);
     const auto [start, count] = slice_indices(io.at(1), io.at(2), step, at.size() - 1);
     std::string out;
-    for (int64_t i = 0; i < count; ++i) out += code_point(s, at, static_cast<size_t>(start + i * step));
+    for (int64_t i = 0; i < count; ++i)
+      out += code_point(s, at, static_cast<size_t>(start + i * step));
     io = {IValue(std::move(out))};
     return;
   }
@@ -338,8 +360,12 @@ void contains_h(const Node&, Stack& io) {
   io = {IValue(found)};
 }
 
-void is_h(const Node&, Stack& io) { io = {IValue(same_object(io.at(0), io.at(1)))}; }
-void isnot_h(const Node&, Stack& io) { io = {IValue(!same_object(io.at(0), io.at(1)))}; }
+void is_h(const Node&, Stack& io) {
+  io = {IValue(same_object(io.at(0), io.at(1)))};
+}
+void isnot_h(const Node&, Stack& io) {
+  io = {IValue(!same_object(io.at(0), io.at(1)))};
+}
 
 void list_h(const Node&, Stack& io) {
   const IValue& v = io.at(0);
@@ -354,15 +380,20 @@ void list_h(const Node&, Stack& io) {
   io = {IValue::list(std::move(out))};
 }
 
-void eq_h(const Node&, Stack& io) { io = {IValue(python_equals(io.at(0), io.at(1)))}; }
-void ne_h(const Node&, Stack& io) { io = {IValue(!python_equals(io.at(0), io.at(1)))}; }
+void eq_h(const Node&, Stack& io) {
+  io = {IValue(python_equals(io.at(0), io.at(1)))};
+}
+void ne_h(const Node&, Stack& io) {
+  io = {IValue(!python_equals(io.at(0), io.at(1)))};
+}
 
 // sum(list): an int sum (wrapping) unless an element or the node's result type is float.
 void sum_h(const Node& n, Stack& io) {
   const auto& el = elems_of(io.at(0));
   bool floating = n.outputs().size() == 1 && n.output()->type()->kind() == TypeKind::Float;
   for (const IValue& e : el) {
-    AMPJIT_CHECK_T(TypeError, e.is_number(), "unsupported operand type(s) for +: 'int' and '{}'", e.tag_name());
+    AMPJIT_CHECK_T(TypeError, e.is_number(), "unsupported operand type(s) for +: 'int' and '{}'",
+                   e.tag_name());
     floating |= e.is_double();
   }
   if (floating) {
@@ -388,7 +419,9 @@ void extreme_h(const Node&, Stack& io) {
   io = {std::move(r)};
 }
 
-void str_h(const Node&, Stack& io) { io = {IValue(python_str(io.at(0)))}; }
+void str_h(const Node&, Stack& io) {
+  io = {IValue(python_str(io.at(0)))};
+}
 
 // str.format with `{}` placeholders ({{ and }} escape braces); extra arguments are ignored, as in
 // Python and torch.
@@ -427,10 +460,16 @@ void print_h(const Node&, Stack& io) {
   io.clear();
 }
 
-void unchecked_cast_h(const Node&, Stack& io) { io.resize(1); }
-void uninitialized_h(const Node&, Stack& io) { io = {IValue()}; }
+void unchecked_cast_h(const Node&, Stack& io) {
+  io.resize(1);
+}
+void uninitialized_h(const Node&, Stack& io) {
+  io = {IValue()};
+}
 
-void default_warn(const std::string& message) { std::cerr << "UserWarning: " << message << std::endl; }
+void default_warn(const std::string& message) {
+  std::cerr << "UserWarning: " << message << std::endl;
+}
 std::atomic<WarnHandler> g_warn{&default_warn};
 
 void warn_h(const Node&, Stack& io) {
@@ -474,8 +513,12 @@ const bool kRegistered = [] {
 
 }  // namespace
 
-std::string python_str(const IValue& v) { return to_python_text(v, false); }
-std::string python_repr(const IValue& v) { return to_python_text(v, true); }
+std::string python_str(const IValue& v) {
+  return to_python_text(v, false);
+}
+std::string python_repr(const IValue& v) {
+  return to_python_text(v, true);
+}
 
 bool python_equals(const IValue& a, const IValue& b) {
   if (a.is_number() && b.is_number()) {
@@ -494,6 +537,8 @@ bool python_equals(const IValue& a, const IValue& b) {
   return same_object(a, b);
 }
 
-WarnHandler set_warn_handler(WarnHandler handler) { return g_warn.exchange(handler ? handler : &default_warn); }
+WarnHandler set_warn_handler(WarnHandler handler) {
+  return g_warn.exchange(handler ? handler : &default_warn);
+}
 
 }  // namespace ampjit

@@ -28,7 +28,8 @@ class CompileError : public Error {
   }
 
  private:
-  static std::string format(const std::string& what, const SourceRange& r, const std::vector<SourceRange>& chain) {
+  static std::string format(const std::string& what, const SourceRange& r,
+                            const std::vector<SourceRange>& chain) {
     std::string s;
     if (r.valid()) {
       const std::string h = r.highlight();  // "file:line:col\nline\n   ~~~"

@@ -31,11 +31,13 @@ struct ModuleInfo;
 // What a free name (a global, a closure variable, an import) refers to.
 struct Resolved {
   enum Kind {
-    kUnknown,        // not found: the compiler reports "undefined value NAME"
-    kNamespace,      // a module of builtins: path "torch", "torch.nn.functional", "math", "torch.jit", ...
-    kSource,         // a plain Python function: compiled recursively from `source` with `resolver`
-    kFunction,       // an already scripted or traced function: called (prim::CallFunction)
-    kAutocastClass,  // torch.autocast / torch.cpu.amp.autocast / torch.cuda.amp.autocast; path is one of those
+    kUnknown,    // not found: the compiler reports "undefined value NAME"
+    kNamespace,  // a module of builtins: path "torch", "torch.nn.functional", "math", "torch.jit",
+                 // ...
+    kSource,     // a plain Python function: compiled recursively from `source` with `resolver`
+    kFunction,   // an already scripted or traced function: called (prim::CallFunction)
+    kAutocastClass,  // torch.autocast / torch.cpu.amp.autocast / torch.cuda.amp.autocast; path is
+                     // one of those
     kConstant,       // an int/float/bool/str/None/dtype (a ScalarType constant) value
     kModule,         // a submodule or module object (only inside a module's methods)
     kUnsupported,    // a Python value script cannot use; `message` says why
@@ -52,9 +54,24 @@ struct Resolved {
   // several places (or recursively) compiles once; 0 means "no identity" (compile each time).
   uintptr_t identity = 0;
 
-  static Resolved ns(std::string path) { Resolved r; r.kind = kNamespace; r.path = std::move(path); return r; }
-  static Resolved constant_value(IValue v) { Resolved r; r.kind = kConstant; r.constant = std::move(v); return r; }
-  static Resolved unsupported(std::string why) { Resolved r; r.kind = kUnsupported; r.message = std::move(why); return r; }
+  static Resolved ns(std::string path) {
+    Resolved r;
+    r.kind = kNamespace;
+    r.path = std::move(path);
+    return r;
+  }
+  static Resolved constant_value(IValue v) {
+    Resolved r;
+    r.kind = kConstant;
+    r.constant = std::move(v);
+    return r;
+  }
+  static Resolved unsupported(std::string why) {
+    Resolved r;
+    r.kind = kUnsupported;
+    r.message = std::move(why);
+    return r;
+  }
 };
 
 class Resolver {
@@ -73,12 +90,12 @@ std::shared_ptr<Resolver> builtin_resolver();
 struct ModuleInfo {
   struct Attr {
     std::string name;
-    TypePtr type;           // Tensor for parameters and buffers, the value's type for plain attributes
-    bool is_constant = false;  // Final / __constants__: inlined as a constant
-    IValue value;           // the constant's value (is_constant), else unused
+    TypePtr type;  // Tensor for parameters and buffers, the value's type for plain attributes
+    bool is_constant = false;               // Final / __constants__: inlined as a constant
+    IValue value;                           // the constant's value (is_constant), else unused
     std::shared_ptr<ModuleInfo> submodule;  // set for submodules (type is the submodule's class)
   };
-  std::string class_name;   // "__torch__.MyNet"
+  std::string class_name;  // "__torch__.MyNet"
   std::vector<Attr> attrs;
   // Method sources by name (a `def` each, `self` first); `forward` is the entry point.
   std::unordered_map<std::string, std::shared_ptr<const Source>> methods;
@@ -105,12 +122,14 @@ struct CompileOptions {
 
 // Compiles the one `def` in `source` (decorators other than the script ones are rejected).
 // `identity` memoizes callees across one compilation session (see CompileSession).
-std::shared_ptr<Function> compile_function(std::shared_ptr<const Source> source, std::shared_ptr<Resolver> resolver,
+std::shared_ptr<Function> compile_function(std::shared_ptr<const Source> source,
+                                           std::shared_ptr<Resolver> resolver,
                                            const CompileOptions& options = {});
 
 // Compiles a module's `forward` (and every method it calls). The result's graph takes `self` (the
 // ModuleObject) as its first input.
-std::shared_ptr<Function> compile_module(std::shared_ptr<ModuleInfo> module, const CompileOptions& options = {});
+std::shared_ptr<Function> compile_module(std::shared_ptr<ModuleInfo> module,
+                                         const CompileOptions& options = {});
 
 // Compiles every top-level `def` of a file, in order, resolving names with `resolver` (the static
 // resolver for standalone files). Later defs may call earlier and later ones.

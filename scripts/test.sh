@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --with-torch
+scripts/lint.sh
 scripts/build.sh build
 OMP_NUM_THREADS=2 ctest --test-dir build --output-on-failure -j2
 # The GPU bundle, rehearsed without a GPU in a clean environment (docs/gpu.md): whatever the GPU

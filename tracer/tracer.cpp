@@ -12,7 +12,9 @@ namespace ampjit::tracer {
 namespace {
 thread_local std::shared_ptr<TracingState> t_state;
 
-Symbol meta(const char* name) { return Symbol::intern("meta", name); }
+Symbol meta(const char* name) {
+  return Symbol::intern("meta", name);
+}
 
 constexpr uint8_t kAutocastBit = layer_bit(DispatchLayer::Autocast);
 constexpr uint8_t kTracerBit = layer_bit(DispatchLayer::Tracer);
@@ -64,7 +66,8 @@ void trace_layer(const OpEntry& op, Stack& stack) {
     // A dtype conversion that is a no-op now (v.float() on a float32 v) returns v itself; at run
     // time, under another autocast state, it may convert. The trace must tell the two apart (it
     // maps tensors by identity), so the result is made a tensor of its own, with the same values.
-    if ((op.base_name == "aten::to" || op.base_name == "aten::type_as") && !stack.empty() && stack[0].is_tensor()) {
+    if ((op.base_name == "aten::to" || op.base_name == "aten::type_as") && !stack.empty() &&
+        stack[0].is_tensor()) {
       const TensorImpl* out = stack[0].tensor_impl();
       for (const IValue& in : args)
         if (in.is_tensor() && in.tensor_impl() == out) {
@@ -93,7 +96,8 @@ void trace_layer(const OpEntry& op, Stack& stack) {
     Value* out = n->output(i);
     if (r.is_tensor()) {
       const TensorImpl* t = r.tensor_impl();
-      out->set_type(Type::tensor_of(t->dtype, std::vector<int64_t>(t->sizes.begin(), t->sizes.end()), t->device));
+      out->set_type(Type::tensor_of(
+          t->dtype, std::vector<int64_t>(t->sizes.begin(), t->sizes.end()), t->device));
       st->bind(r.to_tensor(), out);
     } else if (r.is_int()) {
       out->set_type(Type::int_());
@@ -137,7 +141,8 @@ void TracingState::bind(const Tensor& t, Value* v) {
 
 Value* TracingState::add_input(const Tensor& t, const std::string& name) {
   Value* v = graph->add_input(name);
-  v->set_type(Type::tensor_of(t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), t.device()));
+  v->set_type(Type::tensor_of(t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()),
+                              t.device()));
   bind(t, v);
   return v;
 }
@@ -173,7 +178,8 @@ bool traceable(const IValue& v) {
 TypePtr traced_type(const IValue& v) {
   if (v.is_tensor()) {
     const Tensor t = v.to_tensor();
-    return Type::tensor_of(t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), t.device());
+    return Type::tensor_of(t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()),
+                           t.device());
   }
   const auto& el = v.is_tuple() ? v.tuple_elems() : v.list_elems();
   if (v.is_list()) return Type::list(Type::tensor());
@@ -189,8 +195,10 @@ void TracingState::check_traceable_inputs(const std::vector<IValue>& inputs) {
   if (ok) return;
   std::string t = "Tuple[";
   for (size_t i = 0; i < inputs.size(); ++i) t += (i ? ", " : "") + py_type_name(inputs[i]);
-  throw Error(fmt::format("Type '{}]' cannot be traced. Only Tensors and (possibly nested) Lists, "
-                          "Dicts, and Tuples of Tensors can be traced", t));
+  throw Error(
+      fmt::format("Type '{}]' cannot be traced. Only Tensors and (possibly nested) Lists, "
+                  "Dicts, and Tuples of Tensors can be traced",
+                  t));
 }
 
 Value* TracingState::add_input(const IValue& v, const std::string& name) {
@@ -201,11 +209,14 @@ Value* TracingState::add_input(const IValue& v, const std::string& name) {
   // Unpack recursively at the top of the graph so each tensor has its own value.
   std::function<void(const IValue&, Value*)> unpack = [&](const IValue& c, Value* cv) {
     const auto& el = c.is_tuple() ? c.tuple_elems() : c.list_elems();
-    Node* u = graph->insert(graph->create(c.is_tuple() ? sym::prim::TupleUnpack : sym::prim::ListUnpack, {cv}, el.size()));
+    Node* u = graph->insert(graph->create(
+        c.is_tuple() ? sym::prim::TupleUnpack : sym::prim::ListUnpack, {cv}, el.size()));
     for (size_t i = 0; i < el.size(); ++i) {
       u->output(i)->set_type(traced_type(el[i]));
-      if (el[i].is_tensor()) bind(el[i].to_tensor(), u->output(i));
-      else unpack(el[i], u->output(i));
+      if (el[i].is_tensor())
+        bind(el[i].to_tensor(), u->output(i));
+      else
+        unpack(el[i], u->output(i));
     }
   };
   unpack(v, in);
@@ -228,11 +239,13 @@ Value* TracingState::add_module_input(const Ref<ModuleObject>& root, const std::
   return self_;
 }
 
-void TracingState::collect_attrs(const ModuleObject& m, std::vector<std::pair<std::string, TypePtr>>& path) {
+void TracingState::collect_attrs(const ModuleObject& m,
+                                 std::vector<std::pair<std::string, TypePtr>>& path) {
   for (const auto& [name, v] : m.attrs) {
     if (v.is_tensor()) {
       const Tensor t = v.to_tensor();
-      if (pending_attrs_.count(t.impl())) continue;  // shared weights: the first path wins, as in torch
+      if (pending_attrs_.count(t.impl()))
+        continue;  // shared weights: the first path wins, as in torch
       PendingAttr a{t.impl_ref(), path};
       a.path.emplace_back(name, Type::tensor());
       pending_attrs_.emplace(t.impl(), std::move(a));
@@ -262,12 +275,14 @@ Value* TracingState::emit_attr_chain(const PendingAttr& a) {
     Node* g = graph->insert(graph->create(sym::prim::GetAttr, {cur}));
     g->set_attr(sym::attr::name, IValue(name));
     g->output()->set_type(type);
-    g->output()->set_debug_name(std::isdigit(static_cast<unsigned char>(name[0])) ? "_" + name : name);
+    g->output()->set_debug_name(std::isdigit(static_cast<unsigned char>(name[0])) ? "_" + name
+                                                                                  : name);
     cur = g->output();
     if (!last) module_values_[key] = cur;
   }
   const Tensor t(a.keep);
-  cur->set_type(Type::tensor_of(t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), t.device()));
+  cur->set_type(Type::tensor_of(t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()),
+                                t.device()));
   return cur;
 }
 
@@ -275,17 +290,24 @@ Value* TracingState::output_value(const IValue& v) {
   if (v.is_tensor()) return value_of(v.to_tensor());
   if (v.is_tuple() || v.is_list()) {
     std::vector<Value*> el;
-    for (const IValue& e : v.is_tuple() ? v.tuple_elems() : v.list_elems()) el.push_back(output_value(e));
+    for (const IValue& e : v.is_tuple() ? v.tuple_elems() : v.list_elems())
+      el.push_back(output_value(e));
     if (v.is_tuple()) return graph->insert(graph->create_tuple(el))->output();
     if (strict)
-      warn("Encountering a list at the output of the tracer might cause the trace to be incorrect, this "
-           "is only valid if the container structure does not change based on the module's inputs. "
-           "Consider using a constant container instead (e.g. for `list`, use a `tuple` instead. for "
-           "`dict`, use a `NamedTuple` instead). If you absolutely need this and know the side effects, "
-           "pass strict=False to trace() to allow this behavior.");
+      warn(
+          "Encountering a list at the output of the tracer might cause the trace to be incorrect, "
+          "this "
+          "is only valid if the container structure does not change based on the module's inputs. "
+          "Consider using a constant container instead (e.g. for `list`, use a `tuple` instead. "
+          "for "
+          "`dict`, use a `NamedTuple` instead). If you absolutely need this and know the side "
+          "effects, "
+          "pass strict=False to trace() to allow this behavior.");
     return graph->insert(graph->create_list(Type::tensor(), el))->output();
   }
-  throw Error("Only tensors, lists, tuples of tensors, or dictionary of tensors can be output from traced functions");
+  throw Error(
+      "Only tensors, lists, tuples of tensors, or dictionary of tensors can be output from traced "
+      "functions");
 }
 
 Value* TracingState::add_output(const IValue& v) {
@@ -295,14 +317,17 @@ Value* TracingState::add_output(const IValue& v) {
   return out;
 }
 
-void TracingState::warn(std::string message) { warnings.push_back(std::move(message)); }
+void TracingState::warn(std::string message) {
+  warnings.push_back(std::move(message));
+}
 
-// ---- Autocast regions (Notes [Traced autocast scopes] and [Eager-semantics tracing]) ---------------
+// ---- Autocast regions (Notes [Traced autocast scopes] and [Eager-semantics tracing])
+// ---------------
 
 void TracingState::enter_autocast(AutocastScope scope) {
   if (semantics == AutocastSemantics::Eager) {
-    Node* r = create_autocast_region(*graph, AutocastRegionSpec{scope.device, scope.enabled, scope.dtype,
-                                                                scope.cache_enabled});
+    Node* r = create_autocast_region(
+        *graph, AutocastRegionSpec{scope.device, scope.enabled, scope.dtype, scope.cache_enabled});
     r->set_source_range(scope.where);
     graph->insert(r);
     open_regions_.emplace_back(r, graph->insert_point());
@@ -351,7 +376,9 @@ Value* TracingState::visible(Value* v) {
   }
 }
 
-TracingState* current() { return t_state.get(); }
+TracingState* current() {
+  return t_state.get();
+}
 
 TracingGuard::TracingGuard(std::shared_ptr<TracingState> state)
     : prev_(t_state),
@@ -361,15 +388,34 @@ TracingGuard::TracingGuard(std::shared_ptr<TracingState> state)
   t_state = std::move(state);
 }
 
-TracingGuard::~TracingGuard() { t_state = std::move(prev_); }
+TracingGuard::~TracingGuard() {
+  t_state = std::move(prev_);
+}
 
-Symbol meta_autocast_enabled() { static Symbol s = meta("autocast"); return s; }
-Symbol meta_autocast_device() { static Symbol s = meta("autocast_device"); return s; }
-Symbol meta_autocast_dtype() { static Symbol s = meta("autocast_dtype"); return s; }
-Symbol meta_autocast_where() { static Symbol s = meta("autocast_where"); return s; }
-Symbol meta_autocast_scope_enabled() { static Symbol s = meta("autocast_scope_enabled"); return s; }
+Symbol meta_autocast_enabled() {
+  static Symbol s = meta("autocast");
+  return s;
+}
+Symbol meta_autocast_device() {
+  static Symbol s = meta("autocast_device");
+  return s;
+}
+Symbol meta_autocast_dtype() {
+  static Symbol s = meta("autocast_dtype");
+  return s;
+}
+Symbol meta_autocast_where() {
+  static Symbol s = meta("autocast_where");
+  return s;
+}
+Symbol meta_autocast_scope_enabled() {
+  static Symbol s = meta("autocast_scope_enabled");
+  return s;
+}
 
-void install() { set_layer(DispatchLayer::Tracer, trace_layer); }
+void install() {
+  set_layer(DispatchLayer::Tracer, trace_layer);
+}
 
 namespace {
 // The layer is installed when the library loads, so every frontend gets it.

@@ -26,11 +26,11 @@ namespace ampjit::tracer {
 // causes are recorded as aten::to nodes with fixed dtypes, and nothing marks the region, so a
 // traced autocast(False) is silently lost when script later inlines the trace (reference §3).
 // ampjit's autocast context manager also tells the tracer when a region is entered and left
-// (device, dtype, enabled, and the `with` line), and so does the interpreter for the regions a graph
-// run during tracing enters (Note [Autocast regions at run time], interop/autocast_regions.h).
-// In torchscript semantics every node recorded inside keeps that as metadata: the printed graph
-// stays torch's, and the interop layer reads the metadata to warn where torch cannot. In eager
-// semantics the region becomes a node (Note [Eager-semantics tracing]).
+// (device, dtype, enabled, and the `with` line), and so does the interpreter for the regions a
+// graph run during tracing enters (Note [Autocast regions at run time],
+// interop/autocast_regions.h). In torchscript semantics every node recorded inside keeps that as
+// metadata: the printed graph stays torch's, and the interop layer reads the metadata to warn where
+// torch cannot. In eager semantics the region becomes a node (Note [Eager-semantics tracing]).
 //
 // Note [Eager-semantics tracing]
 // A trace taken in eager semantics (Note [Autocast semantics], interop/semantics.h) must give what
@@ -143,10 +143,10 @@ class TracingGuard {
 };
 
 // Symbols of the metadata keys the tracer attaches to every node it records.
-Symbol meta_autocast_enabled();   // bool: whether any autocast scope was active
-Symbol meta_autocast_device();    // int: DeviceType
-Symbol meta_autocast_dtype();     // ScalarType
-Symbol meta_autocast_where();     // str: "file:line:col" of the innermost scope
+Symbol meta_autocast_enabled();        // bool: whether any autocast scope was active
+Symbol meta_autocast_device();         // int: DeviceType
+Symbol meta_autocast_dtype();          // ScalarType
+Symbol meta_autocast_where();          // str: "file:line:col" of the innermost scope
 Symbol meta_autocast_scope_enabled();  // bool: the innermost scope's `enabled`
 
 // Installs the tracer dispatch layer (called once at start-up by the library).

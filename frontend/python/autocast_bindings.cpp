@@ -12,12 +12,19 @@ DeviceType device_type_of(const std::string& s) {
   if (s == "cpu") return DeviceType::CPU;
   if (s == "cuda") return DeviceType::CUDA;
   throw Error(fmt::format(
-      "User specified an unsupported autocast device_type '{}'; ampjit supports 'cpu' and 'cuda'", s));
+      "User specified an unsupported autocast device_type '{}'; ampjit supports 'cpu' and 'cuda'",
+      s));
 }
 
-bool is_enabled(const std::string& d) { return is_autocast_enabled(device_type_of(d)); }
-void set_enabled(const std::string& d, bool e) { set_autocast_enabled(device_type_of(d), e); }
-bp::object get_dtype(const std::string& d) { return dtype_object(get_autocast_dtype(device_type_of(d))); }
+bool is_enabled(const std::string& d) {
+  return is_autocast_enabled(device_type_of(d));
+}
+void set_enabled(const std::string& d, bool e) {
+  set_autocast_enabled(device_type_of(d), e);
+}
+bp::object get_dtype(const std::string& d) {
+  return dtype_object(get_autocast_dtype(device_type_of(d)));
+}
 void set_dtype(const std::string& d, bp::object dt) {
   set_autocast_dtype(device_type_of(d), to_ivalue(dt.ptr()).to_scalar_type());
 }
@@ -27,7 +34,9 @@ bp::object default_dtype(const std::string& d) {
 void set_policy(const std::string& d, const std::string& op, const std::string& policy) {
   set_op_policy(device_type_of(d), op, policy);
 }
-void reset_policy(const std::string& d, const std::string& op) { reset_op_policy(device_type_of(d), op); }
+void reset_policy(const std::string& d, const std::string& op) {
+  reset_op_policy(device_type_of(d), op);
+}
 std::string policy_of(const std::string& d, const std::string& op) {
   return autocast_policy_name(get_op_policy(device_type_of(d), op));
 }
@@ -36,8 +45,12 @@ bp::list profile_names() {
   for (const auto& n : autocast_profile_names()) l.append(n);
   return l;
 }
-void set_profile(const std::string& n) { set_autocast_profile(n); }
-int cache_size() { return static_cast<int>(autocast_cache_size()); }
+void set_profile(const std::string& n) {
+  set_autocast_profile(n);
+}
+int cache_size() {
+  return static_cast<int>(autocast_cache_size());
+}
 
 }  // namespace
 

@@ -10,18 +10,31 @@ PyObject* g_size_type = nullptr;
 namespace {
 bp::object g_dtypes[kNumScalarTypes];
 
-std::string dtype_repr(const DTypeObject& d) { return std::string("torch.") + dtype_name(d.type); }
-bool dtype_is_floating(const DTypeObject& d) { return is_floating(d.type); }
-bool dtype_is_signed(const DTypeObject& d) { return traits(d.type).is_signed; }
-int dtype_itemsize(const DTypeObject& d) { return static_cast<int>(itemsize(d.type)); }
+std::string dtype_repr(const DTypeObject& d) {
+  return std::string("torch.") + dtype_name(d.type);
+}
+bool dtype_is_floating(const DTypeObject& d) {
+  return is_floating(d.type);
+}
+bool dtype_is_signed(const DTypeObject& d) {
+  return traits(d.type).is_signed;
+}
+int dtype_itemsize(const DTypeObject& d) {
+  return static_cast<int>(itemsize(d.type));
+}
 
 std::string device_repr(const DeviceObject& d) {
   if (d.device.is_cpu() || d.device.index < 0)
     return fmt::format("device(type='{}')", device_type_name(d.device.type));
-  return fmt::format("device(type='{}', index={})", device_type_name(d.device.type), d.device.index);
+  return fmt::format("device(type='{}', index={})", device_type_name(d.device.type),
+                     d.device.index);
 }
-std::string device_str(const DeviceObject& d) { return d.device.str(); }
-std::string device_type(const DeviceObject& d) { return device_type_name(d.device.type); }
+std::string device_str(const DeviceObject& d) {
+  return d.device.str();
+}
+std::string device_type(const DeviceObject& d) {
+  return device_type_name(d.device.type);
+}
 bp::object device_index(const DeviceObject& d) {
   return d.device.index < 0 ? bp::object() : bp::object(static_cast<int>(d.device.index));
 }
@@ -45,21 +58,26 @@ std::shared_ptr<DeviceObject> make_device(bp::object spec, bp::object index) {
   if (!index.is_none()) {
     AMPJIT_CHECK(s().find(':') == std::string::npos,
                  "device(): type (string) must not include an index because index was passed "
-                 "explicitly: {}", s());
+                 "explicitly: {}",
+                 s());
     out->device.index = static_cast<int8_t>(bp::extract<int>(index)());
   }
   return out;
 }
 }  // namespace
 
-bp::object dtype_object(ScalarType t) { return g_dtypes[static_cast<int>(t)]; }
+bp::object dtype_object(ScalarType t) {
+  return g_dtypes[static_cast<int>(t)];
+}
 
 Tensor* as_tensor(PyObject* o) {
   return static_cast<Tensor*>(
       bp::converter::get_lvalue_from_python(o, bp::converter::registered<Tensor>::converters));
 }
 
-bp::object wrap(Tensor t) { return bp::object(std::move(t)); }
+bp::object wrap(Tensor t) {
+  return bp::object(std::move(t));
+}
 
 bp::object make_size(IntArrayRef sizes) {
   PyObject* tup = PyTuple_New(static_cast<Py_ssize_t>(sizes.size()));
@@ -112,20 +130,29 @@ IValue to_ivalue(PyObject* o) {
     if (!PyErr_Occurred()) return IValue(d);
     PyErr_Clear();
   }
-  throw TypeError(fmt::format("ampjit cannot convert an object of type '{}' to a value an op accepts",
-                              Py_TYPE(o)->tp_name));
+  throw TypeError(
+      fmt::format("ampjit cannot convert an object of type '{}' to a value an op accepts",
+                  Py_TYPE(o)->tp_name));
 }
 
 bp::object from_ivalue(const IValue& v) {
   switch (v.tag()) {
-    case IValue::Tag::None: return bp::object();
-    case IValue::Tag::Tensor: return wrap(v.to_tensor());
-    case IValue::Tag::Double: return bp::object(v.to_double());
-    case IValue::Tag::Int: return bp::object(static_cast<long long>(v.to_int()));
-    case IValue::Tag::Bool: return bp::object(v.to_bool());
-    case IValue::Tag::String: return bp::object(v.to_string_ref());
-    case IValue::Tag::ScalarType: return dtype_object(v.to_scalar_type());
-    case IValue::Tag::Device: return bp::object(DeviceObject{v.to_device()});
+    case IValue::Tag::None:
+      return bp::object();
+    case IValue::Tag::Tensor:
+      return wrap(v.to_tensor());
+    case IValue::Tag::Double:
+      return bp::object(v.to_double());
+    case IValue::Tag::Int:
+      return bp::object(static_cast<long long>(v.to_int()));
+    case IValue::Tag::Bool:
+      return bp::object(v.to_bool());
+    case IValue::Tag::String:
+      return bp::object(v.to_string_ref());
+    case IValue::Tag::ScalarType:
+      return dtype_object(v.to_scalar_type());
+    case IValue::Tag::Device:
+      return bp::object(DeviceObject{v.to_device()});
     case IValue::Tag::List: {
       bp::list l;
       for (const IValue& e : v.list_elems()) l.append(from_ivalue(e));
@@ -136,7 +163,8 @@ bp::object from_ivalue(const IValue& v) {
       for (const IValue& e : v.tuple_elems()) l.append(from_ivalue(e));
       return bp::tuple(l);
     }
-    case IValue::Tag::Object: break;
+    case IValue::Tag::Object:
+      break;
   }
   throw TypeError(fmt::format("cannot convert a value of type {} to Python", v.tag_name()));
 }
@@ -144,7 +172,8 @@ bp::object from_ivalue(const IValue& v) {
 bool worth_releasing_gil(const Stack& s) {
   int64_t n = 0;
   for (const IValue& v : s) {
-    if (v.is_tensor()) n += v.tensor_impl()->numel;
+    if (v.is_tensor())
+      n += v.tensor_impl()->numel;
     else if (v.is_list())
       for (const IValue& e : v.list_elems())
         if (e.is_tensor()) n += e.tensor_impl()->numel;

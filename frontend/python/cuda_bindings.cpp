@@ -11,13 +11,19 @@ namespace ampjit::python {
 namespace {
 
 #ifdef AMPJIT_WITH_CUDA
-int device_count() { return cuda::device_count(); }
-std::string unavailable_reason() { return cuda::unavailable_reason(); }
+int device_count() {
+  return cuda::device_count();
+}
+std::string unavailable_reason() {
+  return cuda::unavailable_reason();
+}
 void require_cuda(const char* what) {
   AMPJIT_CHECK(cuda::is_available(), "ampjit.cuda.{}(): CUDA is not available: {}", what,
                cuda::unavailable_reason());
 }
-int index_of(int device) { return device < 0 ? cuda::current_device() : device; }
+int index_of(int device) {
+  return device < 0 ? cuda::current_device() : device;
+}
 void synchronize(int device) {
   require_cuda("synchronize");
   // Waiting for the device must not hold the GIL.
@@ -54,18 +60,35 @@ void reset_peak_memory_stats(int device) {
 void empty_cache() {
   if (cuda::is_available()) cuda::empty_cache();
 }
-void manual_seed_all(uint64_t seed) { cuda::manual_seed_all(seed); }
-#else
-int device_count() { return 0; }
-std::string unavailable_reason() { return "ampjit was built without the CUDA backend"; }
-[[noreturn]] void unavailable(const char* what) {
-  throw Error(fmt::format("ampjit.cuda.{}(): CUDA is not available: {}", what, unavailable_reason()));
+void manual_seed_all(uint64_t seed) {
+  cuda::manual_seed_all(seed);
 }
-void synchronize(int) { unavailable("synchronize"); }
-int current_device() { unavailable("current_device"); }
-void set_device(int) { unavailable("set_device"); }
-bp::dict memory_stats(int) { unavailable("memory_stats"); }
-void reset_peak_memory_stats(int) { unavailable("reset_peak_memory_stats"); }
+#else
+int device_count() {
+  return 0;
+}
+std::string unavailable_reason() {
+  return "ampjit was built without the CUDA backend";
+}
+[[noreturn]] void unavailable(const char* what) {
+  throw Error(
+      fmt::format("ampjit.cuda.{}(): CUDA is not available: {}", what, unavailable_reason()));
+}
+void synchronize(int) {
+  unavailable("synchronize");
+}
+int current_device() {
+  unavailable("current_device");
+}
+void set_device(int) {
+  unavailable("set_device");
+}
+bp::dict memory_stats(int) {
+  unavailable("memory_stats");
+}
+void reset_peak_memory_stats(int) {
+  unavailable("reset_peak_memory_stats");
+}
 void empty_cache() {}
 void manual_seed_all(uint64_t) {}
 #endif
@@ -77,7 +100,8 @@ void bind_cuda() {
   cuda::init();
 #endif
   // torch.cuda.OutOfMemoryError is a RuntimeError subclass.
-  static PyObject* oom = PyErr_NewException("ampjit.cuda.OutOfMemoryError", PyExc_RuntimeError, nullptr);
+  static PyObject* oom =
+      PyErr_NewException("ampjit.cuda.OutOfMemoryError", PyExc_RuntimeError, nullptr);
   bp::scope().attr("OutOfMemoryError") = bp::object(bp::handle<>(bp::borrowed(oom)));
   bp::register_exception_translator<OutOfMemoryError>(
       [](const OutOfMemoryError& e) { PyErr_SetString(oom, e.what()); });

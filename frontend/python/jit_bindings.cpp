@@ -7,8 +7,8 @@
 
 #include "frontend/python/convert.h"
 #include "interop/semantics.h"
-#include "runtime/dispatcher.h"
 #include "interop/warnings.h"
+#include "runtime/dispatcher.h"
 #include "runtime/interpreter.h"
 #include "runtime/ir/python_print.h"
 #include "runtime/module_object.h"
@@ -64,16 +64,21 @@ struct PyGraph {
   std::shared_ptr<Graph> g;
 };
 
-std::string graph_str(const PyGraph& g) { return g.g->str(); }
-std::string graph_str2(const PyGraph& g, bool ranges) { return g.g->str(ranges); }
+std::string graph_str(const PyGraph& g) {
+  return g.g->str();
+}
+std::string graph_str2(const PyGraph& g, bool ranges) {
+  return g.g->str(ranges);
+}
 
 // For tests and tools: (kind, "file:line:col" or "", metadata dict) for every node, in order.
 void collect_nodes(const Block& b, bp::list& out) {
   for (const Node* n : b) {
     bp::dict meta;
     for (const auto& [k, v] : n->meta()) meta[std::string(k.name())] = from_ivalue(v);
-    out.append(bp::make_tuple(n->kind().qualified(),
-                              n->source_range().valid() ? n->source_range().location_str() : std::string(), meta));
+    out.append(bp::make_tuple(
+        n->kind().qualified(),
+        n->source_range().valid() ? n->source_range().location_str() : std::string(), meta));
     for (const Block* sub : n->blocks()) collect_nodes(*sub, out);
   }
 }
@@ -94,36 +99,46 @@ struct PyModule {
   Ref<ModuleObject> obj;
 };
 
-PyModule* make_module(const std::string& class_name) { return new PyModule{Ref<ModuleObject>(new ModuleObject(class_name))}; }
+PyModule* make_module(const std::string& class_name) {
+  return new PyModule{Ref<ModuleObject>(new ModuleObject(class_name))};
+}
 
 void module_set_attr(PyModule& m, const std::string& name, bp::object v) {
   bp::extract<PyModule&> sub(v);
-  if (sub.check()) m.obj->set_attr(name, IValue(Ref<ObjectBase>(sub().obj)));
-  else m.obj->set_attr(name, to_ivalue(v.ptr()));
+  if (sub.check())
+    m.obj->set_attr(name, IValue(Ref<ObjectBase>(sub().obj)));
+  else
+    m.obj->set_attr(name, to_ivalue(v.ptr()));
 }
 bp::object module_get_attr(const PyModule& m, const std::string& name) {
   const IValue& v = m.obj->attr(name);
   if (v.is_object())
-    if (auto* sub = dynamic_cast<ModuleObject*>(v.object())) return bp::object(PyModule{Ref<ModuleObject>(sub)});
+    if (auto* sub = dynamic_cast<ModuleObject*>(v.object()))
+      return bp::object(PyModule{Ref<ModuleObject>(sub)});
   return from_ivalue(v);
 }
-std::string module_class_name(const PyModule& m) { return m.obj->class_name; }
+std::string module_class_name(const PyModule& m) {
+  return m.obj->class_name;
+}
 
-// ---- Compiled functions ---------------------------------------------------------------------------
+// ---- Compiled functions
+// ---------------------------------------------------------------------------
 
 // A graph function as Python calls it: a name, a declaration for diagnostics, and, for a
 // module's method, the module it is bound to (the graph's first input).
 struct PyFunction {
   std::shared_ptr<Function> fn;
-  IValue self;                   // None for free functions
+  IValue self;  // None for free functions
   std::vector<std::string> arg_names;
   std::vector<TypePtr> arg_types;
 
   size_t first_arg() const { return self.is_none() ? 0 : 1; }
   std::string declaration() const {
     std::string s = fn->name() + "(";
-    if (!self.is_none()) s += self.object()->type_name() + std::string(" self") + (arg_names.empty() ? "" : ", ");
-    for (size_t i = 0; i < arg_names.size(); ++i) s += (i ? ", " : "") + schema_type(*arg_types[i]) + " " + arg_names[i];
+    if (!self.is_none())
+      s += self.object()->type_name() + std::string(" self") + (arg_names.empty() ? "" : ", ");
+    for (size_t i = 0; i < arg_names.size(); ++i)
+      s += (i ? ", " : "") + schema_type(*arg_types[i]) + " " + arg_names[i];
     s += ") -> ";
     const auto& outs = fn->graph()->outputs();
     s += outs.size() == 1 ? schema_type(*outs[0]->type()) : "(...)";
@@ -133,7 +148,8 @@ struct PyFunction {
     if (t.kind() == TypeKind::Tensor) return "Tensor";
     if (t.kind() == TypeKind::Tuple) {
       std::string s = "(";
-      for (size_t i = 0; i < t.contained().size(); ++i) s += (i ? ", " : "") + schema_type(*t.contained()[i]);
+      for (size_t i = 0; i < t.contained().size(); ++i)
+        s += (i ? ", " : "") + schema_type(*t.contained()[i]);
       return s + ")";
     }
     if (t.kind() == TypeKind::List) return schema_type(*t.elem()) + "[]";
@@ -149,7 +165,8 @@ std::string py_type_name(PyObject* o) {
 // Checks one argument against an input type: torch's "Expected a value of type" error. Traced
 // inputs are tensors, tuples and lists; scripted ones may also be numbers, strings, Optionals.
 bool is_dtype_object(PyObject* o) {
-  if (PyLong_Check(o) || PyFloat_Check(o) || PyBool_Check(o) || o == Py_None || PyUnicode_Check(o)) return false;
+  if (PyLong_Check(o) || PyFloat_Check(o) || PyBool_Check(o) || o == Py_None || PyUnicode_Check(o))
+    return false;
   try {
     return to_ivalue(o).is_scalar_type();
   } catch (...) {
@@ -159,19 +176,29 @@ bool is_dtype_object(PyObject* o) {
 
 bool matches(const Type& t, PyObject* o) {
   switch (t.kind()) {
-    // A dtype argument is an int in TorchScript (a `torch.dtype` annotation): the dtype object binds.
-    case TypeKind::Int: return (PyLong_Check(o) && !PyBool_Check(o)) || is_dtype_object(o);
-    case TypeKind::Float: return PyFloat_Check(o) || (PyLong_Check(o) && !PyBool_Check(o));
-    case TypeKind::Bool: return PyBool_Check(o);
-    case TypeKind::Str: return PyUnicode_Check(o);
-    case TypeKind::None: return o == Py_None;
-    case TypeKind::Number: return PyLong_Check(o) || PyFloat_Check(o);
-    case TypeKind::Optional: return o == Py_None || matches(*t.elem(), o);
-    default: break;
+    // A dtype argument is an int in TorchScript (a `torch.dtype` annotation): the dtype object
+    // binds.
+    case TypeKind::Int:
+      return (PyLong_Check(o) && !PyBool_Check(o)) || is_dtype_object(o);
+    case TypeKind::Float:
+      return PyFloat_Check(o) || (PyLong_Check(o) && !PyBool_Check(o));
+    case TypeKind::Bool:
+      return PyBool_Check(o);
+    case TypeKind::Str:
+      return PyUnicode_Check(o);
+    case TypeKind::None:
+      return o == Py_None;
+    case TypeKind::Number:
+      return PyLong_Check(o) || PyFloat_Check(o);
+    case TypeKind::Optional:
+      return o == Py_None || matches(*t.elem(), o);
+    default:
+      break;
   }
   if (t.kind() == TypeKind::Tensor) return as_tensor(o) != nullptr;
   if (t.kind() == TypeKind::Tuple) {
-    if (!PyTuple_Check(o) || static_cast<size_t>(PyTuple_GET_SIZE(o)) != t.contained().size()) return false;
+    if (!PyTuple_Check(o) || static_cast<size_t>(PyTuple_GET_SIZE(o)) != t.contained().size())
+      return false;
     for (size_t i = 0; i < t.contained().size(); ++i)
       if (!matches(*t.contained()[i], PyTuple_GET_ITEM(o, i))) return false;
     return true;
@@ -201,18 +228,23 @@ void record_traced_call(tracer::TracingState& st, const PyFunction& f, Stack& s)
     for (auto it = st.autocast_scopes.rbegin(); it != st.autocast_scopes.rend(); ++it) {
       if (!it->enabled) break;  // an inner disabled region: nothing autocasts around the call
       warn_autocast_interop(
-          fmt::format("the autocast region at {} does not apply to the scripted function '{}' called inside it "
-                      "while tracing: the trace records the call, which runs without that autocast (PyTorch "
-                      "does this silently; trace with autocast_semantics='eager' to record the region)",
-                      it->where.location_str(), f.fn->name()),
+          fmt::format(
+              "the autocast region at {} does not apply to the scripted function '{}' called "
+              "inside it "
+              "while tracing: the trace records the call, which runs without that autocast "
+              "(PyTorch "
+              "does this silently; trace with autocast_semantics='eager' to record the region)",
+              it->where.location_str(), f.fn->name()),
           where);
       break;
     }
   }
   std::vector<Value*> inputs;
   for (const IValue& v : s) {
-    if (v.is_tensor()) inputs.push_back(st.value_of(v.to_tensor()));
-    else inputs.push_back(g.insert_constant(v, where));
+    if (v.is_tensor())
+      inputs.push_back(st.value_of(v.to_tensor()));
+    else
+      inputs.push_back(g.insert_constant(v, where));
   }
   {
     // The callee runs untraced (neither its ops nor its autocast regions are recorded); in eager
@@ -232,12 +264,14 @@ void record_traced_call(tracer::TracingState& st, const PyFunction& f, Stack& s)
   std::function<void(Value*, const IValue&)> bind = [&](Value* out, const IValue& r) {
     if (r.is_tensor()) {
       const TensorImpl* t = r.tensor_impl();
-      out->set_type(Type::tensor_of(t->dtype, std::vector<int64_t>(t->sizes.begin(), t->sizes.end()), t->device));
+      out->set_type(Type::tensor_of(
+          t->dtype, std::vector<int64_t>(t->sizes.begin(), t->sizes.end()), t->device));
       st.bind(r.to_tensor(), out);
     } else if ((r.is_tuple() && out->type()->kind() == TypeKind::Tuple) ||
                (r.is_list() && out->type()->kind() == TypeKind::List)) {
       const auto& elems = r.is_tuple() ? r.tuple_elems() : r.list_elems();
-      Node* u = g.insert(g.create(r.is_tuple() ? sym::prim::TupleUnpack : sym::prim::ListUnpack, {out}, elems.size()));
+      Node* u = g.insert(g.create(r.is_tuple() ? sym::prim::TupleUnpack : sym::prim::ListUnpack,
+                                  {out}, elems.size()));
       u->set_source_range(where);
       for (size_t k = 0; k < elems.size(); ++k) {
         u->output(k)->set_type(r.is_tuple() ? out->type()->contained()[k] : out->type()->elem());
@@ -254,7 +288,8 @@ void record_traced_call(tracer::TracingState& st, const PyFunction& f, Stack& s)
 bp::object function_call(const PyFunction& f, bp::tuple args) {
   const size_t n = static_cast<size_t>(bp::len(args));
   const size_t want = f.arg_names.size();
-  AMPJIT_CHECK(n <= want, "{}() expected at most {} argument(s) but received {} argument(s). Declaration: {}",
+  AMPJIT_CHECK(n <= want,
+               "{}() expected at most {} argument(s) but received {} argument(s). Declaration: {}",
                f.fn->name(), want + f.first_arg(), n + f.first_arg(), f.declaration());
   AMPJIT_CHECK(n == want, "{}() is missing value for argument '{}'. Declaration: {}", f.fn->name(),
                f.arg_names[n], f.declaration());
@@ -264,19 +299,25 @@ bp::object function_call(const PyFunction& f, bp::tuple args) {
   for (size_t i = 0; i < n; ++i) {
     PyObject* o = PyTuple_GET_ITEM(args.ptr(), i);
     if (!matches(*f.arg_types[i], o)) {
-      std::string value = bp::extract<std::string>(bp::str(bp::object(bp::handle<>(bp::borrowed(o)))));
-      throw Error(fmt::format(
-          "{}() Expected a value of type '{}' for argument '{}' but instead found type '{}'.\nPosition: {}\n"
-          "Value: {}\nDeclaration: {}\nCast error details: Unable to cast {} to {}",
-          f.fn->name(), PyFunction::schema_type(*f.arg_types[i]), f.arg_names[i], py_type_name(o), i + f.first_arg(),
-          value, f.declaration(), value, PyFunction::schema_type(*f.arg_types[i])));
+      std::string value =
+          bp::extract<std::string>(bp::str(bp::object(bp::handle<>(bp::borrowed(o)))));
+      throw Error(
+          fmt::format("{}() Expected a value of type '{}' for argument '{}' but instead found type "
+                      "'{}'.\nPosition: {}\n"
+                      "Value: {}\nDeclaration: {}\nCast error details: Unable to cast {} to {}",
+                      f.fn->name(), PyFunction::schema_type(*f.arg_types[i]), f.arg_names[i],
+                      py_type_name(o), i + f.first_arg(), value, f.declaration(), value,
+                      PyFunction::schema_type(*f.arg_types[i])));
     }
     // A script's float parameter takes an int, as in torch.
     const TypeKind k = f.arg_types[i]->kind() == TypeKind::Optional ? f.arg_types[i]->elem()->kind()
-                                                                       : f.arg_types[i]->kind();
-    if (k == TypeKind::Float && PyLong_Check(o)) s.push_back(IValue(PyLong_AsDouble(o)));
-    else if (is_dtype_object(o)) s.push_back(IValue(torch_dtype_code(to_ivalue(o).to_scalar_type())));
-    else s.push_back(to_ivalue(o));
+                                                                    : f.arg_types[i]->kind();
+    if (k == TypeKind::Float && PyLong_Check(o))
+      s.push_back(IValue(PyLong_AsDouble(o)));
+    else if (is_dtype_object(o))
+      s.push_back(IValue(torch_dtype_code(to_ivalue(o).to_scalar_type())));
+    else
+      s.push_back(to_ivalue(o));
   }
   if (tracer::TracingState* st = tracer::current(); st && f.self.is_none()) {
     record_traced_call(*st, f, s);
@@ -292,32 +333,47 @@ bp::object function_call(const PyFunction& f, bp::tuple args) {
   return bp::tuple(out);
 }
 
-PyGraph function_graph(const PyFunction& f) { return PyGraph{f.fn->graph()}; }
+PyGraph function_graph(const PyFunction& f) {
+  return PyGraph{f.fn->graph()};
+}
 PyGraph function_inlined_graph(const PyFunction& f) {
   std::shared_ptr<Graph> g(f.fn->graph()->copy());
   inline_calls(*g);
   return PyGraph{g};
 }
-std::string function_code(const PyFunction& f) { return python_print(*f.fn->graph(), f.fn->name()); }
-std::string function_name(const PyFunction& f) { return f.fn->name(); }
-std::string function_declaration(const PyFunction& f) { return f.declaration(); }
-std::string function_instructions(const PyFunction& f) { return f.fn->code().dump(); }
+std::string function_code(const PyFunction& f) {
+  return python_print(*f.fn->graph(), f.fn->name());
+}
+std::string function_name(const PyFunction& f) {
+  return f.fn->name();
+}
+std::string function_declaration(const PyFunction& f) {
+  return f.declaration();
+}
+std::string function_instructions(const PyFunction& f) {
+  return f.fn->code().dump();
+}
 // The graph a call from this thread runs now: optimized for its eager autocast state (Note
 // [Function specialization]). Python's Graph is read-only, so the const graph is shared as is.
 PyGraph function_graph_for(const PyFunction& f) {
   return PyGraph{std::const_pointer_cast<Graph>(f.fn->optimized_graph())};
 }
-void function_set_ignore_amp(const PyFunction& f, bool ignore) { f.fn->set_ignore_amp(ignore); }
-bool jit_set_autocast_mode(bool enabled) { return set_jit_autocast_mode(enabled); }
+void function_set_ignore_amp(const PyFunction& f, bool ignore) {
+  f.fn->set_ignore_amp(ignore);
+}
+bool jit_set_autocast_mode(bool enabled) {
+  return set_jit_autocast_mode(enabled);
+}
 
-// ---- Tracing -------------------------------------------------------------------------------------
+// ---- Tracing
+// -------------------------------------------------------------------------------------
 
 // _trace(fn, args, arg_names, module_or_None, strict, name) -> (function, [warnings])
 // Runs fn(*args) with this thread's tracing on and returns the recorded graph as a function.
 // `semantics` ("torchscript" / "eager") decides what is recorded (Note [Eager-semantics tracing]);
 // the function is pinned to it.
-bp::tuple trace(bp::object fn, bp::tuple args, bp::list names, bp::object module, bool strict, const std::string& name,
-                const std::string& semantics) {
+bp::tuple trace(bp::object fn, bp::tuple args, bp::list names, bp::object module, bool strict,
+                const std::string& name, const std::string& semantics) {
   const AutocastSemantics sem = parse_autocast_semantics(semantics, "autocast_semantics");
   const size_t n = static_cast<size_t>(bp::len(args));
   std::vector<IValue> inputs;
@@ -334,7 +390,8 @@ bp::tuple trace(bp::object fn, bp::tuple args, bp::list names, bp::object module
   {
     std::unordered_set<const TensorImpl*> seen;
     bool changed = false;
-    std::function<bp::object(PyObject*, IValue&)> dedupe = [&](PyObject* o, IValue& v) -> bp::object {
+    std::function<bp::object(PyObject*, IValue&)> dedupe = [&](PyObject* o,
+                                                               IValue& v) -> bp::object {
       if (v.is_tensor()) {
         if (seen.insert(v.tensor_impl()).second) return bp::object(bp::handle<>(bp::borrowed(o)));
         const Tensor t = v.to_tensor();
@@ -346,7 +403,8 @@ bp::tuple trace(bp::object fn, bp::tuple args, bp::list names, bp::object module
       if ((v.is_tuple() && PyTuple_Check(o)) || (v.is_list() && PyList_Check(o))) {
         std::vector<IValue> el = v.is_tuple() ? v.tuple_elems() : v.list_elems();
         bp::list items;
-        for (size_t i = 0; i < el.size(); ++i) items.append(dedupe(PySequence_Fast_GET_ITEM(o, i), el[i]));
+        for (size_t i = 0; i < el.size(); ++i)
+          items.append(dedupe(PySequence_Fast_GET_ITEM(o, i), el[i]));
         v = v.is_tuple() ? IValue::tuple(std::move(el)) : IValue::list(std::move(el));
         return v.is_tuple() ? bp::object(bp::tuple(items)) : bp::object(items);
       }
@@ -357,7 +415,8 @@ bp::tuple trace(bp::object fn, bp::tuple args, bp::list names, bp::object module
     if (changed) args = bp::tuple(fresh);
   }
   AMPJIT_CHECK(tracer::current() == nullptr,
-               "jit.trace was called while another trace is being recorded on this thread; nested traces are "
+               "jit.trace was called while another trace is being recorded on this thread; nested "
+               "traces are "
                "not supported");
   auto st = std::make_shared<tracer::TracingState>();
   st->strict = strict;
@@ -370,7 +429,9 @@ bp::tuple trace(bp::object fn, bp::tuple args, bp::list names, bp::object module
     out.self = IValue(Ref<ObjectBase>(m.obj));
   }
   for (size_t i = 0; i < n; ++i) {
-    const std::string arg = i < static_cast<size_t>(bp::len(names)) ? std::string(bp::extract<std::string>(names[i])) : "input";
+    const std::string arg = i < static_cast<size_t>(bp::len(names))
+                                ? std::string(bp::extract<std::string>(names[i]))
+                                : "input";
     Value* v = st->add_input(inputs[i], arg);
     out.arg_names.push_back(arg);
     out.arg_types.push_back(v->type()->unrefined());
@@ -386,7 +447,9 @@ bp::tuple trace(bp::object fn, bp::tuple args, bp::list names, bp::object module
   try {
     rv = to_ivalue(result.ptr());
   } catch (const TypeError&) {
-    throw Error("Only tensors, lists, tuples of tensors, or dictionary of tensors can be output from traced functions");
+    throw Error(
+        "Only tensors, lists, tuples of tensors, or dictionary of tensors can be output from "
+        "traced functions");
   }
   st->add_output(rv);
   st->graph->verify();
@@ -397,7 +460,9 @@ bp::tuple trace(bp::object fn, bp::tuple args, bp::list names, bp::object module
   return bp::make_tuple(out, warnings);
 }
 
-bool is_tracing() { return tracer::current() != nullptr; }
+bool is_tracing() {
+  return tracer::current() != nullptr;
+}
 
 // Autocast regions entered and left while tracing (Note [Traced autocast scopes]): called by the
 // context manager after it has set the state, so the cache flag is the region's.
@@ -416,11 +481,15 @@ void tracer_exit_autocast() {
   if (tracer::TracingState* st = tracer::current()) st->exit_autocast();
 }
 
-// ---- Autocast semantics (Note [Autocast semantics], interop/semantics.h) --------------------------
+// ---- Autocast semantics (Note [Autocast semantics], interop/semantics.h)
+// --------------------------
 
-std::string get_semantics() { return autocast_semantics_name(autocast_semantics()); }
+std::string get_semantics() {
+  return autocast_semantics_name(autocast_semantics());
+}
 std::string set_semantics(const std::string& s) {
-  return autocast_semantics_name(set_autocast_semantics(parse_autocast_semantics(s, "set_autocast_semantics")));
+  return autocast_semantics_name(
+      set_autocast_semantics(parse_autocast_semantics(s, "set_autocast_semantics")));
 }
 bp::object function_semantics(const PyFunction& f) {
   const std::optional<AutocastSemantics> s = f.fn->own_autocast_semantics();
@@ -429,11 +498,13 @@ bp::object function_semantics(const PyFunction& f) {
 void function_set_semantics(const PyFunction& f, bp::object s) {
   if (s.is_none()) return f.fn->set_autocast_semantics(std::nullopt);
   bp::extract<std::string> str(s);
-  AMPJIT_CHECK_T(ValueError, str.check(), "autocast_semantics: expected 'torchscript', 'eager' or None");
+  AMPJIT_CHECK_T(ValueError, str.check(),
+                 "autocast_semantics: expected 'torchscript', 'eager' or None");
   f.fn->set_autocast_semantics(parse_autocast_semantics(str(), "autocast_semantics"));
 }
 
-// ---- Interop warnings (Note [Interop warnings], interop/warnings.h) -------------------------------
+// ---- Interop warnings (Note [Interop warnings], interop/warnings.h)
+// -------------------------------
 
 PyObject* g_interop_warning = nullptr;  // ampjit.jit.AutocastInteropWarning, installed at import
 
@@ -441,8 +512,9 @@ PyObject* g_interop_warning = nullptr;  // ampjit.jit.AutocastInteropWarning, in
 // "once per location" filter works as for warnings raised in that file.
 void python_warning_handler(const Warning& w) {
   PyGILState_STATE gil = PyGILState_Ensure();
-  PyObject* category = w.category == WarningCategory::AutocastInterop && g_interop_warning ? g_interop_warning
-                                                                                          : PyExc_UserWarning;
+  PyObject* category = w.category == WarningCategory::AutocastInterop && g_interop_warning
+                           ? g_interop_warning
+                           : PyExc_UserWarning;
   int rc;
   if (w.where.valid()) {
     static PyObject* registries = PyDict_New();
@@ -455,7 +527,8 @@ void python_warning_handler(const Warning& w) {
       Py_XDECREF(registry);  // the dict holds it
     }
     Py_XDECREF(key);
-    rc = registry ? PyErr_WarnExplicit(category, w.message.c_str(), file.c_str(), w.where.start_line(), nullptr, registry)
+    rc = registry ? PyErr_WarnExplicit(category, w.message.c_str(), file.c_str(),
+                                       w.where.start_line(), nullptr, registry)
                   : -1;
   } else {
     rc = PyErr_WarnEx(category, w.message.c_str(), 1);
@@ -472,9 +545,11 @@ void set_interop_warning(bp::object cls) {
 }
 
 // For tests: raises a warning through the C++ channel, as interop rules do.
-void warn_for_testing(const std::string& category, const std::string& message, const std::string& file, int line) {
-  warn(category == "AutocastInteropWarning" ? WarningCategory::AutocastInterop : WarningCategory::User, message,
-       line > 0 ? SourceRange::location(file, line, 0) : SourceRange());
+void warn_for_testing(const std::string& category, const std::string& message,
+                      const std::string& file, int line) {
+  warn(category == "AutocastInteropWarning" ? WarningCategory::AutocastInterop
+                                            : WarningCategory::User,
+       message, line > 0 ? SourceRange::location(file, line, 0) : SourceRange());
 }
 
 void set_tracer_warning(bp::object cls, const std::string& package_dir) {
@@ -509,10 +584,11 @@ Ref<ModuleObject> unwrap_module(PyObject* o) {
 
 void warn_python_dataflow(const char* what) {
   if (!tracer::current()) return;
-  const std::string msg = std::string("Converting a tensor to ") + what +
-                          " might cause the trace to be incorrect. We can't record the data flow of Python values, "
-                          "so this value will be treated as a constant in the future. This means that the trace "
-                          "might not generalize to other inputs!";
+  const std::string msg =
+      std::string("Converting a tensor to ") + what +
+      " might cause the trace to be incorrect. We can't record the data flow of Python values, "
+      "so this value will be treated as a constant in the future. This means that the trace "
+      "might not generalize to other inputs!";
   if (PyErr_WarnEx(g_tracer_warning ? g_tracer_warning : PyExc_UserWarning, msg.c_str(), 1) < 0)
     bp::throw_error_already_set();
 }

@@ -19,7 +19,8 @@ namespace {
 
 template <typename E>
 void translate_to(PyObject* py_type) {
-  bp::register_exception_translator<E>([py_type](const E& e) { PyErr_SetString(py_type, e.what()); });
+  bp::register_exception_translator<E>(
+      [py_type](const E& e) { PyErr_SetString(py_type, e.what()); });
 }
 
 // ---- The generic call ------------------------------------------------------------------------
@@ -49,7 +50,8 @@ bp::object results_to_python(const OpEntry& op, Stack& s) {
 // torch's Python signatures let an int[] parameter absorb trailing ints: ones(2, 3), x.view(2, 3),
 // x.permute(1, 0). Packs them when the schema's first int list parameter receives a bare int and
 // either more positionals arrive than there are parameters or the list has no fixed length.
-std::vector<IValue> pack_varargs_sizes(const FunctionSchema& schema, const std::vector<IValue>& pos) {
+std::vector<IValue> pack_varargs_sizes(const FunctionSchema& schema,
+                                       const std::vector<IValue>& pos) {
   size_t npos = 0;
   int p = -1;
   for (size_t i = 0; i < schema.args.size(); ++i) {
@@ -58,7 +60,8 @@ std::vector<IValue> pack_varargs_sizes(const FunctionSchema& schema, const std::
     ++npos;
     const Type* t = a.type.get();
     if (t->kind() == TypeKind::Optional) t = t->elem().get();
-    if (p < 0 && t->kind() == TypeKind::List && t->elem()->kind() == TypeKind::Int) p = static_cast<int>(i);
+    if (p < 0 && t->kind() == TypeKind::List && t->elem()->kind() == TypeKind::Int)
+      p = static_cast<int>(i);
   }
   if (p < 0 || pos.size() <= static_cast<size_t>(p) || !pos[p].is_int()) return pos;
   if (!(pos.size() > npos || schema.args[p].list_len == 0)) return pos;
@@ -109,14 +112,18 @@ bp::object call(const std::string& base, bp::tuple args, bp::dict kwargs) {
 // Runs one exact overload ("aten::add.Tensor") with Python arguments.
 bp::object call_overload(const std::string& full_name, bp::tuple args, bp::dict kwargs) {
   const OpEntry* op = find_op(full_name);
-  AMPJIT_CHECK_T(NotImplementedError, op && !op->has(kScriptOnly), "ampjit does not implement '{}'", full_name);
+  AMPJIT_CHECK_T(NotImplementedError, op && !op->has(kScriptOnly), "ampjit does not implement '{}'",
+                 full_name);
   std::vector<IValue> pos;
-  for (Py_ssize_t i = 0; i < bp::len(args); ++i) pos.push_back(to_ivalue(PyTuple_GET_ITEM(args.ptr(), i)));
+  for (Py_ssize_t i = 0; i < bp::len(args); ++i)
+    pos.push_back(to_ivalue(PyTuple_GET_ITEM(args.ptr(), i)));
   std::vector<std::string> names;
   std::vector<Kwarg> kws;
   bp::list items = kwargs.items();
-  for (Py_ssize_t i = 0; i < bp::len(items); ++i) names.push_back(bp::extract<std::string>(items[i][0]));
-  for (Py_ssize_t i = 0; i < bp::len(items); ++i) kws.push_back({names[i], to_ivalue(bp::object(items[i][1]).ptr())});
+  for (Py_ssize_t i = 0; i < bp::len(items); ++i)
+    names.push_back(bp::extract<std::string>(items[i][0]));
+  for (Py_ssize_t i = 0; i < bp::len(items); ++i)
+    kws.push_back({names[i], to_ivalue(bp::object(items[i][1]).ptr())});
   Stack s = bind_arguments(op->schema, std::move(pos), std::move(kws));
   dispatch_from_python(*op, s);
   return results_to_python(*op, s);
@@ -145,7 +152,9 @@ bp::list op_schemas(const std::string& base) {
 
 // ---- Tensors from Python data --------------------------------------------------------------
 
-bool is_seq(PyObject* o) { return PyList_Check(o) || PyTuple_Check(o); }
+bool is_seq(PyObject* o) {
+  return PyList_Check(o) || PyTuple_Check(o);
+}
 
 // The shape of nested sequences, from the chain of first elements.
 std::vector<int64_t> infer_shape(PyObject* o) {
@@ -160,11 +169,13 @@ std::vector<int64_t> infer_shape(PyObject* o) {
 }
 
 // Checks that `o` is rectangular with `shape` and accumulates the dtype of its leaves.
-void check_and_infer(PyObject* o, const std::vector<int64_t>& shape, size_t depth, ScalarType& kind) {
+void check_and_infer(PyObject* o, const std::vector<int64_t>& shape, size_t depth,
+                     ScalarType& kind) {
   if (depth < shape.size()) {
-    AMPJIT_CHECK_T(ValueError, is_seq(o) && PySequence_Fast_GET_SIZE(o) == shape[depth],
-                   "expected sequence of length {} at dim {} (got {})", shape[depth], depth,
-                   is_seq(o) ? std::to_string(PySequence_Fast_GET_SIZE(o)) : std::string(Py_TYPE(o)->tp_name));
+    AMPJIT_CHECK_T(
+        ValueError, is_seq(o) && PySequence_Fast_GET_SIZE(o) == shape[depth],
+        "expected sequence of length {} at dim {} (got {})", shape[depth], depth,
+        is_seq(o) ? std::to_string(PySequence_Fast_GET_SIZE(o)) : std::string(Py_TYPE(o)->tp_name));
     for (Py_ssize_t i = 0; i < shape[depth]; ++i)
       check_and_infer(PySequence_Fast_GET_ITEM(o, i), shape, depth + 1, kind);
     return;
@@ -176,9 +187,12 @@ void check_and_infer(PyObject* o, const std::vector<int64_t>& shape, size_t dept
     kind = promote_types(kind, t->dtype());
     return;
   }
-  if (PyBool_Check(o)) kind = promote_types(kind, ScalarType::Bool);
-  else if (PyLong_Check(o)) kind = promote_types(kind, ScalarType::Int64);
-  else if (PyFloat_Check(o)) kind = promote_types(kind, ScalarType::Float32);
+  if (PyBool_Check(o))
+    kind = promote_types(kind, ScalarType::Bool);
+  else if (PyLong_Check(o))
+    kind = promote_types(kind, ScalarType::Int64);
+  else if (PyFloat_Check(o))
+    kind = promote_types(kind, ScalarType::Float32);
   else {
     IValue v;
     try {
@@ -186,13 +200,16 @@ void check_and_infer(PyObject* o, const std::vector<int64_t>& shape, size_t dept
     } catch (const TypeError&) {
     }
     AMPJIT_CHECK_T(TypeError, v.is_number(), "Could not infer dtype of {}", Py_TYPE(o)->tp_name);
-    kind = promote_types(kind, v.is_double() ? ScalarType::Float32 : v.is_bool() ? ScalarType::Bool : ScalarType::Int64);
+    kind = promote_types(kind, v.is_double() ? ScalarType::Float32
+                               : v.is_bool() ? ScalarType::Bool
+                                             : ScalarType::Int64);
   }
 }
 
 void fill_values(PyObject* o, std::vector<double>& vals, std::vector<int64_t>& ints) {
   if (PyList_Check(o) || PyTuple_Check(o)) {
-    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(o); ++i) fill_values(PySequence_Fast_GET_ITEM(o, i), vals, ints);
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(o); ++i)
+      fill_values(PySequence_Fast_GET_ITEM(o, i), vals, ints);
     return;
   }
   IValue v = as_tensor(o) ? IValue(as_tensor(o)->item()) : to_ivalue(o);
@@ -209,7 +226,8 @@ bp::object tensor(bp::object data, bp::object dtype, bp::object device, bool req
   if (Tensor* t = as_tensor(data.ptr())) {
     out = t->clone();  // torch.tensor(t) copies
     if (dt) out = out.to(*dt);
-  } else if (PyObject_HasAttrString(data.ptr(), "__array_interface__") && !PyList_Check(data.ptr())) {
+  } else if (PyObject_HasAttrString(data.ptr(), "__array_interface__") &&
+             !PyList_Check(data.ptr())) {
     out = from_numpy_impl(data).clone();
     if (dt) out = out.to(*dt);
   } else {
@@ -224,11 +242,13 @@ bp::object tensor(bp::object data, bp::object dtype, bp::object device, bool req
     if (is_integral(target) || target == ScalarType::Bool || kind == ScalarType::Int64) {
       Tensor i64 = Tensor::empty(shape, ScalarType::Int64);
       if (kind == ScalarType::Float32) {  // float data into an int dtype: truncate like torch
-        for (size_t k = 0; k < vals.size(); ++k) i64.data<int64_t>()[k] = static_cast<int64_t>(vals[k]);
+        for (size_t k = 0; k < vals.size(); ++k)
+          i64.data<int64_t>()[k] = static_cast<int64_t>(vals[k]);
       } else if (!ints.empty()) {
         std::memcpy(i64.raw_data(), ints.data(), ints.size() * sizeof(int64_t));
       }
-      out = kind == ScalarType::Bool && target == ScalarType::Bool ? i64.to(ScalarType::Bool) : i64.to(target);
+      out = kind == ScalarType::Bool && target == ScalarType::Bool ? i64.to(ScalarType::Bool)
+                                                                   : i64.to(target);
     } else {
       Tensor f64 = Tensor::empty(shape, ScalarType::Float64);
       if (!vals.empty()) std::memcpy(f64.raw_data(), vals.data(), vals.size() * sizeof(double));
@@ -236,8 +256,9 @@ bp::object tensor(bp::object data, bp::object dtype, bp::object device, bool req
     }
   }
   if (!device.is_none()) {
-    Device d = to_ivalue(device.ptr()).is_device() ? to_ivalue(device.ptr()).to_device()
-                                                   : Device::parse(bp::extract<std::string>(device)());
+    Device d = to_ivalue(device.ptr()).is_device()
+                   ? to_ivalue(device.ptr()).to_device()
+                   : Device::parse(bp::extract<std::string>(device)());
     if (!(d == out.device())) out = ops::to_device(out, d);
   }
   if (requires_grad) out.set_requires_grad(true);
@@ -259,7 +280,8 @@ ScalarType from_numpy_dtype(const np::dtype& dt) {
   if (s == "float64") return ScalarType::Float64;
   throw TypeError(fmt::format(
       "can't convert np.ndarray of type numpy.{}. The only supported types are: float64, float32, "
-      "float16, int64, int32, int16, int8, uint8, and bool.", s));
+      "float16, int64, int32, int16, int8, uint8, and bool.",
+      s));
 }
 
 void release_pyobject(void* ctx, void*) {
@@ -270,7 +292,8 @@ void release_pyobject(void* ctx, void*) {
 
 Tensor from_numpy_impl(bp::object obj) {
   bp::extract<np::ndarray> ex(obj);
-  AMPJIT_CHECK_T(TypeError, ex.check(), "expected np.ndarray (got {})", Py_TYPE(obj.ptr())->tp_name);
+  AMPJIT_CHECK_T(TypeError, ex.check(), "expected np.ndarray (got {})",
+                 Py_TYPE(obj.ptr())->tp_name);
   np::ndarray arr = ex();
   const ScalarType dt = from_numpy_dtype(arr.get_dtype());
   const int nd = arr.get_nd();
@@ -278,16 +301,18 @@ Tensor from_numpy_impl(bp::object obj) {
   const int64_t isz = static_cast<int64_t>(itemsize(dt));
   for (int i = 0; i < nd; ++i) {
     sizes[i] = arr.shape(i);
-    AMPJIT_CHECK_T(ValueError, arr.strides(i) % isz == 0 && arr.strides(i) >= 0,
-                   "At least one stride in the given numpy array is negative or not a multiple of the "
-                   "element size; copy the array first (np.ascontiguousarray)");
+    AMPJIT_CHECK_T(
+        ValueError, arr.strides(i) % isz == 0 && arr.strides(i) >= 0,
+        "At least one stride in the given numpy array is negative or not a multiple of the "
+        "element size; copy the array first (np.ascontiguousarray)");
     strides[i] = arr.strides(i) / isz;
   }
   int64_t span = 1;
   for (int i = 0; i < nd; ++i) span += (sizes[i] - 1) * strides[i];
   Py_INCREF(obj.ptr());
-  Ref<Storage> st = Storage::wrap(arr.get_data(), static_cast<size_t>(std::max<int64_t>(span, 0) * isz),
-                                  Device(), release_pyobject, obj.ptr());
+  Ref<Storage> st =
+      Storage::wrap(arr.get_data(), static_cast<size_t>(std::max<int64_t>(span, 0) * isz), Device(),
+                    release_pyobject, obj.ptr());
   Ref<TensorImpl> impl(new TensorImpl());
   impl->storage = st;
   impl->sizes = DimVector(sizes);
@@ -297,7 +322,9 @@ Tensor from_numpy_impl(bp::object obj) {
   return Tensor(std::move(impl));
 }
 
-bp::object from_numpy(bp::object arr) { return wrap(from_numpy_impl(arr)); }
+bp::object from_numpy(bp::object arr) {
+  return wrap(from_numpy_impl(arr));
+}
 
 // A new tensor object aliasing `t` (same storage, its own flags): what nn.Parameter(t) holds.
 bp::object alias(const Tensor& t) {
@@ -312,9 +339,15 @@ void set_size_type(bp::object t) {
   Py_XINCREF(t.ptr());
   g_size_type = t.ptr();
 }
-void set_namedtuple_factory(bp::object f) { g_namedtuple_factory = f; }
-void seed(int64_t s) { manual_seed(static_cast<uint64_t>(s)); }
-int64_t initial_seed() { return static_cast<int64_t>(default_generator().seed()); }
+void set_namedtuple_factory(bp::object f) {
+  g_namedtuple_factory = f;
+}
+void seed(int64_t s) {
+  manual_seed(static_cast<uint64_t>(s));
+}
+int64_t initial_seed() {
+  return static_cast<int64_t>(default_generator().seed());
+}
 
 }  // namespace
 
@@ -323,8 +356,9 @@ void bind_module_functions() {
   bp::def("_call_overload", call_overload);
   bp::def("_op_table", op_table);
   bp::def("_op_schemas", op_schemas);
-  bp::def("tensor", tensor, (bp::arg("data"), bp::arg("dtype") = bp::object(),
-                             bp::arg("device") = bp::object(), bp::arg("requires_grad") = false));
+  bp::def("tensor", tensor,
+          (bp::arg("data"), bp::arg("dtype") = bp::object(), bp::arg("device") = bp::object(),
+           bp::arg("requires_grad") = false));
   bp::def("from_numpy", from_numpy);
   bp::def("_alias", alias);
   bp::def("_set_size_type", set_size_type);

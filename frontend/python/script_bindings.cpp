@@ -52,7 +52,8 @@ std::string fetch_python_error() {
   return out;
 }
 
-// ---- The resolver --------------------------------------------------------------------------------
+// ---- The resolver
+// --------------------------------------------------------------------------------
 
 class PyResolver : public script::Resolver {
  public:
@@ -80,20 +81,23 @@ class PyResolver : public script::Resolver {
     try {
       r = convert(bp::call<bp::object>(fn_, name), name, range);
     } catch (const bp::error_already_set&) {
-      throw CompileError(fmt::format("resolving '{}' failed: {}", name, fetch_python_error()), range);
+      throw CompileError(fmt::format("resolving '{}' failed: {}", name, fetch_python_error()),
+                         range);
     }
     // The call may have re-entered this resolver for another name; the map is looked up afresh.
     return memo_.emplace(name, std::move(r)).first->second;
   }
 
  private:
-  static script::Resolved convert(const bp::object& d, const std::string& name, const SourceRange& range) {
+  static script::Resolved convert(const bp::object& d, const std::string& name,
+                                  const SourceRange& range) {
     const std::string kind = bp::extract<std::string>(d[0]);
     script::Resolved r;
     if (kind == "unknown") return r;
     if (kind == "namespace") return script::Resolved::ns(bp::extract<std::string>(d[1]));
     if (kind == "unsupported") return script::Resolved::unsupported(bp::extract<std::string>(d[1]));
-    if (kind == "constant") return script::Resolved::constant_value(to_ivalue(bp::object(d[1]).ptr()));
+    if (kind == "constant")
+      return script::Resolved::constant_value(to_ivalue(bp::object(d[1]).ptr()));
     if (kind == "autocast") {
       r.kind = script::Resolved::kAutocastClass;
       r.path = bp::extract<std::string>(d[1]);
@@ -102,38 +106,49 @@ class PyResolver : public script::Resolver {
     if (kind == "function") {
       r.kind = script::Resolved::kFunction;
       r.function = unwrap_function(bp::object(d[1]).ptr());
-      if (!r.function) throw CompileError(fmt::format("resolving '{}': not a compiled function", name), range);
+      if (!r.function)
+        throw CompileError(fmt::format("resolving '{}': not a compiled function", name), range);
       return r;
     }
     if (kind == "source") {
       r.kind = script::Resolved::kSource;
-      r.source = Source::dedented(bp::extract<std::string>(d[1])(), bp::extract<std::string>(d[2])(),
-                                  bp::extract<int>(d[3])());
+      r.source = Source::dedented(bp::extract<std::string>(d[1])(),
+                                  bp::extract<std::string>(d[2])(), bp::extract<int>(d[3])());
       r.resolver = std::make_shared<PyResolver>(bp::object(d[4]));
       r.identity = bp::extract<uintptr_t>(d[5]);
       return r;
     }
-    throw CompileError(fmt::format("resolving '{}': unknown descriptor kind '{}'", name, kind), range);
+    throw CompileError(fmt::format("resolving '{}': unknown descriptor kind '{}'", name, kind),
+                       range);
   }
 
   PyObject* fn_;  // the Python callable (a reference held)
   std::unordered_map<std::string, script::Resolved> memo_;
 };
 
-// ---- Modules ----------------------------------------------------------------------------------------
+// ---- Modules
+// ----------------------------------------------------------------------------------------
 
 // The static type of a module attribute's value (torch infers it the same way; an empty list is a
 // list of tensors).
 TypePtr type_of(const IValue& v) {
   switch (v.tag()) {
-    case IValue::Tag::None: return Type::none();
-    case IValue::Tag::Double: return Type::float_();
-    case IValue::Tag::Int: return Type::int_();
-    case IValue::Tag::Bool: return Type::bool_();
-    case IValue::Tag::ScalarType: return Type::scalar_type();
-    case IValue::Tag::Device: return Type::device();
-    case IValue::Tag::Tensor: return Type::tensor();
-    case IValue::Tag::String: return Type::str_();
+    case IValue::Tag::None:
+      return Type::none();
+    case IValue::Tag::Double:
+      return Type::float_();
+    case IValue::Tag::Int:
+      return Type::int_();
+    case IValue::Tag::Bool:
+      return Type::bool_();
+    case IValue::Tag::ScalarType:
+      return Type::scalar_type();
+    case IValue::Tag::Device:
+      return Type::device();
+    case IValue::Tag::Tensor:
+      return Type::tensor();
+    case IValue::Tag::String:
+      return Type::str_();
     case IValue::Tag::List: {
       const auto& el = v.list_elems();
       if (el.empty()) return Type::list(Type::tensor());
@@ -147,20 +162,22 @@ TypePtr type_of(const IValue& v) {
       for (const IValue& e : v.tuple_elems()) ts.push_back(type_of(e));
       return Type::tuple(std::move(ts));
     }
-    case IValue::Tag::Object: break;
+    case IValue::Tag::Object:
+      break;
   }
   return Type::any();
 }
 
-std::shared_ptr<const Source> make_source(const bp::object& text, const bp::object& filename, const bp::object& line) {
+std::shared_ptr<const Source> make_source(const bp::object& text, const bp::object& filename,
+                                          const bp::object& line) {
   return Source::dedented(bp::extract<std::string>(text)(), bp::extract<std::string>(filename)(),
                           bp::extract<int>(line)());
 }
 
 // A ModuleInfo from the description _script.py builds (a dict; see _module_description there).
 // A module reached twice (shared submodules) gets one ModuleInfo.
-std::shared_ptr<script::ModuleInfo> module_info(const bp::object& d,
-                                                std::unordered_map<PyObject*, std::shared_ptr<script::ModuleInfo>>& memo) {
+std::shared_ptr<script::ModuleInfo> module_info(
+    const bp::object& d, std::unordered_map<PyObject*, std::shared_ptr<script::ModuleInfo>>& memo) {
   if (auto it = memo.find(d.ptr()); it != memo.end()) return it->second;
   auto info = std::make_shared<script::ModuleInfo>();
   memo.emplace(d.ptr(), info);
@@ -192,7 +209,8 @@ std::shared_ptr<script::ModuleInfo> module_info(const bp::object& d,
   info->resolver = std::make_shared<PyResolver>(bp::object(d["resolver"]));
   info->is_sequence = bp::extract<bool>(d["is_sequence"]);
   const bp::object seq = d["sequence"];
-  for (Py_ssize_t i = 0, n = bp::len(seq); i < n; ++i) info->sequence.push_back(bp::extract<std::string>(seq[i]));
+  for (Py_ssize_t i = 0, n = bp::len(seq); i < n; ++i)
+    info->sequence.push_back(bp::extract<std::string>(seq[i]));
   return info;
 }
 
@@ -200,15 +218,17 @@ std::shared_ptr<script::ModuleInfo> module_info(const bp::object& d,
 script::CompileOptions options_for(const bp::object& semantics) {
   script::CompileOptions options;
   if (!semantics.is_none())
-    options.semantics = parse_autocast_semantics(bp::extract<std::string>(semantics)(), "autocast_semantics");
+    options.semantics =
+        parse_autocast_semantics(bp::extract<std::string>(semantics)(), "autocast_semantics");
   return options;
 }
 
 // _script_function(source_text, filename, first_line, resolver, semantics=None) -> _Function
-bp::object script_function(const std::string& text, const std::string& filename, int first_line, bp::object resolver,
-                           bp::object semantics) {
+bp::object script_function(const std::string& text, const std::string& filename, int first_line,
+                           bp::object resolver, bp::object semantics) {
   auto fn = script::compile_function(Source::dedented(text, filename, first_line),
-                                     std::make_shared<PyResolver>(std::move(resolver)), options_for(semantics));
+                                     std::make_shared<PyResolver>(std::move(resolver)),
+                                     options_for(semantics));
   return wrap_function(std::move(fn), IValue());
 }
 
@@ -231,8 +251,9 @@ void set_compile_error(bp::object cls) {
 
 void bind_script() {
   // Registered after the ampjit::Error translator, so it is tried first for a CompileError.
-  bp::register_exception_translator<CompileError>(
-      [](const CompileError& e) { PyErr_SetString(g_compile_error ? g_compile_error : PyExc_RuntimeError, e.what()); });
+  bp::register_exception_translator<CompileError>([](const CompileError& e) {
+    PyErr_SetString(g_compile_error ? g_compile_error : PyExc_RuntimeError, e.what());
+  });
   bp::def("_script_function", script_function,
           (bp::arg("source"), bp::arg("filename"), bp::arg("first_line"), bp::arg("resolver"),
            bp::arg("semantics") = bp::object()));

@@ -3,9 +3,9 @@
 // to ops are attached in Python from the op table (ampjit/_tensor.py).
 #include <boost/python/numpy.hpp>
 
-#include "frontend/python/convert.h"
 #include <mutex>
 #include <unordered_map>
+#include "frontend/python/convert.h"
 
 #include "runtime/ops.h"
 
@@ -31,7 +31,8 @@ struct BinaryDunder {
 
 bool takes_two_then_defaults(const OpEntry& op, TypeKind second) {
   const auto& a = op.schema.args;
-  if (a.size() < 2 || a[0].type->kind() != TypeKind::Tensor || a[1].type->kind() != second) return false;
+  if (a.size() < 2 || a[0].type->kind() != TypeKind::Tensor || a[1].type->kind() != second)
+    return false;
   for (size_t i = 2; i < a.size(); ++i)
     if (!a[i].default_value) return false;
   return !op.is_out;
@@ -65,7 +66,9 @@ void push_defaults(Stack& s, const OpEntry& op) {
   for (size_t i = s.size(); i < a.size(); ++i) s.push_back(*a[i].default_value);
 }
 
-bp::object not_implemented() { return bp::object(bp::handle<>(bp::borrowed(Py_NotImplemented))); }
+bp::object not_implemented() {
+  return bp::object(bp::handle<>(bp::borrowed(Py_NotImplemented)));
+}
 
 // self <op> other, or other <op> self when reflected.
 bp::object binary(const Tensor& self, PyObject* other, const char* base, bool reflected) {
@@ -79,7 +82,8 @@ bp::object binary(const Tensor& self, PyObject* other, const char* base, bool re
     dispatch_from_python(*d.tensor_op, s);
     return wrap(s[0].to_tensor());
   }
-  if (!(PyFloat_Check(other) || PyLong_Check(other) || PyIndex_Check(other))) return not_implemented();
+  if (!(PyFloat_Check(other) || PyLong_Check(other) || PyIndex_Check(other)))
+    return not_implemented();
   IValue v = to_ivalue(other);
   const OpEntry* op = d.tensor_op;
   if (!reflected && d.scalar_op) {
@@ -127,16 +131,21 @@ bp::object inplace(bp::object self, PyObject* other, const char* base) {
 bp::object unary(const Tensor& self, const char* base) {
   const auto& ov = find_overloads(base);
   // The tensor overload; script's scalar ones (aten::neg.int) come after it in the table.
-  AMPJIT_CHECK_T(NotImplementedError, !ov.empty() && !ov[0]->has(kScriptOnly), "ampjit has no op named '{}'", base);
+  AMPJIT_CHECK_T(NotImplementedError, !ov.empty() && !ov[0]->has(kScriptOnly),
+                 "ampjit has no op named '{}'", base);
   Stack s{IValue(self)};
   push_defaults(s, *ov[0]);
   dispatch_from_python(*ov[0], s);
   return wrap(s[0].to_tensor());
 }
 
-#define AMPJIT_BINARY(py, base)                                                          \
-  bp::object py(const Tensor& a, bp::object b) { return binary(a, b.ptr(), base, false); } \
-  bp::object r##py(const Tensor& a, bp::object b) { return binary(a, b.ptr(), base, true); }
+#define AMPJIT_BINARY(py, base)                     \
+  bp::object py(const Tensor& a, bp::object b) {    \
+    return binary(a, b.ptr(), base, false);         \
+  }                                                 \
+  bp::object r##py(const Tensor& a, bp::object b) { \
+    return binary(a, b.ptr(), base, true);          \
+  }
 AMPJIT_BINARY(op_add, "aten::add")
 AMPJIT_BINARY(op_sub, "aten::sub")
 AMPJIT_BINARY(op_mul, "aten::mul")
@@ -148,8 +157,10 @@ AMPJIT_BINARY(op_and, "aten::logical_and")
 AMPJIT_BINARY(op_or, "aten::logical_or")
 AMPJIT_BINARY(op_xor, "aten::logical_xor")
 #undef AMPJIT_BINARY
-#define AMPJIT_COMPARE(py, base) \
-  bp::object py(const Tensor& a, bp::object b) { return binary(a, b.ptr(), base, false); }
+#define AMPJIT_COMPARE(py, base)                 \
+  bp::object py(const Tensor& a, bp::object b) { \
+    return binary(a, b.ptr(), base, false);      \
+  }
 AMPJIT_COMPARE(op_eq, "aten::eq")
 AMPJIT_COMPARE(op_ne, "aten::ne")
 AMPJIT_COMPARE(op_lt, "aten::lt")
@@ -157,15 +168,21 @@ AMPJIT_COMPARE(op_le, "aten::le")
 AMPJIT_COMPARE(op_gt, "aten::gt")
 AMPJIT_COMPARE(op_ge, "aten::ge")
 #undef AMPJIT_COMPARE
-#define AMPJIT_INPLACE(py, base) \
-  bp::object py(bp::object a, bp::object b) { return inplace(a, b.ptr(), base); }
+#define AMPJIT_INPLACE(py, base)              \
+  bp::object py(bp::object a, bp::object b) { \
+    return inplace(a, b.ptr(), base);         \
+  }
 AMPJIT_INPLACE(op_iadd, "aten::add_")
 AMPJIT_INPLACE(op_isub, "aten::sub_")
 AMPJIT_INPLACE(op_imul, "aten::mul_")
 AMPJIT_INPLACE(op_idiv, "aten::div_")
 #undef AMPJIT_INPLACE
-bp::object op_neg(const Tensor& a) { return unary(a, "aten::neg"); }
-bp::object op_abs(const Tensor& a) { return unary(a, "aten::abs"); }
+bp::object op_neg(const Tensor& a) {
+  return unary(a, "aten::neg");
+}
+bp::object op_abs(const Tensor& a) {
+  return unary(a, "aten::abs");
+}
 bp::object op_invert(const Tensor& a) {
   AMPJIT_CHECK_T(NotImplementedError, a.dtype() == ScalarType::Bool,
                  "ampjit implements ~ (bitwise_not) only for bool tensors");
@@ -177,7 +194,8 @@ bp::object call_named(const char* name, bp::tuple args) {
   const auto& overloads = find_overloads(name);
   AMPJIT_CHECK_T(NotImplementedError, !overloads.empty(), "ampjit has no op named '{}'", name);
   std::vector<IValue> vals;
-  for (Py_ssize_t i = 0; i < bp::len(args); ++i) vals.push_back(to_ivalue(bp::object(args[i]).ptr()));
+  for (Py_ssize_t i = 0; i < bp::len(args); ++i)
+    vals.push_back(to_ivalue(bp::object(args[i]).ptr()));
   std::string errors;
   for (const OpEntry* op : overloads) {
     if (op->has(kScriptOnly)) continue;
@@ -189,31 +207,58 @@ bp::object call_named(const char* name, bp::tuple args) {
       continue;
     }
     dispatch_from_python(*op, s);
-    return s.size() == 1 ? from_ivalue(s[0]) : from_ivalue(IValue::tuple(std::vector<IValue>(s.begin(), s.end())));
+    return s.size() == 1 ? from_ivalue(s[0])
+                         : from_ivalue(IValue::tuple(std::vector<IValue>(s.begin(), s.end())));
   }
   throw TypeError(fmt::format("{}(): no overload matches the arguments:{}", name, errors));
 }
 
 // ---- Properties ----------------------------------------------------------------------------
 
-bp::object t_dtype(const Tensor& t) { return dtype_object(t.dtype()); }
-bp::object t_shape(const Tensor& t) { return make_size(t.sizes()); }
-bp::object t_device(const Tensor& t) { return bp::object(DeviceObject{t.device()}); }
-bool t_is_cuda(const Tensor& t) { return t.device().is_cuda(); }
-bool t_requires_grad(const Tensor& t) { return t.requires_grad(); }
+bp::object t_dtype(const Tensor& t) {
+  return dtype_object(t.dtype());
+}
+bp::object t_shape(const Tensor& t) {
+  return make_size(t.sizes());
+}
+bp::object t_device(const Tensor& t) {
+  return bp::object(DeviceObject{t.device()});
+}
+bool t_is_cuda(const Tensor& t) {
+  return t.device().is_cuda();
+}
+bool t_requires_grad(const Tensor& t) {
+  return t.requires_grad();
+}
 void t_set_requires_grad(Tensor& t, bool r) {
   AMPJIT_CHECK(t.is_leaf() || r == t.requires_grad(),
                "you can only change requires_grad flags of leaf variables.");
   t.set_requires_grad(r);
 }
-bool t_is_leaf(const Tensor& t) { return t.is_leaf(); }
-int64_t t_ndim(const Tensor& t) { return t.dim(); }
-int64_t t_numel(const Tensor& t) { return t.numel(); }
-bool t_is_contiguous(const Tensor& t) { return t.is_contiguous(); }
-int64_t t_element_size(const Tensor& t) { return static_cast<int64_t>(t.itemsize()); }
-int64_t t_storage_offset(const Tensor& t) { return t.storage_offset(); }
-uintptr_t t_data_ptr(const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw_data()); }
-bool t_is_floating_point(const Tensor& t) { return t.is_floating_point(); }
+bool t_is_leaf(const Tensor& t) {
+  return t.is_leaf();
+}
+int64_t t_ndim(const Tensor& t) {
+  return t.dim();
+}
+int64_t t_numel(const Tensor& t) {
+  return t.numel();
+}
+bool t_is_contiguous(const Tensor& t) {
+  return t.is_contiguous();
+}
+int64_t t_element_size(const Tensor& t) {
+  return static_cast<int64_t>(t.itemsize());
+}
+int64_t t_storage_offset(const Tensor& t) {
+  return t.storage_offset();
+}
+uintptr_t t_data_ptr(const Tensor& t) {
+  return reinterpret_cast<uintptr_t>(t.raw_data());
+}
+bool t_is_floating_point(const Tensor& t) {
+  return t.is_floating_point();
+}
 bp::object t_size(const Tensor& t, bp::object dim) {
   if (dim.is_none()) return make_size(t.sizes());
   return bp::object(static_cast<long long>(t.size(bp::extract<int64_t>(dim))));
@@ -226,12 +271,16 @@ bp::object t_stride(const Tensor& t, bp::object dim) {
   }
   return bp::object(static_cast<long long>(t.stride(bp::extract<int64_t>(dim))));
 }
-std::string t_repr(const Tensor& t) { return t.str(); }
+std::string t_repr(const Tensor& t) {
+  return t.str();
+}
 int64_t t_len(const Tensor& t) {
   AMPJIT_CHECK_T(TypeError, t.dim() > 0, "len() of a 0-d tensor");
   return t.sizes()[0];
 }
-long t_hash(bp::object self) { return static_cast<long>(reinterpret_cast<uintptr_t>(self.ptr()) >> 4); }
+long t_hash(bp::object self) {
+  return static_cast<long>(reinterpret_cast<uintptr_t>(self.ptr()) >> 4);
+}
 
 bp::object scalar_to_py(const Scalar& s) {
   if (s.is_bool()) return bp::object(s.to_bool());
@@ -277,7 +326,8 @@ bp::object t_tolist(const Tensor& t) {
     Tensor cc = c.contiguous();
     const int64_t* p = cc.data<int64_t>();
     std::vector<double> unused;
-    std::function<bp::object(int64_t, int64_t&)> rec = [&](int64_t dim, int64_t& pos) -> bp::object {
+    std::function<bp::object(int64_t, int64_t&)> rec = [&](int64_t dim,
+                                                           int64_t& pos) -> bp::object {
       if (dim == cc.dim()) return bp::object(static_cast<long long>(p[pos++]));
       bp::list l;
       for (int64_t i = 0; i < cc.sizes()[dim]; ++i) l.append(rec(dim + 1, pos));
@@ -295,15 +345,24 @@ bp::object t_tolist(const Tensor& t) {
 
 np::dtype numpy_dtype(ScalarType t) {
   switch (t) {
-    case ScalarType::Bool: return np::dtype::get_builtin<bool>();
-    case ScalarType::UInt8: return np::dtype::get_builtin<uint8_t>();
-    case ScalarType::Int8: return np::dtype::get_builtin<int8_t>();
-    case ScalarType::Int16: return np::dtype::get_builtin<int16_t>();
-    case ScalarType::Int32: return np::dtype::get_builtin<int32_t>();
-    case ScalarType::Int64: return np::dtype::get_builtin<int64_t>();
-    case ScalarType::Float32: return np::dtype::get_builtin<float>();
-    case ScalarType::Float64: return np::dtype::get_builtin<double>();
-    case ScalarType::Float16: return np::dtype(bp::str("float16"));
+    case ScalarType::Bool:
+      return np::dtype::get_builtin<bool>();
+    case ScalarType::UInt8:
+      return np::dtype::get_builtin<uint8_t>();
+    case ScalarType::Int8:
+      return np::dtype::get_builtin<int8_t>();
+    case ScalarType::Int16:
+      return np::dtype::get_builtin<int16_t>();
+    case ScalarType::Int32:
+      return np::dtype::get_builtin<int32_t>();
+    case ScalarType::Int64:
+      return np::dtype::get_builtin<int64_t>();
+    case ScalarType::Float32:
+      return np::dtype::get_builtin<float>();
+    case ScalarType::Float64:
+      return np::dtype::get_builtin<double>();
+    case ScalarType::Float16:
+      return np::dtype(bp::str("float16"));
     default:
       throw TypeError(fmt::format("Got unsupported ScalarType {}", dtype_name(t)));
   }
@@ -312,11 +371,14 @@ np::dtype numpy_dtype(ScalarType t) {
 bp::object t_numpy(bp::object self) {
   warn_python_dataflow("a NumPy array");
   const Tensor& t = bp::extract<const Tensor&>(self);
-  AMPJIT_CHECK_T(TypeError, t.device().is_cpu(),
-                 "can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
-                 "to host memory first.", t.device().str());
-  AMPJIT_CHECK(!t.requires_grad(),
-               "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
+  AMPJIT_CHECK_T(
+      TypeError, t.device().is_cpu(),
+      "can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
+      "to host memory first.",
+      t.device().str());
+  AMPJIT_CHECK(
+      !t.requires_grad(),
+      "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
   np::dtype dt = numpy_dtype(t.dtype());
   bp::list shape, strides;
   for (int64_t s : t.sizes()) shape.append(s);
@@ -327,7 +389,9 @@ bp::object t_numpy(bp::object self) {
 
 }  // namespace
 
-bp::object call_op_by_name(const char* name, bp::tuple args) { return call_named(name, args); }
+bp::object call_op_by_name(const char* name, bp::tuple args) {
+  return call_named(name, args);
+}
 
 void bind_tensor() {
   bp::class_<Tensor>("Tensor", bp::init<>())
@@ -357,19 +421,39 @@ void bind_tensor() {
       .def("__bool__", t_bool)
       .def("__float__", t_float)
       .def("__int__", t_int)
-      .def("__add__", op_add).def("__radd__", rop_add).def("__iadd__", op_iadd)
-      .def("__sub__", op_sub).def("__rsub__", rop_sub).def("__isub__", op_isub)
-      .def("__mul__", op_mul).def("__rmul__", rop_mul).def("__imul__", op_imul)
-      .def("__truediv__", op_div).def("__rtruediv__", rop_div).def("__itruediv__", op_idiv)
-      .def("__mod__", op_mod).def("__rmod__", rop_mod)
-      .def("__pow__", op_pow).def("__rpow__", rop_pow)
-      .def("__matmul__", op_matmul).def("__rmatmul__", rop_matmul)
-      .def("__and__", op_and).def("__rand__", rop_and)
-      .def("__or__", op_or).def("__ror__", rop_or)
-      .def("__xor__", op_xor).def("__rxor__", rop_xor)
-      .def("__eq__", op_eq).def("__ne__", op_ne)
-      .def("__lt__", op_lt).def("__le__", op_le).def("__gt__", op_gt).def("__ge__", op_ge)
-      .def("__neg__", op_neg).def("__abs__", op_abs).def("__invert__", op_invert);
+      .def("__add__", op_add)
+      .def("__radd__", rop_add)
+      .def("__iadd__", op_iadd)
+      .def("__sub__", op_sub)
+      .def("__rsub__", rop_sub)
+      .def("__isub__", op_isub)
+      .def("__mul__", op_mul)
+      .def("__rmul__", rop_mul)
+      .def("__imul__", op_imul)
+      .def("__truediv__", op_div)
+      .def("__rtruediv__", rop_div)
+      .def("__itruediv__", op_idiv)
+      .def("__mod__", op_mod)
+      .def("__rmod__", rop_mod)
+      .def("__pow__", op_pow)
+      .def("__rpow__", rop_pow)
+      .def("__matmul__", op_matmul)
+      .def("__rmatmul__", rop_matmul)
+      .def("__and__", op_and)
+      .def("__rand__", rop_and)
+      .def("__or__", op_or)
+      .def("__ror__", rop_or)
+      .def("__xor__", op_xor)
+      .def("__rxor__", rop_xor)
+      .def("__eq__", op_eq)
+      .def("__ne__", op_ne)
+      .def("__lt__", op_lt)
+      .def("__le__", op_le)
+      .def("__gt__", op_gt)
+      .def("__ge__", op_ge)
+      .def("__neg__", op_neg)
+      .def("__abs__", op_abs)
+      .def("__invert__", op_invert);
 }
 
 }  // namespace ampjit::python

@@ -19,22 +19,28 @@ bool enabled_on(const Tensor& self, bool cuda_enabled, bool cpu_enabled) {
 }
 
 // float32 on an enabled device -> that device's lower-precision dtype; anything else is self.
-Tensor to_reduced_precision_k(const Tensor& self, bool cuda_enabled, bool cpu_enabled, ScalarType cuda_dtype,
-                              ScalarType cpu_dtype) {
-  if (self.dtype() != ScalarType::Float32 || !enabled_on(self, cuda_enabled, cpu_enabled)) return self;
+Tensor to_reduced_precision_k(const Tensor& self, bool cuda_enabled, bool cpu_enabled,
+                              ScalarType cuda_dtype, ScalarType cpu_dtype) {
+  if (self.dtype() != ScalarType::Float32 || !enabled_on(self, cuda_enabled, cpu_enabled))
+    return self;
   return convert(self, self.device().is_cuda() ? cuda_dtype : cpu_dtype);
 }
 
 // float16 / bfloat16 on an enabled device -> float32; anything else is self.
 Tensor to_full_precision_k(const Tensor& self, bool cuda_enabled, bool cpu_enabled) {
   const ScalarType dt = self.dtype();
-  if ((dt != ScalarType::Float16 && dt != ScalarType::BFloat16) || !enabled_on(self, cuda_enabled, cpu_enabled))
+  if ((dt != ScalarType::Float16 && dt != ScalarType::BFloat16) ||
+      !enabled_on(self, cuda_enabled, cpu_enabled))
     return self;
   return convert(self, ScalarType::Float32);
 }
 
-bool is_autocast_enabled_k() { return is_autocast_enabled(DeviceType::CUDA); }
-bool is_autocast_cpu_enabled_k() { return is_autocast_enabled(DeviceType::CPU); }
+bool is_autocast_enabled_k() {
+  return is_autocast_enabled(DeviceType::CUDA);
+}
+bool is_autocast_cpu_enabled_k() {
+  return is_autocast_enabled(DeviceType::CPU);
+}
 
 }  // namespace
 }  // namespace ampjit

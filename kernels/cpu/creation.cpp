@@ -15,7 +15,8 @@ using OptDevice = std::optional<Device>;
 // Allocates on the requested device: empty, zeros, ones, full and their *_like forms are
 // kDeviceGeneric (Tensor::empty and fill_ go through the device backend, or raise a clear error
 // where the device is unavailable).
-Tensor make(IntArrayRef size, OptDtype dt, OptDevice dev, bool rg, ScalarType deflt = ScalarType::Float32) {
+Tensor make(IntArrayRef size, OptDtype dt, OptDevice dev, bool rg,
+            ScalarType deflt = ScalarType::Float32) {
   Tensor t = Tensor::empty(size, dt.value_or(deflt), dev.value_or(Device()));
   if (rg) t.set_requires_grad(true);
   return t;
@@ -54,7 +55,8 @@ Tensor arange_impl(const Scalar& start, const Scalar& end, const Scalar& step, O
   AMPJIT_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
                "arange: upper bound and larger bound inconsistent with step sign");
   int64_t n;
-  if (is_floating(type) || any_float) n = static_cast<int64_t>(std::ceil((e - s) / st));
+  if (is_floating(type) || any_float)
+    n = static_cast<int64_t>(std::ceil((e - s) / st));
   else {
     const int64_t is = start.to_int(), ie = end.to_int(), ist = step.to_int();
     n = (ie - is + ist + (ist > 0 ? -1 : 1)) / ist;
@@ -94,7 +96,9 @@ Tensor eye_m_k(int64_t n, int64_t m, OptDtype dt, OptDevice dev, bool rg) {
   });
   return t;
 }
-Tensor eye_k(int64_t n, OptDtype dt, OptDevice dev, bool rg) { return eye_m_k(n, n, dt, dev, rg); }
+Tensor eye_k(int64_t n, OptDtype dt, OptDevice dev, bool rg) {
+  return eye_m_k(n, n, dt, dev, rg);
+}
 
 template <bool Normal>
 Tensor random_impl(IntArrayRef size, OptDtype dt, OptDevice dev, bool rg) {
@@ -106,8 +110,10 @@ Tensor random_impl(IntArrayRef size, OptDtype dt, OptDevice dev, bool rg) {
   dispatch_floating(t.dtype(), Normal ? "randn" : "rand", [&]<typename T>() {
     T* p = t.data<T>();
     for (int64_t i = 0; i < t.numel(); ++i) {
-      if constexpr (Normal) p[i] = static_cast<T>(g.next_normal());
-      else if constexpr (std::is_same_v<T, double>) p[i] = g.next_double();
+      if constexpr (Normal)
+        p[i] = static_cast<T>(g.next_normal());
+      else if constexpr (std::is_same_v<T, double>)
+        p[i] = g.next_double();
       else {
         // Round down so a reduced-precision draw stays below 1.
         T v = static_cast<T>(g.next_float());
@@ -125,14 +131,20 @@ Tensor randn_k(std::vector<int64_t> size, OptDtype dt, OptDevice dev, bool rg) {
   return random_impl<true>(size, dt, dev, rg);
 }
 
-OptDtype like_dtype(const Tensor& s, OptDtype dt) { return dt ? dt : OptDtype(s.dtype()); }
-OptDevice like_device(const Tensor& s, OptDevice d) { return d ? d : OptDevice(s.device()); }
+OptDtype like_dtype(const Tensor& s, OptDtype dt) {
+  return dt ? dt : OptDtype(s.dtype());
+}
+OptDevice like_device(const Tensor& s, OptDevice d) {
+  return d ? d : OptDevice(s.device());
+}
 Tensor empty_like_k(const Tensor& s, OptDtype dt, OptDevice d, bool rg) {
   return empty_k(s.sizes().size() ? std::vector<int64_t>(s.sizes().begin(), s.sizes().end())
                                   : std::vector<int64_t>{},
                  like_dtype(s, dt), like_device(s, d), rg);
 }
-std::vector<int64_t> shape_of(const Tensor& s) { return {s.sizes().begin(), s.sizes().end()}; }
+std::vector<int64_t> shape_of(const Tensor& s) {
+  return {s.sizes().begin(), s.sizes().end()};
+}
 Tensor zeros_like_k(const Tensor& s, OptDtype dt, OptDevice d, bool rg) {
   return zeros_k(shape_of(s), like_dtype(s, dt), like_device(s, d), rg);
 }

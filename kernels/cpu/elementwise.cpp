@@ -35,7 +35,8 @@ void resize_out(Tensor& out, IntArrayRef sizes) {
       std::equal(sizes.begin(), sizes.end(), impl->sizes.begin()))
     return;
   const int64_t n = numel_of(sizes);
-  if (n * static_cast<int64_t>(out.itemsize()) + impl->offset * static_cast<int64_t>(out.itemsize()) >
+  if (n * static_cast<int64_t>(out.itemsize()) +
+          impl->offset * static_cast<int64_t>(out.itemsize()) >
       static_cast<int64_t>(impl->storage->nbytes())) {
     impl->storage = Storage::allocate(static_cast<size_t>(n) * out.itemsize(), impl->device);
     impl->offset = 0;
@@ -49,8 +50,9 @@ Tensor& write_result(Tensor& out, const Tensor& result, const char* op, bool inp
   AMPJIT_CHECK(can_cast(result.dtype(), out.dtype()),
                "{}: result type {} can't be cast to the desired output type {}", op,
                dtype_name(result.dtype()), dtype_name(out.dtype()));
-  const bool same_shape = out.dim() == result.dim() &&
-                          std::equal(out.sizes().begin(), out.sizes().end(), result.sizes().begin());
+  const bool same_shape =
+      out.dim() == result.dim() &&
+      std::equal(out.sizes().begin(), out.sizes().end(), result.sizes().begin());
   if (!same_shape) {
     AMPJIT_CHECK(!inplace, "{}: output with shape {} doesn't match the broadcast shape {}", op,
                  out.shape_str(), result.shape_str());

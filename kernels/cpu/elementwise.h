@@ -73,10 +73,9 @@ void pointwise(const Tensor& out, const std::array<Tensor, N>& ins, F f) {
           o[i] = static_cast<TOut>(f(static_cast<M>(in[0][i]), static_cast<M>(in[1][i])));
       } else {
         for (int64_t i = 0; i < n; ++i) {
-          o[i] = static_cast<TOut>(
-              [&]<size_t... K>(std::index_sequence<K...>) {
-                return f(static_cast<M>(in[K][i])...);
-              }(std::make_index_sequence<N>{}));
+          o[i] = static_cast<TOut>([&]<size_t... K>(std::index_sequence<K...>) {
+            return f(static_cast<M>(in[K][i])...);
+          }(std::make_index_sequence<N>{}));
         }
       }
       return;
@@ -84,9 +83,10 @@ void pointwise(const Tensor& out, const std::array<Tensor, N>& ins, F f) {
     std::array<char*, N + 1> q;
     for (size_t k = 0; k <= N; ++k) q[k] = p[k];
     for (int64_t i = 0; i < n; ++i) {
-      *reinterpret_cast<TOut*>(q[0]) = static_cast<TOut>([&]<size_t... K>(std::index_sequence<K...>) {
-        return f(static_cast<M>(*reinterpret_cast<const TIn*>(q[K + 1]))...);
-      }(std::make_index_sequence<N>{}));
+      *reinterpret_cast<TOut*>(q[0]) =
+          static_cast<TOut>([&]<size_t... K>(std::index_sequence<K...>) {
+            return f(static_cast<M>(*reinterpret_cast<const TIn*>(q[K + 1]))...);
+          }(std::make_index_sequence<N>{}));
       for (size_t k = 0; k <= N; ++k) q[k] += st[k];
     }
   });
@@ -110,9 +110,10 @@ Tensor map(const char* op, const std::array<Tensor, N>& ins, ScalarType out_type
   return out;
 }
 
-
 // Returns `t` converted to `dtype` (no copy when it already is).
-inline Tensor cast_to(const Tensor& t, ScalarType dtype) { return t.dtype() == dtype ? t : t.to(dtype); }
+inline Tensor cast_to(const Tensor& t, ScalarType dtype) {
+  return t.dtype() == dtype ? t : t.to(dtype);
+}
 
 // Writes `result` into `out` for in-place and out= variants, with torch's checks: the result
 // dtype must be castable to out's dtype; an out= tensor of the wrong shape is resized.

@@ -462,7 +462,6 @@ void round_from_float(const float* src, void* dst, ScalarType type, int64_t n) {
                [&](int64_t b, int64_t e) { round_run(src + b, d + b, e - b, bf16); });
 }
 
-
 const char* cpp_type_name(ScalarType t) {
   switch (t) {
     case ScalarType::UInt8:

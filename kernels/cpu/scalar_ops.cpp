@@ -22,8 +22,12 @@ namespace {
 // ---- Arithmetic -----------------------------------------------------------------------------
 
 // Wrapping int64 arithmetic (two's complement, as torch's int64 overflows in practice).
-int64_t wrap(uint64_t v) { return static_cast<int64_t>(v); }
-uint64_t u(int64_t v) { return static_cast<uint64_t>(v); }
+int64_t wrap(uint64_t v) {
+  return static_cast<int64_t>(v);
+}
+uint64_t u(int64_t v) {
+  return static_cast<uint64_t>(v);
+}
 
 [[noreturn]] void throw_int_zero_division() {
   throw Error("ZeroDivisionError: integer division or modulo by zero");
@@ -73,24 +77,48 @@ double div_ff(double a, double b) {
   return a / b;
 }
 
-int64_t add_ii(int64_t a, int64_t b) { return wrap(u(a) + u(b)); }
-int64_t sub_ii(int64_t a, int64_t b) { return wrap(u(a) - u(b)); }
-int64_t mul_ii(int64_t a, int64_t b) { return wrap(u(a) * u(b)); }
+int64_t add_ii(int64_t a, int64_t b) {
+  return wrap(u(a) + u(b));
+}
+int64_t sub_ii(int64_t a, int64_t b) {
+  return wrap(u(a) - u(b));
+}
+int64_t mul_ii(int64_t a, int64_t b) {
+  return wrap(u(a) * u(b));
+}
 double div_ii(int64_t a, int64_t b) {
   if (b == 0) throw Error("ZeroDivisionError: division by zero");
   return static_cast<double>(a) / static_cast<double>(b);
 }
-double pow_ff(double a, double b) { return std::pow(a, b); }
-std::string add_ss(std::string a, std::string b) { return a + b; }
+double pow_ff(double a, double b) {
+  return std::pow(a, b);
+}
+std::string add_ss(std::string a, std::string b) {
+  return a + b;
+}
 
-double add_ff(double a, double b) { return a + b; }
-double sub_ff(double a, double b) { return a - b; }
-double mul_ff(double a, double b) { return a * b; }
+double add_ff(double a, double b) {
+  return a + b;
+}
+double sub_ff(double a, double b) {
+  return a - b;
+}
+double mul_ff(double a, double b) {
+  return a * b;
+}
 
-int64_t neg_i(int64_t a) { return wrap(0 - u(a)); }
-double neg_f(double a) { return -a; }
-int64_t abs_i(int64_t a) { return a < 0 ? neg_i(a) : a; }
-double abs_f(double a) { return std::fabs(a); }
+int64_t neg_i(int64_t a) {
+  return wrap(0 - u(a));
+}
+double neg_f(double a) {
+  return -a;
+}
+int64_t abs_i(int64_t a) {
+  return a < 0 ? neg_i(a) : a;
+}
+double abs_f(double a) {
+  return std::fabs(a);
+}
 
 // ---- Comparisons ----------------------------------------------------------------------------
 
@@ -107,16 +135,20 @@ std::optional<int> compare_if(int64_t i, double d) {
   return frac > 0 ? -1 : frac < 0 ? 1 : 0;
 }
 
-#define AMPJIT_COMPARE_OPS(NAME, OP)                                                       \
-  bool NAME##_ii(int64_t a, int64_t b) { return a OP b; }                                  \
-  bool NAME##_ff(double a, double b) { return a OP b; }                                    \
-  bool NAME##_if(int64_t a, double b) {                                                    \
-    std::optional<int> c = compare_if(a, b);                                               \
-    return c ? (*c OP 0) : std::string_view(#OP) == "!=";                                  \
-  }                                                                                        \
-  bool NAME##_fi(double a, int64_t b) {                                                    \
-    std::optional<int> c = compare_if(b, a);                                               \
-    return c ? (0 OP * c) : std::string_view(#OP) == "!=";                                 \
+#define AMPJIT_COMPARE_OPS(NAME, OP)                       \
+  bool NAME##_ii(int64_t a, int64_t b) {                   \
+    return a OP b;                                         \
+  }                                                        \
+  bool NAME##_ff(double a, double b) {                     \
+    return a OP b;                                         \
+  }                                                        \
+  bool NAME##_if(int64_t a, double b) {                    \
+    std::optional<int> c = compare_if(a, b);               \
+    return c ? (*c OP 0) : std::string_view(#OP) == "!=";  \
+  }                                                        \
+  bool NAME##_fi(double a, int64_t b) {                    \
+    std::optional<int> c = compare_if(b, a);               \
+    return c ? (0 OP * c) : std::string_view(#OP) == "!="; \
   }
 AMPJIT_COMPARE_OPS(eq, ==)
 AMPJIT_COMPARE_OPS(ne, !=)
@@ -125,20 +157,42 @@ AMPJIT_COMPARE_OPS(le, <=)
 AMPJIT_COMPARE_OPS(gt, >)
 AMPJIT_COMPARE_OPS(ge, >=)
 #undef AMPJIT_COMPARE_OPS
-bool eq_ss(std::string a, std::string b) { return a == b; }
-bool ne_ss(std::string a, std::string b) { return a != b; }
-bool eq_bb(bool a, bool b) { return a == b; }
-bool ne_bb(bool a, bool b) { return a != b; }
+bool eq_ss(std::string a, std::string b) {
+  return a == b;
+}
+bool ne_ss(std::string a, std::string b) {
+  return a != b;
+}
+bool eq_bb(bool a, bool b) {
+  return a == b;
+}
+bool ne_bb(bool a, bool b) {
+  return a != b;
+}
 
 // ---- Logic and bits -------------------------------------------------------------------------
 
-bool and_bb(bool a, bool b) { return a && b; }
-bool or_bb(bool a, bool b) { return a || b; }
-bool xor_bb(bool a, bool b) { return a != b; }
-bool not_b(bool a) { return !a; }
-int64_t and_ii(int64_t a, int64_t b) { return a & b; }
-int64_t or_ii(int64_t a, int64_t b) { return a | b; }
-int64_t xor_ii(int64_t a, int64_t b) { return a ^ b; }
+bool and_bb(bool a, bool b) {
+  return a && b;
+}
+bool or_bb(bool a, bool b) {
+  return a || b;
+}
+bool xor_bb(bool a, bool b) {
+  return a != b;
+}
+bool not_b(bool a) {
+  return !a;
+}
+int64_t and_ii(int64_t a, int64_t b) {
+  return a & b;
+}
+int64_t or_ii(int64_t a, int64_t b) {
+  return a | b;
+}
+int64_t xor_ii(int64_t a, int64_t b) {
+  return a ^ b;
+}
 int64_t lshift_ii(int64_t a, int64_t b) {
   AMPJIT_CHECK_T(ValueError, b >= 0, "negative shift count");
   return b >= 64 ? 0 : wrap(u(a) << b);
@@ -147,7 +201,9 @@ int64_t rshift_ii(int64_t a, int64_t b) {
   AMPJIT_CHECK_T(ValueError, b >= 0, "negative shift count");
   return b >= 64 ? (a < 0 ? -1 : 0) : a >> b;  // arithmetic: rounds toward -inf, as Python
 }
-int64_t invert_i(int64_t a) { return ~a; }
+int64_t invert_i(int64_t a) {
+  return ~a;
+}
 
 // ---- Conversions ----------------------------------------------------------------------------
 
@@ -170,11 +226,17 @@ int64_t int_from_tensor(Tensor a) {
   const Scalar s = one_element(a);
   return s.is_floating() ? float_to_int(s.to_double()) : s.to_int();
 }
-int64_t int_from_float(double a) { return float_to_int(a); }
-int64_t int_from_bool(bool a) { return a; }
+int64_t int_from_float(double a) {
+  return float_to_int(a);
+}
+int64_t int_from_bool(bool a) {
+  return a;
+}
 
 std::string_view strip(std::string_view s) {
-  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
+  const auto space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+  };
   while (!s.empty() && space(s.front())) s.remove_prefix(1);
   while (!s.empty() && space(s.back())) s.remove_suffix(1);
   return s;
@@ -203,9 +265,15 @@ int64_t int_from_str(std::string a) {
   return wrap(negative ? 0 - v : v);
 }
 
-double float_from_tensor(Tensor a) { return one_element(a).to_double(); }
-double float_from_int(int64_t a) { return static_cast<double>(a); }
-double float_from_bool(bool a) { return a ? 1.0 : 0.0; }
+double float_from_tensor(Tensor a) {
+  return one_element(a).to_double();
+}
+double float_from_int(int64_t a) {
+  return static_cast<double>(a);
+}
+double float_from_bool(bool a) {
+  return a ? 1.0 : 0.0;
+}
 
 // float(" 1.5 "), float("-inf"), float("nan"), float("1e3"): decimal text only (strtod would also
 // take hex, which Python does not).
@@ -213,8 +281,10 @@ double float_from_str(std::string a) {
   const std::string s(strip(a));
   const char* begin = s.c_str();
   char* end = nullptr;
-  const double d = s.empty() || s.find_first_of("xX(") != std::string::npos ? 0 : std::strtod(begin, &end);
-  AMPJIT_CHECK_T(ValueError, end && end == begin + s.size(), "could not convert string to float: '{}'", a);
+  const double d =
+      s.empty() || s.find_first_of("xX(") != std::string::npos ? 0 : std::strtod(begin, &end);
+  AMPJIT_CHECK_T(ValueError, end && end == begin + s.size(),
+                 "could not convert string to float: '{}'", a);
   return d;
 }
 
@@ -223,26 +293,56 @@ bool bool_from_tensor(Tensor a) {
   AMPJIT_CHECK(a.numel() == 1, "Boolean value of Tensor with more than one value is ambiguous");
   return one_element(a).to_double() != 0;
 }
-bool bool_from_int(int64_t a) { return a != 0; }
-bool bool_from_float(double a) { return a != 0; }
+bool bool_from_int(int64_t a) {
+  return a != 0;
+}
+bool bool_from_float(double a) {
+  return a != 0;
+}
 
 // ---- min, max, math -------------------------------------------------------------------------
 
-int64_t min_ii(int64_t a, int64_t b) { return std::min(a, b); }
-int64_t max_ii(int64_t a, int64_t b) { return std::max(a, b); }
+int64_t min_ii(int64_t a, int64_t b) {
+  return std::min(a, b);
+}
+int64_t max_ii(int64_t a, int64_t b) {
+  return std::max(a, b);
+}
 // Python's min/max keep the first argument unless the second compares strictly smaller/larger.
-double min_ff(double a, double b) { return b < a ? b : a; }
-double max_ff(double a, double b) { return b > a ? b : a; }
+double min_ff(double a, double b) {
+  return b < a ? b : a;
+}
+double max_ff(double a, double b) {
+  return b > a ? b : a;
+}
 
-double sqrt_f(double a) { return std::sqrt(a); }
-double exp_f(double a) { return std::exp(a); }
-double log_f(double a) { return std::log(a); }
-double sin_f(double a) { return std::sin(a); }
-double cos_f(double a) { return std::cos(a); }
-double tanh_f(double a) { return std::tanh(a); }
-int64_t floor_f(double a) { return float_to_int(std::floor(a)); }
-int64_t ceil_f(double a) { return float_to_int(std::ceil(a)); }
-bool isnan_f(double a) { return std::isnan(a); }
+double sqrt_f(double a) {
+  return std::sqrt(a);
+}
+double exp_f(double a) {
+  return std::exp(a);
+}
+double log_f(double a) {
+  return std::log(a);
+}
+double sin_f(double a) {
+  return std::sin(a);
+}
+double cos_f(double a) {
+  return std::cos(a);
+}
+double tanh_f(double a) {
+  return std::tanh(a);
+}
+int64_t floor_f(double a) {
+  return float_to_int(std::floor(a));
+}
+int64_t ceil_f(double a) {
+  return float_to_int(std::ceil(a));
+}
+bool isnan_f(double a) {
+  return std::isnan(a);
+}
 
 // ---- Tensor properties and loops ------------------------------------------------------------
 
@@ -250,8 +350,12 @@ std::vector<int64_t> size_k(Tensor self) {
   const IntArrayRef s = self.sizes();
   return {s.begin(), s.end()};
 }
-int64_t dtype_k(Tensor a) { return torch_dtype_code(a.dtype()); }
-Device device_k(Tensor a) { return a.device(); }
+int64_t dtype_k(Tensor a) {
+  return torch_dtype_code(a.dtype());
+}
+Device device_k(Tensor a) {
+  return a.device();
+}
 int64_t len_k(Tensor t) {
   AMPJIT_CHECK(t.dim() > 0, "len() of a 0-d tensor");
   return t.sizes()[0];
@@ -264,16 +368,18 @@ int64_t range_length_k(int64_t lo, int64_t hi, int64_t step) {
   if (step < 0 && lo > hi) return static_cast<int64_t>(1 + (u(lo) - 1 - u(hi)) / (0 - u(step)));
   return 0;
 }
-int64_t derive_index_k(int64_t index, int64_t start, int64_t step) { return add_ii(start, mul_ii(index, step)); }
+int64_t derive_index_k(int64_t index, int64_t start, int64_t step) {
+  return add_ii(start, mul_ii(index, step));
+}
 
 }  // namespace
 }  // namespace ampjit
 
 // Each arithmetic op: .int, .float, .int_float, .float_int (mixed ones compute in float).
-#define AMPJIT_NUMERIC_KERNELS(ID, II, FF)                                        \
-  AMPJIT_KERNEL(ID##_int, ::ampjit::II)                                           \
-  AMPJIT_KERNEL(ID##_float, ::ampjit::FF)                                         \
-  AMPJIT_KERNEL(ID##_int_float, ::ampjit::FF)                                     \
+#define AMPJIT_NUMERIC_KERNELS(ID, II, FF)    \
+  AMPJIT_KERNEL(ID##_int, ::ampjit::II)       \
+  AMPJIT_KERNEL(ID##_float, ::ampjit::FF)     \
+  AMPJIT_KERNEL(ID##_int_float, ::ampjit::FF) \
   AMPJIT_KERNEL(ID##_float_int, ::ampjit::FF)
 AMPJIT_NUMERIC_KERNELS(add, add_ii, add_ff)
 AMPJIT_NUMERIC_KERNELS(sub, sub_ii, sub_ff)

@@ -5,27 +5,61 @@
 namespace ampjit {
 namespace {
 
-Tensor view_k(const Tensor& s, std::vector<int64_t> size) { return s.view(size); }
-Tensor view_as_k(const Tensor& s, const Tensor& o) { return s.view(o.sizes()); }
-Tensor reshape_k(const Tensor& s, std::vector<int64_t> shape) { return s.reshape(shape); }
-Tensor reshape_as_k(const Tensor& s, const Tensor& o) { return s.reshape(o.sizes()); }
-Tensor t_k(const Tensor& s) { return s.t(); }
-Tensor transpose_k(const Tensor& s, int64_t a, int64_t b) { return s.transpose(a, b); }
-Tensor permute_k(const Tensor& s, std::vector<int64_t> dims) { return s.permute(dims); }
-Tensor select_k(const Tensor& s, int64_t d, int64_t i) { return s.select(d, i); }
+Tensor view_k(const Tensor& s, std::vector<int64_t> size) {
+  return s.view(size);
+}
+Tensor view_as_k(const Tensor& s, const Tensor& o) {
+  return s.view(o.sizes());
+}
+Tensor reshape_k(const Tensor& s, std::vector<int64_t> shape) {
+  return s.reshape(shape);
+}
+Tensor reshape_as_k(const Tensor& s, const Tensor& o) {
+  return s.reshape(o.sizes());
+}
+Tensor t_k(const Tensor& s) {
+  return s.t();
+}
+Tensor transpose_k(const Tensor& s, int64_t a, int64_t b) {
+  return s.transpose(a, b);
+}
+Tensor permute_k(const Tensor& s, std::vector<int64_t> dims) {
+  return s.permute(dims);
+}
+Tensor select_k(const Tensor& s, int64_t d, int64_t i) {
+  return s.select(d, i);
+}
 Tensor slice_k(const Tensor& s, int64_t d, std::optional<int64_t> b, std::optional<int64_t> e,
                int64_t step) {
   return s.slice(d, b, e, step);
 }
-Tensor narrow_k(const Tensor& s, int64_t d, int64_t b, int64_t n) { return s.narrow(d, b, n); }
-Tensor expand_k(const Tensor& s, std::vector<int64_t> size, bool) { return s.expand(size); }
-Tensor expand_as_k(const Tensor& s, const Tensor& o) { return s.expand(o.sizes()); }
-Tensor squeeze_k(const Tensor& s) { return s.squeeze(); }
-Tensor squeeze_dim_k(const Tensor& s, int64_t d) { return s.squeeze(d); }
-Tensor unsqueeze_k(const Tensor& s, int64_t d) { return s.unsqueeze(d); }
-Tensor flatten_k(const Tensor& s, int64_t a, int64_t b) { return s.flatten(a, b); }
-Tensor contiguous_k(const Tensor& s) { return s.contiguous(); }
-Tensor clone_k(const Tensor& s) { return s.clone(); }
+Tensor narrow_k(const Tensor& s, int64_t d, int64_t b, int64_t n) {
+  return s.narrow(d, b, n);
+}
+Tensor expand_k(const Tensor& s, std::vector<int64_t> size, bool) {
+  return s.expand(size);
+}
+Tensor expand_as_k(const Tensor& s, const Tensor& o) {
+  return s.expand(o.sizes());
+}
+Tensor squeeze_k(const Tensor& s) {
+  return s.squeeze();
+}
+Tensor squeeze_dim_k(const Tensor& s, int64_t d) {
+  return s.squeeze(d);
+}
+Tensor unsqueeze_k(const Tensor& s, int64_t d) {
+  return s.unsqueeze(d);
+}
+Tensor flatten_k(const Tensor& s, int64_t a, int64_t b) {
+  return s.flatten(a, b);
+}
+Tensor contiguous_k(const Tensor& s) {
+  return s.contiguous();
+}
+Tensor clone_k(const Tensor& s) {
+  return s.clone();
+}
 Tensor detach_k(const Tensor& s) {
   Tensor v = Tensor::make_view(s, s.sizes(), s.strides(), s.storage_offset());
   v.impl()->requires_grad = false;
@@ -44,7 +78,9 @@ Tensor zero_k(Tensor self) {
   self.fill_(Scalar(int64_t{0}));
   return self;
 }
-Tensor to_dtype_k(const Tensor& s, ScalarType dt, bool, bool copy) { return s.to(dt, copy); }
+Tensor to_dtype_k(const Tensor& s, ScalarType dt, bool, bool copy) {
+  return s.to(dt, copy);
+}
 // Device-generic: a copy to another device goes through Tensor::copy_ and so the device backend
 // (which raises a clear error where the device is unavailable). "cuda" without an index means the
 // tensor's own CUDA device when it is on one, as torch's to() treats the current device.
@@ -60,10 +96,18 @@ Tensor to_device_k(const Tensor& s, Device d, std::optional<ScalarType> dt, bool
 Tensor to_other_k(const Tensor& s, const Tensor& o, bool nb, bool copy) {
   return to_device_k(s, o.device(), o.dtype(), nb, copy);
 }
-Tensor type_as_k(const Tensor& s, const Tensor& o) { return to_other_k(s, o, false, false); }
-int64_t size_int_k(const Tensor& s, int64_t d) { return s.size(d); }
-int64_t dim_k(const Tensor& s) { return s.dim(); }
-int64_t numel_k(const Tensor& s) { return s.numel(); }
+Tensor type_as_k(const Tensor& s, const Tensor& o) {
+  return to_other_k(s, o, false, false);
+}
+int64_t size_int_k(const Tensor& s, int64_t d) {
+  return s.size(d);
+}
+int64_t dim_k(const Tensor& s) {
+  return s.dim();
+}
+int64_t numel_k(const Tensor& s) {
+  return s.numel();
+}
 
 }  // namespace
 }  // namespace ampjit

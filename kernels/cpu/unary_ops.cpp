@@ -123,7 +123,6 @@ Tensor gelu_inplace_k(Tensor self, std::string approximate) {
 
 // ---- neg, abs, sign ----------------------------------------------------------------------------
 
-
 // One loop per numeric dtype, the result in self's dtype; f is a generic lambda over op math.
 template <typename F>
 Tensor numeric_unary(const char* op, const Tensor& self, F f) {

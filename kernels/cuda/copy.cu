@@ -18,18 +18,24 @@ struct Constant {
 
 void launch_copy(const ElementwiseIter& it) {
   dispatch_all(it.dtype[0], [&]<typename D>() {
-    dispatch_all(it.dtype[1], [&]<typename S>() { launch_elementwise<D, S, 1>(it, Identity<S>{}); });
+    dispatch_all(it.dtype[1],
+                 [&]<typename S>() { launch_elementwise<D, S, 1>(it, Identity<S>{}); });
   });
 }
 
 void launch_fill(const ElementwiseIter& it, double value, int64_t ivalue, bool is_integral) {
   dispatch_all(it.dtype[0], [&]<typename T>() {
     T v;
-    if constexpr (std::is_same_v<T, bool>) v = is_integral ? ivalue != 0 : value != 0;
-    else if constexpr (std::is_same_v<T, __half>) v = __double2half(is_integral ? double(ivalue) : value);
-    else if constexpr (std::is_same_v<T, __nv_bfloat16>) v = __double2bfloat16(is_integral ? double(ivalue) : value);
-    else if constexpr (std::is_integral_v<T>) v = is_integral ? static_cast<T>(ivalue) : static_cast<T>(value);
-    else v = is_integral ? static_cast<T>(ivalue) : static_cast<T>(value);
+    if constexpr (std::is_same_v<T, bool>)
+      v = is_integral ? ivalue != 0 : value != 0;
+    else if constexpr (std::is_same_v<T, __half>)
+      v = __double2half(is_integral ? double(ivalue) : value);
+    else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+      v = __double2bfloat16(is_integral ? double(ivalue) : value);
+    else if constexpr (std::is_integral_v<T>)
+      v = is_integral ? static_cast<T>(ivalue) : static_cast<T>(value);
+    else
+      v = is_integral ? static_cast<T>(ivalue) : static_cast<T>(value);
     launch_elementwise<T, T, 0>(it, Constant<T>{v});
   });
 }

@@ -49,8 +49,10 @@ Tensor random_impl(IntArrayRef size, OptDtype dt, OptDevice dev, bool rg) {
     const uint64_t draws = static_cast<uint64_t>(t.numel()) * (type == ScalarType::Float64 ? 2 : 1);
     offset = gen.reserve((draws + 3) / 4 * 4);
   }
-  if (Normal) launch_normal(t.raw_data(), cuda::dt(type), t.numel(), seed, offset);
-  else launch_uniform(t.raw_data(), cuda::dt(type), t.numel(), seed, offset);
+  if (Normal)
+    launch_normal(t.raw_data(), cuda::dt(type), t.numel(), seed, offset);
+  else
+    launch_uniform(t.raw_data(), cuda::dt(type), t.numel(), seed, offset);
   if (rg) t.set_requires_grad(true);
   return t;
 }
@@ -60,7 +62,9 @@ Tensor rand_k(std::vector<int64_t> size, OptDtype dt, OptDevice dev, bool rg) {
 Tensor randn_k(std::vector<int64_t> size, OptDtype dt, OptDevice dev, bool rg) {
   return random_impl<true>(size, dt, dev, rg);
 }
-std::vector<int64_t> shape_of(const Tensor& s) { return {s.sizes().begin(), s.sizes().end()}; }
+std::vector<int64_t> shape_of(const Tensor& s) {
+  return {s.sizes().begin(), s.sizes().end()};
+}
 // A CUDA tensor's *_like asking for the CPU draws there, from the CPU generator.
 Tensor rand_like_k(const Tensor& s, OptDtype dt, OptDevice d, bool rg) {
   const OptDtype type = dt ? dt : OptDtype(s.dtype());
@@ -75,7 +79,9 @@ Tensor randn_like_k(const Tensor& s, OptDtype dt, OptDevice d, bool rg) {
 
 }  // namespace
 
-void manual_seed(int, uint64_t seed) { manual_seed_all(seed); }
+void manual_seed(int, uint64_t seed) {
+  manual_seed_all(seed);
+}
 void manual_seed_all(uint64_t seed) {
   Generator& g = default_generator(DeviceType::CUDA);
   std::lock_guard<std::mutex> lock(g.mutex());

@@ -20,8 +20,8 @@ void synchronize(int index = -1);  // -1: the current device
 
 // The caching allocator's view of one device (bytes).
 struct MemoryStats {
-  size_t allocated = 0;       // in live tensors (rounded to the allocator's size classes)
-  size_t reserved = 0;        // held from the driver: live plus cached
+  size_t allocated = 0;  // in live tensors (rounded to the allocator's size classes)
+  size_t reserved = 0;   // held from the driver: live plus cached
   size_t peak_allocated = 0;
 };
 MemoryStats memory_stats(int device);

@@ -17,7 +17,8 @@ void throw_cuda_error(cudaError_t e, const char* what, const char* file, int lin
   const char* base = file;
   for (const char* p = file; *p; ++p)
     if (*p == '/') base = p + 1;
-  std::string msg = fmt::format("CUDA error: {} ({} at {}:{})", cudaGetErrorString(e), what, base, line);
+  std::string msg =
+      fmt::format("CUDA error: {} ({} at {}:{})", cudaGetErrorString(e), what, base, line);
   if (e == cudaErrorMemoryAllocation) throw OutOfMemoryError(msg);
   throw Error(msg);
 }
@@ -47,8 +48,9 @@ int checked_index(Device d) {
   if (n == 0) throw Error(fmt::format("CUDA is not available: {}", unavailable_reason()));
   const int index = d.index < 0 ? current_device() : d.index;
   if (index >= n) {
-    throw Error(fmt::format("CUDA error: invalid device ordinal (cuda:{} requested, {} device{} present)",
-                            index, n, n == 1 ? "" : "s"));
+    throw Error(
+        fmt::format("CUDA error: invalid device ordinal (cuda:{} requested, {} device{} present)",
+                    index, n, n == 1 ? "" : "s"));
   }
   return index;
 }
@@ -59,7 +61,9 @@ int current_device() {
   return d;
 }
 
-void set_device(int index) { AMPJIT_CUDA_CHECK(cudaSetDevice(index)); }
+void set_device(int index) {
+  AMPJIT_CUDA_CHECK(cudaSetDevice(index));
+}
 
 void synchronize(int index) {
   if (index < 0) {
@@ -85,16 +89,26 @@ DeviceGuard::~DeviceGuard() {
 namespace {
 const char* cublas_status_name(int s) {
   switch (static_cast<cublasStatus_t>(s)) {
-    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
-    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
-    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
-    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
-    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
-    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
-    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
-    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
-    default: return "CUBLAS_STATUS_UNKNOWN";
+    case CUBLAS_STATUS_SUCCESS:
+      return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED:
+      return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED:
+      return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE:
+      return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH:
+      return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR:
+      return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED:
+      return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR:
+      return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+      return "CUBLAS_STATUS_NOT_SUPPORTED";
+    default:
+      return "CUBLAS_STATUS_UNKNOWN";
   }
 }
 }  // namespace

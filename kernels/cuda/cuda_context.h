@@ -25,10 +25,10 @@ namespace ampjit::cuda {
 // stays usable after a recoverable failure.
 [[noreturn]] void throw_cuda_error(cudaError_t e, const char* what, const char* file, int line);
 
-#define AMPJIT_CUDA_CHECK(expr)                                                    \
-  do {                                                                             \
-    const cudaError_t ampjit_cuda_err_ = (expr);                                   \
-    if (ampjit_cuda_err_ != cudaSuccess) [[unlikely]]                              \
+#define AMPJIT_CUDA_CHECK(expr)                                                      \
+  do {                                                                               \
+    const cudaError_t ampjit_cuda_err_ = (expr);                                     \
+    if (ampjit_cuda_err_ != cudaSuccess) [[unlikely]]                                \
       ::ampjit::cuda::throw_cuda_error(ampjit_cuda_err_, #expr, __FILE__, __LINE__); \
   } while (0)
 
@@ -50,7 +50,9 @@ void set_device(int index);
 void synchronize(int index);
 
 // The stream all of ampjit's work on the current device goes to (Note [One stream per device]).
-inline cudaStream_t stream() { return nullptr; }
+inline cudaStream_t stream() {
+  return nullptr;
+}
 
 // Makes `d` the current device for the scope (a no-op for a CPU device).
 class DeviceGuard {

@@ -53,7 +53,9 @@ void* storage_allocate(size_t nbytes, Device d) {
   const int index = checked_index(d);
   return the_allocator().allocate(nbytes, index);
 }
-void storage_free(void* p, Device) { the_allocator().free(p); }
+void storage_free(void* p, Device) {
+  the_allocator().free(p);
+}
 
 // Copies between a CUDA tensor and a CPU or CUDA tensor of the same sizes (Tensor::copy_ has
 // broadcast the source). Same-device copies are one conversion kernel; host<->device copies move
@@ -78,14 +80,17 @@ void copy(const Tensor& dst, const Tensor& src) {
   if (dd.is_cuda()) {  // host -> device
     DeviceGuard g(dd);
     // Convert and densify on the host (where src already is), then one transfer.
-    Tensor host = src.dtype() == dst.dtype() && src.is_contiguous() ? src : src.to(dst.dtype()).contiguous();
+    Tensor host =
+        src.dtype() == dst.dtype() && src.is_contiguous() ? src : src.to(dst.dtype()).contiguous();
     const size_t nbytes = host.numel() * host.itemsize();
     if (dst.is_contiguous()) {
-      AMPJIT_CUDA_CHECK(cudaMemcpy(dst.raw_data(), host.raw_data(), nbytes, cudaMemcpyHostToDevice));
+      AMPJIT_CUDA_CHECK(
+          cudaMemcpy(dst.raw_data(), host.raw_data(), nbytes, cudaMemcpyHostToDevice));
       return;
     }
     Tensor staged = Tensor::empty(dst.sizes(), dst.dtype(), dd);
-    AMPJIT_CUDA_CHECK(cudaMemcpy(staged.raw_data(), host.raw_data(), nbytes, cudaMemcpyHostToDevice));
+    AMPJIT_CUDA_CHECK(
+        cudaMemcpy(staged.raw_data(), host.raw_data(), nbytes, cudaMemcpyHostToDevice));
     launch_copy(make_iter(dst, {staged}));
     return;
   }
@@ -118,8 +123,12 @@ MemoryStats memory_stats(int device) {
   const CachingAllocator::Stats s = the_allocator().stats(device);
   return MemoryStats{s.allocated_bytes, s.reserved_bytes, s.peak_allocated_bytes};
 }
-void reset_peak_memory_stats(int device) { the_allocator().reset_peak_stats(device); }
-void empty_cache() { the_allocator().empty_cache(); }
+void reset_peak_memory_stats(int device) {
+  the_allocator().reset_peak_stats(device);
+}
+void empty_cache() {
+  the_allocator().empty_cache();
+}
 
 void init() {
   static std::once_flag once;
@@ -135,6 +144,8 @@ void init() {
   });
 }
 
-bool is_available() { return device_count() > 0; }
+bool is_available() {
+  return device_count() > 0;
+}
 
 }  // namespace ampjit::cuda

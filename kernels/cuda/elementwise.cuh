@@ -51,11 +51,16 @@ struct OffsetCalculator {
 };
 
 template <typename F, typename TIn, int N>
-__device__ __forceinline__ auto apply_at(const F& f, const DeviceArray<const TIn*, N>& in, int64_t i) {
-  if constexpr (N == 0) return f();
-  else if constexpr (N == 1) return f(in[0][i]);
-  else if constexpr (N == 2) return f(in[0][i], in[1][i]);
-  else return f(in[0][i], in[1][i], in[2][i]);
+__device__ __forceinline__ auto apply_at(const F& f, const DeviceArray<const TIn*, N>& in,
+                                         int64_t i) {
+  if constexpr (N == 0)
+    return f();
+  else if constexpr (N == 1)
+    return f(in[0][i]);
+  else if constexpr (N == 2)
+    return f(in[0][i], in[1][i]);
+  else
+    return f(in[0][i], in[1][i], in[2][i]);
 }
 
 template <typename TOut, typename TIn, int N, typename F>
@@ -104,8 +109,8 @@ void launch_elementwise(const ElementwiseIter& it, F f) {
   if (it.contiguous) {
     DeviceArray<const TIn*, N> in{};
     for (int k = 0; k < N; ++k) in[k] = reinterpret_cast<const TIn*>(it.data[k + 1]);
-    elementwise_dense_kernel<TOut, TIn, N><<<grid, kBlockSize, 0, stream()>>>(
-        it.numel, reinterpret_cast<TOut*>(it.data[0]), in, f);
+    elementwise_dense_kernel<TOut, TIn, N>
+        <<<grid, kBlockSize, 0, stream()>>>(it.numel, reinterpret_cast<TOut*>(it.data[0]), in, f);
   } else {
     DeviceArray<const char*, N> in{};
     for (int k = 0; k < N; ++k) in[k] = it.data[k + 1];

@@ -9,7 +9,16 @@ namespace ampjit::cuda {
 
 // ScalarType codes in runtime/dtypes.def order (checked by static_asserts in tensor_iter.cpp).
 enum Dt : int {
-  kUInt8 = 0, kInt8, kInt16, kInt32, kInt64, kFloat16, kFloat32, kFloat64, kBool, kBFloat16,
+  kUInt8 = 0,
+  kInt8,
+  kInt16,
+  kInt32,
+  kInt64,
+  kFloat16,
+  kFloat32,
+  kFloat64,
+  kBool,
+  kBFloat16,
 };
 
 constexpr int kMaxDims = 16;
@@ -39,8 +48,32 @@ void launch_fill(const ElementwiseIter& it, double value, int64_t ivalue, bool i
 // casts them first, as the CPU kernels do); the output has that dtype, or bool for predicates.
 // Parameters (alpha, clamp bounds, ...) are passed as doubles and read in the op-math type.
 enum class UnaryOp : int {
-  neg, abs, sign, exp, log, log1p, sqrt, rsqrt, sin, cos, tan, tanh, sigmoid, erf, reciprocal,
-  silu, gelu, gelu_tanh, floor, ceil, round, round_decimals, relu, clamp, clamp_min, clamp_max,
+  neg,
+  abs,
+  sign,
+  exp,
+  log,
+  log1p,
+  sqrt,
+  rsqrt,
+  sin,
+  cos,
+  tan,
+  tanh,
+  sigmoid,
+  erf,
+  reciprocal,
+  silu,
+  gelu,
+  gelu_tanh,
+  floor,
+  ceil,
+  round,
+  round_decimals,
+  relu,
+  clamp,
+  clamp_min,
+  clamp_max,
   add_scalar,   // x + p0
   mul_scalar,   // x * p0
   pow_scalar,   // x ** p0
@@ -48,15 +81,31 @@ enum class UnaryOp : int {
 };
 enum class BinaryOp : int {
   add,  // x + p0 * y
-  mul, div, div_trunc, div_floor, pow, fmod, remainder, atan2, maximum, minimum,
-  eq, ne, lt, le, gt, ge,                 // -> bool
-  logical_and, logical_or, logical_xor,   // -> bool (inputs any dtype; see pointwise.cu)
+  mul,
+  div,
+  div_trunc,
+  div_floor,
+  pow,
+  fmod,
+  remainder,
+  atan2,
+  maximum,
+  minimum,
+  eq,
+  ne,
+  lt,
+  le,
+  gt,
+  ge,  // -> bool
+  logical_and,
+  logical_or,
+  logical_xor,  // -> bool (inputs any dtype; see pointwise.cu)
 };
 enum class TernaryOp : int {
-  where,     // in0 (bool) ? in1 : in2
-  addcmul,   // in0 + p0 * in1 * in2
-  addcdiv,   // in0 + p0 * in1 / in2
-  clamp,     // min(max(in0, in1), in2), NaN-propagating
+  where,    // in0 (bool) ? in1 : in2
+  addcmul,  // in0 + p0 * in1 * in2
+  addcdiv,  // in0 + p0 * in1 / in2
+  clamp,    // min(max(in0, in1), in2), NaN-propagating
 };
 constexpr int kNumUnaryOps = static_cast<int>(UnaryOp::logical_not) + 1;
 constexpr int kNumBinaryOps = static_cast<int>(BinaryOp::logical_xor) + 1;

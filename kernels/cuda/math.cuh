@@ -14,9 +14,13 @@
 
 namespace ampjit::cuda::dmath {
 
-#define AMPJIT_DMATH_UNARY(name, ffn, dfn)                                  \
-  AMPJIT_HOST_DEVICE float name(float x) { return ffn(x); }        \
-  AMPJIT_HOST_DEVICE double name(double x) { return dfn(x); }
+#define AMPJIT_DMATH_UNARY(name, ffn, dfn)   \
+  AMPJIT_HOST_DEVICE float name(float x) {   \
+    return ffn(x);                           \
+  }                                          \
+  AMPJIT_HOST_DEVICE double name(double x) { \
+    return dfn(x);                           \
+  }
 AMPJIT_DMATH_UNARY(exp, expf, ::exp)
 AMPJIT_DMATH_UNARY(log, logf, ::log)
 AMPJIT_DMATH_UNARY(log1p, log1pf, ::log1p)
@@ -32,28 +36,50 @@ AMPJIT_DMATH_UNARY(rint, rintf, ::rint)  // half to even, as std::nearbyint on C
 AMPJIT_DMATH_UNARY(trunc, truncf, ::trunc)
 AMPJIT_DMATH_UNARY(fabs, fabsf, ::fabs)
 #undef AMPJIT_DMATH_UNARY
-AMPJIT_HOST_DEVICE float fmod(float a, float b) { return fmodf(a, b); }
-AMPJIT_HOST_DEVICE double fmod(double a, double b) { return ::fmod(a, b); }
-AMPJIT_HOST_DEVICE float pow(float a, float b) { return powf(a, b); }
-AMPJIT_HOST_DEVICE double pow(double a, double b) { return ::pow(a, b); }
-AMPJIT_HOST_DEVICE float atan2(float a, float b) { return atan2f(a, b); }
-AMPJIT_HOST_DEVICE double atan2(double a, double b) { return ::atan2(a, b); }
-AMPJIT_HOST_DEVICE float copysign(float a, float b) { return copysignf(a, b); }
-AMPJIT_HOST_DEVICE double copysign(double a, double b) { return ::copysign(a, b); }
+AMPJIT_HOST_DEVICE float fmod(float a, float b) {
+  return fmodf(a, b);
+}
+AMPJIT_HOST_DEVICE double fmod(double a, double b) {
+  return ::fmod(a, b);
+}
+AMPJIT_HOST_DEVICE float pow(float a, float b) {
+  return powf(a, b);
+}
+AMPJIT_HOST_DEVICE double pow(double a, double b) {
+  return ::pow(a, b);
+}
+AMPJIT_HOST_DEVICE float atan2(float a, float b) {
+  return atan2f(a, b);
+}
+AMPJIT_HOST_DEVICE double atan2(double a, double b) {
+  return ::atan2(a, b);
+}
+AMPJIT_HOST_DEVICE float copysign(float a, float b) {
+  return copysignf(a, b);
+}
+AMPJIT_HOST_DEVICE double copysign(double a, double b) {
+  return ::copysign(a, b);
+}
 
 template <typename M>
 AMPJIT_HOST_DEVICE bool isnan(M x) {
-  if constexpr (std::is_floating_point_v<M>) return x != x;
-  else return false;
+  if constexpr (std::is_floating_point_v<M>)
+    return x != x;
+  else
+    return false;
 }
 
 using integer_math::wrapping_neg;
 
 // NaN-propagating max/min of the CPU's std::max/std::min order: max(x, l) keeps a NaN x.
 template <typename M>
-AMPJIT_HOST_DEVICE M max_keep_first_nan(M x, M l) { return x < l ? l : x; }
+AMPJIT_HOST_DEVICE M max_keep_first_nan(M x, M l) {
+  return x < l ? l : x;
+}
 template <typename M>
-AMPJIT_HOST_DEVICE M min_keep_first_nan(M x, M h) { return h < x ? h : x; }
+AMPJIT_HOST_DEVICE M min_keep_first_nan(M x, M h) {
+  return h < x ? h : x;
+}
 
 using integer_math::pow_integer;
 

@@ -37,8 +37,9 @@ AMPJIT_HOST_DEVICE Block philox4x32_10(Block counter, uint32_t key0, uint32_t ke
 
 // The four draws of block `index` of the stream keyed by `seed`.
 AMPJIT_HOST_DEVICE Block draws(uint64_t seed, uint64_t index) {
-  return philox4x32_10(Block{{static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32), 0, 0}},
-                       static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+  return philox4x32_10(
+      Block{{static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32), 0, 0}},
+      static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
 }
 
 }  // namespace ampjit::philox

@@ -27,15 +27,22 @@ struct UnaryFn {
   AMPJIT_HOST_DEVICE auto operator()(T raw) const {
     const M x = convert<M>(raw);
     if constexpr (Op == UnaryOp::neg) {
-      if constexpr (std::is_integral_v<M>) return wrapping_neg(x);
-      else return -x;
+      if constexpr (std::is_integral_v<M>)
+        return wrapping_neg(x);
+      else
+        return -x;
     } else if constexpr (Op == UnaryOp::abs) {
-      if constexpr (std::is_unsigned_v<M>) return x;
-      else if constexpr (std::is_integral_v<M>) return x < 0 ? wrapping_neg(x) : x;
-      else return fabs(x);
+      if constexpr (std::is_unsigned_v<M>)
+        return x;
+      else if constexpr (std::is_integral_v<M>)
+        return x < 0 ? wrapping_neg(x) : x;
+      else
+        return fabs(x);
     } else if constexpr (Op == UnaryOp::sign) {
-      if constexpr (std::is_unsigned_v<M>) return static_cast<M>(x != 0);
-      else return static_cast<M>((M(0) < x) - (x < M(0)));
+      if constexpr (std::is_unsigned_v<M>)
+        return static_cast<M>(x != 0);
+      else
+        return static_cast<M>((M(0) < x) - (x < M(0)));
     } else if constexpr (Op == UnaryOp::exp) {
       return exp(x);
     } else if constexpr (Op == UnaryOp::log) {
@@ -99,8 +106,10 @@ struct UnaryFn {
         if (p0 == M(0.5)) return sqrt(x);
         if (p0 == M(-0.5)) return M(1) / sqrt(x);
         if (p0 == M(-1)) return M(1) / x;
-        if constexpr (is_reduced_v<T>) return pow(x, p0);
-        else return static_cast<M>(pow(static_cast<double>(x), static_cast<double>(p0)));
+        if constexpr (is_reduced_v<T>)
+          return pow(x, p0);
+        else
+          return static_cast<M>(pow(static_cast<double>(x), static_cast<double>(p0)));
       }
     } else {
       static_assert(Op == UnaryOp::logical_not);
@@ -123,11 +132,15 @@ struct BinaryFn {
   AMPJIT_HOST_DEVICE auto operator()(T a, T b) const {
     const M x = convert<M>(a), y = convert<M>(b);
     if constexpr (Op == BinaryOp::add) {
-      if constexpr (std::is_same_v<M, bool>) return x || (alpha && y);
-      else return static_cast<M>(x + alpha * y);
+      if constexpr (std::is_same_v<M, bool>)
+        return x || (alpha && y);
+      else
+        return static_cast<M>(x + alpha * y);
     } else if constexpr (Op == BinaryOp::mul) {
-      if constexpr (std::is_same_v<M, bool>) return x && y;
-      else return static_cast<M>(x * y);
+      if constexpr (std::is_same_v<M, bool>)
+        return x && y;
+      else
+        return static_cast<M>(x * y);
     } else if constexpr (Op == BinaryOp::div) {
       return x / y;
     } else if constexpr (Op == BinaryOp::div_trunc || Op == BinaryOp::div_floor) {
@@ -146,8 +159,10 @@ struct BinaryFn {
         return Op == BinaryOp::div_floor ? div_floor_floating(x, y) : trunc(x / y);
       }
     } else if constexpr (Op == BinaryOp::pow) {
-      if constexpr (std::is_integral_v<M>) return pow_integer(x, y);
-      else return pow(x, y);
+      if constexpr (std::is_integral_v<M>)
+        return pow_integer(x, y);
+      else
+        return pow(x, y);
     } else if constexpr (Op == BinaryOp::fmod || Op == BinaryOp::remainder) {
       M r;
       if constexpr (std::is_integral_v<M>) {
@@ -169,8 +184,10 @@ struct BinaryFn {
       if constexpr (std::is_floating_point_v<M>) {
         if (x != x || y != y) return ::cuda::std::numeric_limits<M>::quiet_NaN();
       }
-      if constexpr (Op == BinaryOp::maximum) return x < y ? y : x;
-      else return y < x ? y : x;
+      if constexpr (Op == BinaryOp::maximum)
+        return x < y ? y : x;
+      else
+        return y < x ? y : x;
     } else if constexpr (Op == BinaryOp::eq) {
       return x == y;
     } else if constexpr (Op == BinaryOp::ne) {
@@ -222,9 +239,16 @@ struct TernaryFn {
 enum class DtypeSet { Floating, Numeric, All };
 constexpr DtypeSet dtypes_of(UnaryOp op) {
   switch (op) {
-    case UnaryOp::neg: case UnaryOp::abs: case UnaryOp::sign: case UnaryOp::relu:
-    case UnaryOp::clamp: case UnaryOp::clamp_min: case UnaryOp::clamp_max:
-    case UnaryOp::add_scalar: case UnaryOp::mul_scalar: case UnaryOp::pow_scalar:
+    case UnaryOp::neg:
+    case UnaryOp::abs:
+    case UnaryOp::sign:
+    case UnaryOp::relu:
+    case UnaryOp::clamp:
+    case UnaryOp::clamp_min:
+    case UnaryOp::clamp_max:
+    case UnaryOp::add_scalar:
+    case UnaryOp::mul_scalar:
+    case UnaryOp::pow_scalar:
       return DtypeSet::Numeric;
     case UnaryOp::logical_not:
       return DtypeSet::All;
@@ -234,9 +258,13 @@ constexpr DtypeSet dtypes_of(UnaryOp op) {
 }
 constexpr DtypeSet dtypes_of(BinaryOp op) {
   switch (op) {
-    case BinaryOp::div: case BinaryOp::atan2:
+    case BinaryOp::div:
+    case BinaryOp::atan2:
       return DtypeSet::Floating;
-    case BinaryOp::div_trunc: case BinaryOp::div_floor: case BinaryOp::pow: case BinaryOp::fmod:
+    case BinaryOp::div_trunc:
+    case BinaryOp::div_floor:
+    case BinaryOp::pow:
+    case BinaryOp::fmod:
     case BinaryOp::remainder:
       return DtypeSet::Numeric;
     default:
@@ -245,9 +273,12 @@ constexpr DtypeSet dtypes_of(BinaryOp op) {
 }
 constexpr DtypeSet dtypes_of(TernaryOp op) {
   switch (op) {
-    case TernaryOp::where: return DtypeSet::All;
-    case TernaryOp::addcdiv: return DtypeSet::Floating;
-    default: return DtypeSet::Numeric;
+    case TernaryOp::where:
+      return DtypeSet::All;
+    case TernaryOp::addcdiv:
+      return DtypeSet::Floating;
+    default:
+      return DtypeSet::Numeric;
   }
 }
 
@@ -261,15 +292,22 @@ using binary_out_t = std::conditional_t<is_predicate<Op>, bool, T>;
 // Calls f.template operator()<T>() for the CUDA type T of `dt`, instantiating only the set S.
 template <functors::DtypeSet S, typename F>
 void dispatch_set(int dt, F&& f) {
-  if constexpr (S == functors::DtypeSet::Floating) dispatch_floating(dt, static_cast<F&&>(f));
-  else if constexpr (S == functors::DtypeSet::Numeric) dispatch_numeric(dt, static_cast<F&&>(f));
-  else dispatch_all(dt, static_cast<F&&>(f));
+  if constexpr (S == functors::DtypeSet::Floating)
+    dispatch_floating(dt, static_cast<F&&>(f));
+  else if constexpr (S == functors::DtypeSet::Numeric)
+    dispatch_numeric(dt, static_cast<F&&>(f));
+  else
+    dispatch_all(dt, static_cast<F&&>(f));
 }
 
-template <typename Op> inline constexpr int kNumOps = 0;
-template <> inline constexpr int kNumOps<UnaryOp> = kNumUnaryOps;
-template <> inline constexpr int kNumOps<BinaryOp> = kNumBinaryOps;
-template <> inline constexpr int kNumOps<TernaryOp> = kNumTernaryOps;
+template <typename Op>
+inline constexpr int kNumOps = 0;
+template <>
+inline constexpr int kNumOps<UnaryOp> = kNumUnaryOps;
+template <>
+inline constexpr int kNumOps<BinaryOp> = kNumBinaryOps;
+template <>
+inline constexpr int kNumOps<TernaryOp> = kNumTernaryOps;
 
 // Calls f.template operator()<op>() with the runtime op as a template argument.
 template <typename Op, int I = 0, typename F>

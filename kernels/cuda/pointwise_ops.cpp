@@ -1,17 +1,17 @@
-// Boxed CUDA kernels for the pointwise ops (runtime/ops/pointwise.def). The checks, result types and
-// readings of Python numbers are the CPU kernels' own (kernels/pointwise_meta.h); the structure
-// mirrors kernels/cpu/binary_ops.cpp, unary_ops.cpp and compare_ops.cpp; only the loop runs on the device
-// (launch.h's UnaryOp/BinaryOp/TernaryOp families). In-place and out= forms reuse the CPU's
+// Boxed CUDA kernels for the pointwise ops (runtime/ops/pointwise.def). The checks, result types
+// and readings of Python numbers are the CPU kernels' own (kernels/pointwise_meta.h); the structure
+// mirrors kernels/cpu/binary_ops.cpp, unary_ops.cpp and compare_ops.cpp; only the loop runs on the
+// device (launch.h's UnaryOp/BinaryOp/TernaryOp families). In-place and out= forms reuse the CPU's
 // write_result, which is device-generic (it copies through Tensor::copy_).
 #include <cmath>
 #include <limits>
 
 #include "kernels/cpu/elementwise.h"
-#include "kernels/pointwise_meta.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_context.h"
 #include "kernels/cuda/register.h"
 #include "kernels/cuda/tensor_iter.h"
+#include "kernels/pointwise_meta.h"
 #include "runtime/type_promotion.h"
 
 namespace ampjit::cuda {
@@ -39,7 +39,8 @@ Tensor unary(UnaryOp op, const Tensor& self, ScalarType rt, double p0 = 0, doubl
              ScalarType out_type = ScalarType::Undefined) {
   DeviceGuard g(self.device());
   const Tensor x = cast(self, rt);
-  Tensor out = Tensor::empty(x.sizes(), out_type == ScalarType::Undefined ? rt : out_type, x.device());
+  Tensor out =
+      Tensor::empty(x.sizes(), out_type == ScalarType::Undefined ? rt : out_type, x.device());
   launch_unary(op, dt(rt), make_iter(out, {x}), p0, p1);
   return out;
 }
@@ -50,8 +51,8 @@ Tensor binary(BinaryOp op, const char* name, const Tensor& a, const Tensor& b, S
   const Device d = device_of({a, b});
   DeviceGuard g(d);
   const std::array ins{cast(on_device(a, d), rt), cast(on_device(b, d), rt)};
-  Tensor out = Tensor::empty(cpu::broadcast_all(ins, name),
-                             is_predicate(op) ? ScalarType::Bool : rt, d);
+  Tensor out =
+      Tensor::empty(cpu::broadcast_all(ins, name), is_predicate(op) ? ScalarType::Bool : rt, d);
   launch_binary(op, dt(rt), make_iter(out, {ins[0], ins[1]}), p0);
   return out;
 }
@@ -72,7 +73,8 @@ Tensor ternary(TernaryOp op, const char* name, const Tensor& a, const Tensor& b,
 double scalar_value(const Scalar& s, ScalarType rt, bool rounded) {
   return dispatch_numeric(rt, "scalar", [&]<typename T>() -> double {
     using M = opmath_t<T>;
-    return rounded ? static_cast<double>(static_cast<M>(s.to<T>())) : static_cast<double>(s.to<M>());
+    return rounded ? static_cast<double>(static_cast<M>(s.to<T>()))
+                   : static_cast<double>(s.to<M>());
   });
 }
 
@@ -95,7 +97,9 @@ Tensor add_scalar_impl(const char* op, const Tensor& a, const Scalar& b, const S
   });
   return unary(UnaryOp::add_scalar, a, rt, v);
 }
-Tensor add_k(const Tensor& a, const Tensor& b, const Scalar& alpha) { return add_impl("add", a, b, alpha); }
+Tensor add_k(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  return add_impl("add", a, b, alpha);
+}
 Tensor add_scalar_k(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   return add_scalar_impl("add", a, b, alpha);
 }
@@ -113,7 +117,9 @@ Tensor sub_impl(const char* op, const Tensor& a, const Tensor& b, const Scalar& 
   check_alpha(result_type(a, b), alpha);
   return add_impl(op, a, b, negated(alpha));
 }
-Tensor sub_k(const Tensor& a, const Tensor& b, const Scalar& alpha) { return sub_impl("sub", a, b, alpha); }
+Tensor sub_k(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  return sub_impl("sub", a, b, alpha);
+}
 Tensor sub_scalar_k(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   check_sub(a.dtype(), b.type());
   check_alpha(result_type(a, b), alpha);
@@ -136,8 +142,10 @@ Tensor rsub_scalar_k(const Tensor& a, const Scalar& b, const Scalar& alpha) {
 Tensor mul_k(const Tensor& a, const Tensor& b) {
   const ScalarType rt = result_type(a, b);
   if (rt != ScalarType::Bool) {
-    if (is_unrounded_scalar(b, rt)) return unary(UnaryOp::mul_scalar, a, rt, scalar_value(b.item(), rt, false));
-    if (is_unrounded_scalar(a, rt)) return unary(UnaryOp::mul_scalar, b, rt, scalar_value(a.item(), rt, false));
+    if (is_unrounded_scalar(b, rt))
+      return unary(UnaryOp::mul_scalar, a, rt, scalar_value(b.item(), rt, false));
+    if (is_unrounded_scalar(a, rt))
+      return unary(UnaryOp::mul_scalar, b, rt, scalar_value(a.item(), rt, false));
   }
   return binary(BinaryOp::mul, "mul", a, b, rt);
 }
@@ -146,7 +154,9 @@ Tensor mul_scalar_k(const Tensor& a, const Scalar& b) {
   if (rt == ScalarType::Bool) return mul_k(a, wrap_scalar(b));
   return unary(UnaryOp::mul_scalar, a, rt, scalar_value(b, rt, false));
 }
-Tensor mul_inplace_k(Tensor self, const Tensor& b) { return write_result(self, mul_k(self, b), "mul_", true); }
+Tensor mul_inplace_k(Tensor self, const Tensor& b) {
+  return write_result(self, mul_k(self, b), "mul_", true);
+}
 Tensor mul_scalar_inplace_k(Tensor self, const Scalar& b) {
   return write_result(self, mul_scalar_k(self, b), "mul_", true);
 }
@@ -176,7 +186,8 @@ Tensor div_rounding(const Tensor& a, const Tensor& b, Rounding mode) {
   const ScalarType rt = result_type(a, b);
   AMPJIT_CHECK(rt != ScalarType::Bool, "\"div_{}_cuda\" not implemented for 'Bool'",
                mode == Rounding::Floor ? "floor" : "trunc");
-  return binary(mode == Rounding::Floor ? BinaryOp::div_floor : BinaryOp::div_trunc, "div", a, b, rt);
+  return binary(mode == Rounding::Floor ? BinaryOp::div_floor : BinaryOp::div_trunc, "div", a, b,
+                rt);
 }
 Tensor div_mode_k(const Tensor& a, const Tensor& b, std::optional<std::string> mode) {
   const Rounding r = meta::parse_rounding(mode);
@@ -186,7 +197,9 @@ Tensor div_scalar_mode_k(const Tensor& a, const Scalar& b, std::optional<std::st
   const Rounding r = meta::parse_rounding(mode);
   return r == Rounding::True ? div_scalar_k(a, b) : div_rounding(a, wrap_scalar(b), r);
 }
-Tensor div_inplace_k(Tensor self, const Tensor& b) { return write_result(self, div_k(self, b), "div_", true); }
+Tensor div_inplace_k(Tensor self, const Tensor& b) {
+  return write_result(self, div_k(self, b), "div_", true);
+}
 Tensor div_scalar_inplace_k(Tensor self, const Scalar& b) {
   return write_result(self, div_scalar_k(self, b), "div_", true);
 }
@@ -213,13 +226,17 @@ Tensor pow_tensor_scalar_k(const Tensor& a, const Scalar& e) {
   check_not_bool("pow", rt);
   // The exponent as the CPU kernel holds it: the integer itself, double for float32/float64,
   // rounded to the dtype for float16/bfloat16.
-  const double ex = is_integral(rt) ? static_cast<double>(e.to_int())
+  const double ex = is_integral(rt)           ? static_cast<double>(e.to_int())
                     : is_reduced_floating(rt) ? scalar_value(e, rt, true)
                                               : e.to_double();
   return unary(UnaryOp::pow_scalar, a, rt, ex);
 }
-Tensor pow_scalar_k(const Scalar& base, const Tensor& e) { return pow_k(wrap_scalar(base), e); }
-Tensor pow_inplace_k(Tensor self, const Tensor& e) { return write_result(self, pow_k(self, e), "pow_", true); }
+Tensor pow_scalar_k(const Scalar& base, const Tensor& e) {
+  return pow_k(wrap_scalar(base), e);
+}
+Tensor pow_inplace_k(Tensor self, const Tensor& e) {
+  return write_result(self, pow_k(self, e), "pow_", true);
+}
 Tensor pow_scalar_inplace_k(Tensor self, const Scalar& e) {
   return write_result(self, pow_tensor_scalar_k(self, e), "pow_", true);
 }
@@ -228,15 +245,27 @@ Tensor modulo(const char* op, BinaryOp bop, const Tensor& a, const Tensor& b) {
   check_not_bool(op, rt);
   return binary(bop, op, a, b, rt);
 }
-Tensor fmod_k(const Tensor& a, const Tensor& b) { return modulo("fmod", BinaryOp::fmod, a, b); }
-Tensor fmod_scalar_k(const Tensor& a, const Scalar& b) { return fmod_k(a, wrap_scalar(b)); }
-Tensor fmod_inplace_k(Tensor self, const Tensor& b) { return write_result(self, fmod_k(self, b), "fmod_", true); }
+Tensor fmod_k(const Tensor& a, const Tensor& b) {
+  return modulo("fmod", BinaryOp::fmod, a, b);
+}
+Tensor fmod_scalar_k(const Tensor& a, const Scalar& b) {
+  return fmod_k(a, wrap_scalar(b));
+}
+Tensor fmod_inplace_k(Tensor self, const Tensor& b) {
+  return write_result(self, fmod_k(self, b), "fmod_", true);
+}
 Tensor fmod_scalar_inplace_k(Tensor self, const Scalar& b) {
   return write_result(self, fmod_scalar_k(self, b), "fmod_", true);
 }
-Tensor remainder_k(const Tensor& a, const Tensor& b) { return modulo("remainder", BinaryOp::remainder, a, b); }
-Tensor remainder_scalar_k(const Tensor& a, const Scalar& b) { return remainder_k(a, wrap_scalar(b)); }
-Tensor remainder_scalar_tensor_k(const Scalar& a, const Tensor& b) { return remainder_k(wrap_scalar(a), b); }
+Tensor remainder_k(const Tensor& a, const Tensor& b) {
+  return modulo("remainder", BinaryOp::remainder, a, b);
+}
+Tensor remainder_scalar_k(const Tensor& a, const Scalar& b) {
+  return remainder_k(a, wrap_scalar(b));
+}
+Tensor remainder_scalar_tensor_k(const Scalar& a, const Tensor& b) {
+  return remainder_k(wrap_scalar(a), b);
+}
 Tensor remainder_inplace_k(Tensor self, const Tensor& b) {
   return write_result(self, remainder_k(self, b), "remainder_", true);
 }
@@ -283,22 +312,38 @@ Tensor math_k(const Tensor& self) {
 // The in-place op's name for write_result's messages.
 const char* inplace_name(UnaryOp op) {
   switch (op) {
-    case UnaryOp::exp: return "exp_";
-    case UnaryOp::log: return "log_";
-    case UnaryOp::log1p: return "log1p_";
-    case UnaryOp::sqrt: return "sqrt_";
-    case UnaryOp::rsqrt: return "rsqrt_";
-    case UnaryOp::sin: return "sin_";
-    case UnaryOp::cos: return "cos_";
-    case UnaryOp::tan: return "tan_";
-    case UnaryOp::tanh: return "tanh_";
-    case UnaryOp::sigmoid: return "sigmoid_";
-    case UnaryOp::erf: return "erf_";
-    case UnaryOp::reciprocal: return "reciprocal_";
-    case UnaryOp::silu: return "silu_";
-    case UnaryOp::floor: return "floor_";
-    case UnaryOp::ceil: return "ceil_";
-    default: return "round_";
+    case UnaryOp::exp:
+      return "exp_";
+    case UnaryOp::log:
+      return "log_";
+    case UnaryOp::log1p:
+      return "log1p_";
+    case UnaryOp::sqrt:
+      return "sqrt_";
+    case UnaryOp::rsqrt:
+      return "rsqrt_";
+    case UnaryOp::sin:
+      return "sin_";
+    case UnaryOp::cos:
+      return "cos_";
+    case UnaryOp::tan:
+      return "tan_";
+    case UnaryOp::tanh:
+      return "tanh_";
+    case UnaryOp::sigmoid:
+      return "sigmoid_";
+    case UnaryOp::erf:
+      return "erf_";
+    case UnaryOp::reciprocal:
+      return "reciprocal_";
+    case UnaryOp::silu:
+      return "silu_";
+    case UnaryOp::floor:
+      return "floor_";
+    case UnaryOp::ceil:
+      return "ceil_";
+    default:
+      return "round_";
   }
 }
 template <UnaryOp Op, bool IntToFloat>
@@ -321,14 +366,22 @@ Tensor neg_k(const Tensor& self) {
   meta::check_neg(self.dtype());
   return numeric_unary(UnaryOp::neg, "neg", self);
 }
-Tensor abs_k(const Tensor& self) { return numeric_unary(UnaryOp::abs, "abs", self); }
+Tensor abs_k(const Tensor& self) {
+  return numeric_unary(UnaryOp::abs, "abs", self);
+}
 Tensor sign_k(const Tensor& self) {
   if (self.dtype() == ScalarType::Bool) return self.clone();
   return numeric_unary(UnaryOp::sign, "sign", self);
 }
-Tensor neg_inplace_k(Tensor self) { return write_result(self, neg_k(self), "neg_", true); }
-Tensor abs_inplace_k(Tensor self) { return write_result(self, abs_k(self), "abs_", true); }
-Tensor sign_inplace_k(Tensor self) { return write_result(self, sign_k(self), "sign_", true); }
+Tensor neg_inplace_k(Tensor self) {
+  return write_result(self, neg_k(self), "neg_", true);
+}
+Tensor abs_inplace_k(Tensor self) {
+  return write_result(self, abs_k(self), "abs_", true);
+}
+Tensor sign_inplace_k(Tensor self) {
+  return write_result(self, sign_k(self), "sign_", true);
+}
 
 template <UnaryOp Op>
 Tensor rounding_k(const Tensor& self) {
@@ -364,9 +417,11 @@ Tensor clamp_scalar(const char* op, const Tensor& self, const OptScalar& lo, con
     return out;
   }
   // A NaN lone bound of clamp is ignored: the identity, as the CPU's -inf/+inf default bound.
-  const bool use_lo = lo && !std::isnan(lo->to_double()), use_hi = hi && !std::isnan(hi->to_double());
+  const bool use_lo = lo && !std::isnan(lo->to_double()),
+             use_hi = hi && !std::isnan(hi->to_double());
   if (!use_lo && !use_hi) return cast(self, rt).clone();
-  const double l = use_lo ? scalar_value(*lo, rt, true) : 0, h = use_hi ? scalar_value(*hi, rt, true) : 0;
+  const double l = use_lo ? scalar_value(*lo, rt, true) : 0,
+               h = use_hi ? scalar_value(*hi, rt, true) : 0;
   if (use_lo && use_hi) return unary(UnaryOp::clamp, self, rt, l, h);
   if (use_lo) return unary(UnaryOp::clamp_min, self, rt, l);
   return unary(UnaryOp::clamp_max, self, rt, h);
@@ -388,9 +443,12 @@ Tensor clamp_tensor(const char* op, const Tensor& self, const OptTensor& lo, con
     }
     return t;
   };
-  return ternary(TernaryOp::clamp, op, self, lo ? *lo : extreme(true), hi ? *hi : extreme(false), rt);
+  return ternary(TernaryOp::clamp, op, self, lo ? *lo : extreme(true), hi ? *hi : extreme(false),
+                 rt);
 }
-Tensor clamp_k(const Tensor& self, OptScalar lo, OptScalar hi) { return clamp_scalar("clamp", self, lo, hi); }
+Tensor clamp_k(const Tensor& self, OptScalar lo, OptScalar hi) {
+  return clamp_scalar("clamp", self, lo, hi);
+}
 Tensor clamp_tensor_k(const Tensor& self, OptTensor lo, OptTensor hi) {
   return clamp_tensor("clamp", self, lo, hi);
 }
@@ -428,7 +486,9 @@ Tensor relu_k(const Tensor& self) {
   meta::check_relu(self.dtype());
   return clamp_scalar("relu", self, Scalar(int64_t{0}), std::nullopt);
 }
-Tensor relu_inplace_k(Tensor self) { return write_result(self, relu_k(self), "relu_", true); }
+Tensor relu_inplace_k(Tensor self) {
+  return write_result(self, relu_k(self), "relu_", true);
+}
 
 // ---- Comparisons, maximum/minimum, where, logical (kernels/cpu/compare_ops.cpp) ---------------
 
@@ -465,8 +525,9 @@ Tensor where_scalar_k(const Tensor& cond, const Scalar& a, const Scalar& b) {
 // Truth values are taken in the promoted type (the CPU's `truth`).
 template <BinaryOp Op>
 Tensor logical_k(const Tensor& a, const Tensor& b) {
-  const char* name = Op == BinaryOp::logical_and ? "logical_and"
-                     : Op == BinaryOp::logical_or ? "logical_or" : "logical_xor";
+  const char* name = Op == BinaryOp::logical_and  ? "logical_and"
+                     : Op == BinaryOp::logical_or ? "logical_or"
+                                                  : "logical_xor";
   return binary(Op, name, a, b, result_type(a, b));
 }
 template <BinaryOp Op>
@@ -533,8 +594,8 @@ void register_pointwise_kernels() {
   AMPJIT_CUDA_KERNEL(abs_, abs_inplace_k);
   AMPJIT_CUDA_KERNEL(sign, sign_k);
   AMPJIT_CUDA_KERNEL(sign_, sign_inplace_k);
-#define AMPJIT_CUDA_MATH(ID, OP, INT_TO_FLOAT)                      \
-  AMPJIT_CUDA_KERNEL(ID, (math_k<UnaryOp::OP, INT_TO_FLOAT>));      \
+#define AMPJIT_CUDA_MATH(ID, OP, INT_TO_FLOAT)                 \
+  AMPJIT_CUDA_KERNEL(ID, (math_k<UnaryOp::OP, INT_TO_FLOAT>)); \
   AMPJIT_CUDA_KERNEL(ID##_, (math_inplace_k<UnaryOp::OP, INT_TO_FLOAT>))
   AMPJIT_CUDA_MATH(exp, exp, true);
   AMPJIT_CUDA_MATH(log, log, true);

@@ -24,7 +24,8 @@ __global__ void random_kernel(T* out, int64_t n, uint64_t seed, uint64_t first_b
   constexpr int per = kPerBlock<T>;
   const int64_t blocks = (n + per - 1) / per;
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t b = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; b < blocks; b += step) {
+  for (int64_t b = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; b < blocks;
+       b += step) {
     const philox::Block r = philox::draws(seed, first_block + static_cast<uint64_t>(b));
     M u[per];
     if constexpr (per == 4) {
@@ -64,8 +65,8 @@ void launch_random(void* out, int dtype, int64_t n, uint64_t seed, uint64_t offs
   if (n == 0) return;
   dispatch_floating(dtype, [&]<typename T>() {
     const int64_t blocks = (n + kPerBlock<T> - 1) / kPerBlock<T>;
-    random_kernel<T, Normal><<<grid_size(blocks), kBlockSize, 0, stream()>>>(
-        static_cast<T*>(out), n, seed, offset / 4);
+    random_kernel<T, Normal>
+        <<<grid_size(blocks), kBlockSize, 0, stream()>>>(static_cast<T*>(out), n, seed, offset / 4);
   });
   AMPJIT_CUDA_CHECK_LAUNCH();
 }

@@ -6,6 +6,6 @@
 #include "runtime/boxing.h"
 #include "runtime/op_table.h"
 
-#define AMPJIT_CUDA_KERNEL(ID, FN)                                                  \
-  ::ampjit::register_kernel(::ampjit::OpId::ID, ::ampjit::DeviceType::CUDA,         \
+#define AMPJIT_CUDA_KERNEL(ID, FN)                                          \
+  ::ampjit::register_kernel(::ampjit::OpId::ID, ::ampjit::DeviceType::CUDA, \
                             &::ampjit::call_boxed<&FN>)

@@ -57,8 +57,10 @@ ElementwiseIter make_iter(const Tensor& out, std::initializer_list<Tensor> ins) 
         continue;
       }
     }
-    AMPJIT_CHECK(nd < kMaxDims, "cuda: elementwise ops support at most {} dimensions that do not "
-                 "coalesce, got a tensor of shape {}", kMaxDims, shape_str(shape));
+    AMPJIT_CHECK(nd < kMaxDims,
+                 "cuda: elementwise ops support at most {} dimensions that do not "
+                 "coalesce, got a tensor of shape {}",
+                 kMaxDims, shape_str(shape));
     sizes[nd] = size;
     for (int op = 0; op < it.nops; ++op) st[op][nd] = strides[op][d];
     ++nd;
@@ -81,7 +83,8 @@ Tensor on_device(const Tensor& t, Device device) {
   if (t.device() == device) return t;
   AMPJIT_CHECK(t.device().is_cpu() && t.dim() == 0,
                "Expected all tensors to be on the same device, but found at least two devices, {} "
-               "and {}!", device.str(), t.device().str());
+               "and {}!",
+               device.str(), t.device().str());
   // Its one value becomes a fill kernel's argument: queued like any kernel, where a copy from
   // pageable host memory would wait for the device.
   Tensor d = Tensor::empty(IntArrayRef{}, t.dtype(), device);

@@ -18,10 +18,14 @@ ElementwiseIter make_iter(const Tensor& out, std::initializer_list<Tensor> ins);
 Tensor on_device(const Tensor& t, Device device);
 
 // `t` converted to `dtype` on its device (no copy when it already has it).
-inline Tensor cast(const Tensor& t, ScalarType dtype) { return t.dtype() == dtype ? t : t.to(dtype); }
+inline Tensor cast(const Tensor& t, ScalarType dtype) {
+  return t.dtype() == dtype ? t : t.to(dtype);
+}
 
 // The int code of a dtype that launch.h's interface takes.
-inline int dt(ScalarType t) { return static_cast<int>(t); }
+inline int dt(ScalarType t) {
+  return static_cast<int>(t);
+}
 
 // The first CUDA device among the tensors (the device a CUDA kernel runs on).
 Device device_of(std::initializer_list<Tensor> ts);

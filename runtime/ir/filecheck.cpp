@@ -118,13 +118,14 @@ FileCheckResult filecheck(std::string_view text_view, std::string_view checks) {
     r.message = "no CHECK directives found";
     return r;
   }
-  size_t pos = 0;         // search start
-  size_t last_line = 0;   // line of the previous match
+  size_t pos = 0;        // search start
+  size_t last_line = 0;  // line of the previous match
   bool have_last = false;
   std::vector<const Directive*> pending_not;
   auto fail = [&](const Directive& d, const std::string& why) {
     r.ok = false;
-    r.message = fmt::format("directive on line {} ({}): {}\n--- text ---\n{}", d.line, d.pattern, why, text);
+    r.message = fmt::format("directive on line {} ({}): {}\n--- text ---\n{}", d.line, d.pattern,
+                            why, text);
     return r;
   };
   auto check_nots = [&](size_t begin, size_t end) -> bool {
@@ -150,8 +151,9 @@ FileCheckResult filecheck(std::string_view text_view, std::string_view checks) {
       const size_t at = m.find(text, pos, &len);
       if (at == std::string::npos) return fail(d, "pattern not found after the previous match");
       if (d.kind == Directive::Next && have_last && line_of(text, at) != last_line + 1)
-        return fail(d, fmt::format("CHECK-NEXT matched on output line {}, not the line after line {}",
-                                   line_of(text, at) + 1, last_line + 1));
+        return fail(d,
+                    fmt::format("CHECK-NEXT matched on output line {}, not the line after line {}",
+                                line_of(text, at) + 1, last_line + 1));
       if (!check_nots(pos, at)) return r;
       last_line = line_of(text, at);
       have_last = true;

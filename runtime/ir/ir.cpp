@@ -8,7 +8,9 @@ namespace ampjit {
 
 // ---- Value ------------------------------------------------------------------------------------
 
-Graph* Value::owning_graph() const { return node_->owning_graph(); }
+Graph* Value::owning_graph() const {
+  return node_->owning_graph();
+}
 
 Value* Value::set_debug_name(const std::string& name) {
   if (name.empty()) {
@@ -206,14 +208,18 @@ Value* Block::insert_input(size_t i, const std::string& name) {
   return v;
 }
 
-void Block::erase_input(size_t i) { param_->erase_output(i); }
+void Block::erase_input(size_t i) {
+  param_->erase_output(i);
+}
 
 size_t Block::register_output(Value* v) {
   return_->add_input(v);
   return return_->inputs().size() - 1;
 }
 
-void Block::erase_output(size_t i) { return_->remove_input(i); }
+void Block::erase_output(size_t i) {
+  return_->remove_input(i);
+}
 
 std::vector<Node*> Block::nodes() const {
   std::vector<Node*> out;
@@ -259,7 +265,8 @@ std::string Graph::unique_name(const std::string& base, const Value* v) {
   }
   std::string stem = base;
   const size_t dot = stem.rfind('.');
-  if (dot != std::string::npos && dot > 0 && all_digits(stem.substr(dot + 1))) stem = stem.substr(0, dot);
+  if (dot != std::string::npos && dot > 0 && all_digits(stem.substr(dot + 1)))
+    stem = stem.substr(0, dot);
   // The next suffix to try per stem, so naming a value "x" n times costs O(n), not O(n^2).
   int& next = next_suffix_[stem];
   std::string name = stem;
@@ -282,24 +289,33 @@ Node* Graph::create(Symbol kind, const std::vector<Value*>& inputs, size_t num_o
 Node* Graph::create_op(const OpEntry& op, const std::vector<Value*>& inputs) {
   Node* n = create(Symbol::intern(op.base_name), inputs, op.schema.returns.size());
   n->set_op(&op);
-  for (size_t i = 0; i < op.schema.returns.size(); ++i) n->output(i)->set_type(op.schema.returns[i].type);
+  for (size_t i = 0; i < op.schema.returns.size(); ++i)
+    n->output(i)->set_type(op.schema.returns[i].type);
   return n;
 }
 
 namespace {
 TypePtr type_of_constant(const IValue& v) {
   switch (v.tag()) {
-    case IValue::Tag::None: return Type::none();
+    case IValue::Tag::None:
+      return Type::none();
     case IValue::Tag::Tensor: {
       const TensorImpl* t = v.tensor_impl();
-      return Type::tensor_of(t->dtype, std::vector<int64_t>(t->sizes.begin(), t->sizes.end()), t->device);
+      return Type::tensor_of(t->dtype, std::vector<int64_t>(t->sizes.begin(), t->sizes.end()),
+                             t->device);
     }
-    case IValue::Tag::Double: return Type::float_();
-    case IValue::Tag::Int: return Type::int_();
-    case IValue::Tag::Bool: return Type::bool_();
-    case IValue::Tag::String: return Type::str_();
-    case IValue::Tag::ScalarType: return Type::int_();  // TorchScript: a dtype is an int
-    case IValue::Tag::Device: return Type::device();
+    case IValue::Tag::Double:
+      return Type::float_();
+    case IValue::Tag::Int:
+      return Type::int_();
+    case IValue::Tag::Bool:
+      return Type::bool_();
+    case IValue::Tag::String:
+      return Type::str_();
+    case IValue::Tag::ScalarType:
+      return Type::int_();  // TorchScript: a dtype is an int
+    case IValue::Tag::Device:
+      return Type::device();
     case IValue::Tag::List: {
       const auto& el = v.list_elems();
       return Type::list(el.empty() ? Type::int_() : type_of_constant(el[0])->unrefined());
@@ -309,7 +325,8 @@ TypePtr type_of_constant(const IValue& v) {
       for (const auto& e : v.tuple_elems()) ts.push_back(type_of_constant(e));
       return Type::tuple(std::move(ts));
     }
-    case IValue::Tag::Object: return Type::named(TypeKind::Object, v.object()->type_name());
+    case IValue::Tag::Object:
+      return Type::named(TypeKind::Object, v.object()->type_name());
   }
   return Type::any();
 }
@@ -336,7 +353,8 @@ Node* Graph::create_list(TypePtr elem_type, const std::vector<Value*>& values) {
   return n;
 }
 
-Value* Graph::insert_op(const OpEntry& op, const std::vector<Value*>& inputs, const SourceRange& r) {
+Value* Graph::insert_op(const OpEntry& op, const std::vector<Value*>& inputs,
+                        const SourceRange& r) {
   Node* n = insert(create_op(op, inputs));
   n->set_source_range(r);
   return n->output();
@@ -355,7 +373,8 @@ void clone_block_into(const Block& src, Block* dst, Graph& g,
     Node* c = g.create(n->kind(), {}, 0);
     for (Value* in : n->inputs()) {
       auto it = env.find(in);
-      AMPJIT_CHECK(it != env.end(), "insert_graph: value %{} used before its definition", in->unique());
+      AMPJIT_CHECK(it != env.end(), "insert_graph: value %{} used before its definition",
+                   in->unique());
       c->add_input(it->second);
     }
     for (Value* o : n->outputs()) {
@@ -368,8 +387,10 @@ void clone_block_into(const Block& src, Block* dst, Graph& g,
     c->meta() = n->meta();
     c->set_source_range(n->source_range());
     c->set_op(n->op());
-    if (insert_before) c->insert_before(insert_before);
-    else dst->append(c);
+    if (insert_before)
+      c->insert_before(insert_before);
+    else
+      dst->append(c);
     for (Block* b : n->blocks()) {
       Block* cb = c->add_block();
       for (Value* in : b->inputs()) {

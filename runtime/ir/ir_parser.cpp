@@ -72,12 +72,13 @@ class GraphParser {
     for (Value* v : uses()) n->add_input(v);
     for (auto& [name, type] : outs) define(name, n->add_output(), type);
     if (n->kind() == sym::prim::Constant && n->has_attr(sym::attr::value) &&
-        n->attr(sym::attr::value).is_string() && n->attr(sym::attr::value).to_string_ref() == "<Tensor>" &&
-        tensor_marker_) {
+        n->attr(sym::attr::value).is_string() &&
+        n->attr(sym::attr::value).to_string_ref() == "<Tensor>" && tensor_marker_) {
       n->set_attr(sym::attr::value, zero_tensor_of(*n->output()->type()));
     }
     tensor_marker_ = false;
-    if (n->kind() == sym::prim::Constant && n->has_attr(sym::attr::value) && n->outputs().size() == 1) {
+    if (n->kind() == sym::prim::Constant && n->has_attr(sym::attr::value) &&
+        n->outputs().size() == 1) {
       // Bools print as 1/0 and whole floats keep their type from the declaration.
       const IValue& v = n->attr(sym::attr::value);
       const TypeKind k = n->output()->type()->kind();
@@ -87,13 +88,15 @@ class GraphParser {
     if (n->kind() == sym::prim::AutocastRegion) {
       // Bools print as 1/0 and dtypes as torch's codes: back to the types the tracer sets.
       for (Symbol a : {sym::attr::enabled, sym::attr::cache_enabled})
-        if (n->has_attr(a) && n->attr(a).is_int() && (n->attr(a).to_int() == 0 || n->attr(a).to_int() == 1))
+        if (n->has_attr(a) && n->attr(a).is_int() &&
+            (n->attr(a).to_int() == 0 || n->attr(a).to_int() == 1))
           n->set_attr(a, IValue(n->attr(a).to_int() != 0));
       if (n->has_attr(sym::attr::dtype) && n->attr(sym::attr::dtype).is_int())
         if (std::optional<ScalarType> t = from_torch_dtype_code(n->attr(sym::attr::dtype).to_int()))
           n->set_attr(sym::attr::dtype, IValue(*t));
     }
-    if (kind.rfind("aten::", 0) == 0 || kind.rfind("prim::", 0) == 0) resolve_op(n);  // prim::min.int, ...
+    if (kind.rfind("aten::", 0) == 0 || kind.rfind("prim::", 0) == 0)
+      resolve_op(n);  // prim::min.int, ...
     skip_spaces();
     if (pos_ < s_.size() && s_[pos_] == '#') n->set_source_range(location_comment());
     // blocks
@@ -123,12 +126,14 @@ class GraphParser {
     const auto& ov = find_overloads(n->kind().qualified());
     for (const OpEntry* op : ov) {
       const auto& a = op->schema.args;
-      if (a.size() != n->inputs().size() || op->schema.returns.size() != n->outputs().size()) continue;
+      if (a.size() != n->inputs().size() || op->schema.returns.size() != n->outputs().size())
+        continue;
       bool ok = true;
       for (size_t i = 0; i < a.size() && ok; ++i) {
         const Type& vt = *n->input(i)->type();
         const Type& at = *a[i].type;
-        ok = vt.is_subtype_of(at) || (at.kind() == TypeKind::Optional && vt.is_subtype_of(*at.elem())) ||
+        ok = vt.is_subtype_of(at) ||
+             (at.kind() == TypeKind::Optional && vt.is_subtype_of(*at.elem())) ||
              (at.kind() == TypeKind::Float && vt.kind() == TypeKind::Int) ||
              (at.kind() == TypeKind::ScalarType && vt.kind() == TypeKind::Int) ||
              (at.kind() == TypeKind::Optional && at.elem()->kind() == TypeKind::ScalarType &&
@@ -190,8 +195,10 @@ class GraphParser {
     const size_t b = pos_;
     if (pos_ < s_.size() && (s_[pos_] == '-' || s_[pos_] == '+')) ++pos_;
     bool is_float = false;
-    while (pos_ < s_.size() && (std::isdigit(s_[pos_]) || s_[pos_] == '.' || s_[pos_] == 'e' || s_[pos_] == 'E' ||
-                                ((s_[pos_] == '-' || s_[pos_] == '+') && (s_[pos_ - 1] == 'e' || s_[pos_ - 1] == 'E')))) {
+    while (
+        pos_ < s_.size() &&
+        (std::isdigit(s_[pos_]) || s_[pos_] == '.' || s_[pos_] == 'e' || s_[pos_] == 'E' ||
+         ((s_[pos_] == '-' || s_[pos_] == '+') && (s_[pos_ - 1] == 'e' || s_[pos_ - 1] == 'E')))) {
       if (!std::isdigit(s_[pos_])) is_float = true;
       ++pos_;
     }
@@ -257,19 +264,23 @@ class GraphParser {
       t = base_type(base);
     }
     for (;;) {
-      if (accept("[]")) t = Type::list(t);
-      else if (accept("?")) t = Type::optional(t);
-      else break;
+      if (accept("[]"))
+        t = Type::list(t);
+      else if (accept("?"))
+        t = Type::optional(t);
+      else
+        break;
     }
     return t;
   }
 
   TypePtr base_type(const std::string& base) {
     static const std::unordered_map<std::string, ScalarType> tensor_names = {
-        {"Float", ScalarType::Float32}, {"Double", ScalarType::Float64}, {"Half", ScalarType::Float16},
-        {"BFloat16", ScalarType::BFloat16}, {"Long", ScalarType::Int64}, {"Int", ScalarType::Int32},
-        {"Short", ScalarType::Int16}, {"Char", ScalarType::Int8}, {"Byte", ScalarType::UInt8},
-        {"Bool", ScalarType::Bool}};
+        {"Float", ScalarType::Float32}, {"Double", ScalarType::Float64},
+        {"Half", ScalarType::Float16},  {"BFloat16", ScalarType::BFloat16},
+        {"Long", ScalarType::Int64},    {"Int", ScalarType::Int32},
+        {"Short", ScalarType::Int16},   {"Char", ScalarType::Int8},
+        {"Byte", ScalarType::UInt8},    {"Bool", ScalarType::Bool}};
     if (base == "Tensor" && !peek("(")) return Type::tensor();
     auto it = tensor_names.find(base);
     if (it != tensor_names.end() || base == "Tensor") {
@@ -348,8 +359,8 @@ class GraphParser {
   std::string ident_with(std::string_view extra) {
     skip_ws();
     const size_t b = pos_;
-    while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_' ||
-                                extra.find(s_[pos_]) != std::string_view::npos))
+    while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) ||
+                                s_[pos_] == '_' || extra.find(s_[pos_]) != std::string_view::npos))
       ++pos_;
     if (b == pos_) fail("name expected");
     return std::string(s_.substr(b, pos_ - b));
@@ -408,6 +419,8 @@ class GraphParser {
 
 }  // namespace
 
-std::unique_ptr<Graph> parse_graph(std::string_view text) { return GraphParser(text).parse(); }
+std::unique_ptr<Graph> parse_graph(std::string_view text) {
+  return GraphParser(text).parse();
+}
 
 }  // namespace ampjit

@@ -26,7 +26,9 @@ struct Names {
   }
 };
 thread_local Names* t_names = nullptr;
-std::string value_name(const Value* v) { return (*t_names)(v); }
+std::string value_name(const Value* v) {
+  return (*t_names)(v);
+}
 
 std::string escape(const std::string& s) {
   std::string out = "\"";
@@ -55,14 +57,22 @@ std::string format_double(double d) {
 // zero tensor of that type (graph text carries no tensor data; serialization stores it apart).
 std::string attr_str(const IValue& v) {
   switch (v.tag()) {
-    case IValue::Tag::None: return "None";
-    case IValue::Tag::Double: return format_double(v.to_double());
-    case IValue::Tag::Int: return std::to_string(v.to_int());
-    case IValue::Tag::Bool: return v.to_bool() ? "1" : "0";
-    case IValue::Tag::String: return escape(v.to_string_ref());
-    case IValue::Tag::ScalarType: return std::to_string(torch_dtype_code(v.to_scalar_type()));
-    case IValue::Tag::Device: return escape(v.to_device().str());
-    case IValue::Tag::Tensor: return "<Tensor>";
+    case IValue::Tag::None:
+      return "None";
+    case IValue::Tag::Double:
+      return format_double(v.to_double());
+    case IValue::Tag::Int:
+      return std::to_string(v.to_int());
+    case IValue::Tag::Bool:
+      return v.to_bool() ? "1" : "0";
+    case IValue::Tag::String:
+      return escape(v.to_string_ref());
+    case IValue::Tag::ScalarType:
+      return std::to_string(torch_dtype_code(v.to_scalar_type()));
+    case IValue::Tag::Device:
+      return escape(v.to_device().str());
+    case IValue::Tag::Tensor:
+      return "<Tensor>";
     case IValue::Tag::List:
     case IValue::Tag::Tuple: {
       const auto& el = v.is_list() ? v.list_elems() : v.tuple_elems();
@@ -71,7 +81,8 @@ std::string attr_str(const IValue& v) {
       if (v.is_tuple() && el.size() == 1) s += ",";
       return s + (v.is_list() ? "]" : ")");
     }
-    case IValue::Tag::Object: return std::string("<") + v.object()->type_name() + ">";
+    case IValue::Tag::Object:
+      return std::string("<") + v.object()->type_name() + ">";
   }
   return "?";
 }
@@ -87,7 +98,8 @@ void print_values(std::ostream& os, const std::vector<Value*>& vs, bool with_typ
 void print_block(std::ostream& os, const Block& b, int indent, bool ranges);
 
 void print_node(std::ostream& os, const Node& n, int indent, bool ranges) {
-  // A node without outputs prints as torch prints it: the indent, then " = " ("   = prim::SetAttr").
+  // A node without outputs prints as torch prints it: the indent, then " = " ("   =
+  // prim::SetAttr").
   os << std::string(indent, ' ');
   print_values(os, n.outputs(), true);
   os << " = " << n.kind().qualified();

@@ -15,23 +15,36 @@ namespace {
 // The Python annotation for a type: Tensor, int, List[Tensor], Tuple[Tensor, int], Optional[...].
 std::string py_type(const Type& t) {
   switch (t.kind()) {
-    case TypeKind::Tensor: return "Tensor";
-    case TypeKind::Int: return "int";
-    case TypeKind::Float: return "float";
-    case TypeKind::Bool: return "bool";
-    case TypeKind::Str: return "str";
-    case TypeKind::None: return "None";
-    case TypeKind::Number: return "number";
-    case TypeKind::ScalarType: return "int";
-    case TypeKind::Device: return "Device";
-    case TypeKind::List: return "List[" + py_type(*t.elem()) + "]";
-    case TypeKind::Optional: return "Optional[" + py_type(*t.elem()) + "]";
+    case TypeKind::Tensor:
+      return "Tensor";
+    case TypeKind::Int:
+      return "int";
+    case TypeKind::Float:
+      return "float";
+    case TypeKind::Bool:
+      return "bool";
+    case TypeKind::Str:
+      return "str";
+    case TypeKind::None:
+      return "None";
+    case TypeKind::Number:
+      return "number";
+    case TypeKind::ScalarType:
+      return "int";
+    case TypeKind::Device:
+      return "Device";
+    case TypeKind::List:
+      return "List[" + py_type(*t.elem()) + "]";
+    case TypeKind::Optional:
+      return "Optional[" + py_type(*t.elem()) + "]";
     case TypeKind::Tuple: {
       std::string s = "Tuple[";
-      for (size_t i = 0; i < t.contained().size(); ++i) s += (i ? ", " : "") + py_type(*t.contained()[i]);
+      for (size_t i = 0; i < t.contained().size(); ++i)
+        s += (i ? ", " : "") + py_type(*t.contained()[i]);
       return s + "]";
     }
-    default: return t.str();
+    default:
+      return t.str();
   }
 }
 
@@ -49,10 +62,12 @@ class Printer {
       head += (i ? ",\n    " : "") + (is_self ? n : n + ": " + py_type(*v->type()));
     }
     std::string ret;
-    if (g_.outputs().size() == 1) ret = py_type(*g_.outputs()[0]->type());
+    if (g_.outputs().size() == 1)
+      ret = py_type(*g_.outputs()[0]->type());
     else {
       ret = "Tuple[";
-      for (size_t i = 0; i < g_.outputs().size(); ++i) ret += (i ? ", " : "") + py_type(*g_.outputs()[i]->type());
+      for (size_t i = 0; i < g_.outputs().size(); ++i)
+        ret += (i ? ", " : "") + py_type(*g_.outputs()[i]->type());
       ret += "]";
     }
     out_ = head + ") -> " + ret + ":\n";
@@ -68,14 +83,16 @@ class Printer {
   std::string fresh(const Value* v) {
     std::string base;
     if (v->has_debug_name()) {
-      for (char c : v->debug_name()) base += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+      for (char c : v->debug_name())
+        base += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
       if (std::isdigit(static_cast<unsigned char>(base[0]))) base = "_" + base;
       while (base.size() > 1 && base.back() == '_') base.pop_back();
     } else {
       base = "_" + std::to_string(counter_++);
     }
     std::string n = base;
-    for (int k = 0; used_.count(n) || n == "self" || n == "torch" || n == "CONSTANTS"; ++k) n = base + std::to_string(k);
+    for (int k = 0; used_.count(n) || n == "self" || n == "torch" || n == "CONSTANTS"; ++k)
+      n = base + std::to_string(k);
     used_.insert(n);
     return n;
   }
@@ -85,8 +102,8 @@ class Printer {
   static bool has_side_effects(const Node& n) {
     if (!n.op()) {
       const Symbol k = n.kind();
-      return k == sym::prim::RaiseException || k == sym::prim::CallFunction || k == sym::prim::Enter ||
-             k == sym::prim::Exit || !k.is_prim();
+      return k == sym::prim::RaiseException || k == sym::prim::CallFunction ||
+             k == sym::prim::Enter || k == sym::prim::Exit || !k.is_prim();
     }
     if (n.op()->has(kNondeterministic)) return true;
     for (const Argument& a : n.op()->schema.args)
@@ -141,7 +158,7 @@ class Printer {
     std::vector<std::string> args(n.inputs().size());
     for (size_t i = 0; i < n.inputs().size(); ++i) args[i] = expr(n.input(i));
     std::string fn = k.is_aten() ? "torch." + std::string(k.name())
-                               : "ops." + std::string(k.ns()) + "." + std::string(k.name());
+                                 : "ops." + std::string(k.ns()) + "." + std::string(k.name());
     if (!n.op()) return fn + "(" + join(args, 0, args.size()) + ")";
     const auto& schema = n.op()->schema.args;
     size_t end = args.size();
@@ -151,7 +168,8 @@ class Printer {
       if (!a.default_value || src->kind() != sym::prim::Constant) break;
       const IValue c = src->has_attr(sym::attr::value) ? src->attr(sym::attr::value) : IValue();
       const IValue& d = *a.default_value;
-      const bool same = c.equals(d) || (c.is_number() && d.is_number() && c.to_double() == d.to_double());
+      const bool same =
+          c.equals(d) || (c.is_number() && d.is_number() && c.to_double() == d.to_double());
       if (!same) break;
       --end;
     }
@@ -221,12 +239,16 @@ class Printer {
     const Symbol k = n.kind();
     if (has_side_effects(n) || !n.blocks().empty()) flush(indent);
     if (k == sym::prim::Constant) {
-      assign(indent, n, constant(n.has_attr(sym::attr::value) ? n.attr(sym::attr::value) : IValue()));
+      assign(indent, n,
+             constant(n.has_attr(sym::attr::value) ? n.attr(sym::attr::value) : IValue()));
     } else if (k == sym::prim::GetAttr) {
       const std::string& a = n.attr(sym::attr::name).to_string_ref();
       const bool ident = !a.empty() && !std::isdigit(static_cast<unsigned char>(a[0])) &&
-                         std::all_of(a.begin(), a.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-      assign(indent, n, ident ? expr(n.input()) + "." + a : "getattr(" + expr(n.input()) + ", \"" + a + "\")");
+                         std::all_of(a.begin(), a.end(), [](char c) {
+                           return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                         });
+      assign(indent, n,
+             ident ? expr(n.input()) + "." + a : "getattr(" + expr(n.input()) + ", \"" + a + "\")");
     } else if (k == sym::prim::TupleConstruct) {
       assign(indent, n, "(" + exprs(n.inputs()) + (n.inputs().size() == 1 ? ",)" : ")"));
     } else if (k == sym::prim::ListConstruct) {
@@ -258,8 +280,10 @@ class Printer {
       const std::string i = fresh(body.inputs()[0]);
       names_[body.inputs()[0]] = i;
       const Node* cond = body.outputs()[0]->node();
-      const bool for_loop = n.input(1)->node()->kind() == sym::prim::Constant && cond->kind() == sym::prim::Constant &&
-                            n.input(1)->node()->attr(sym::attr::value).to_bool() && cond->attr(sym::attr::value).to_bool();
+      const bool for_loop = n.input(1)->node()->kind() == sym::prim::Constant &&
+                            cond->kind() == sym::prim::Constant &&
+                            n.input(1)->node()->attr(sym::attr::value).to_bool() &&
+                            cond->attr(sym::attr::value).to_bool();
       if (for_loop) {
         line(indent, "for " + i + " in range(" + expr(n.input(0)) + "):");
       } else {
@@ -269,7 +293,8 @@ class Printer {
         line(indent, "while " + i + " < " + expr(n.input(0)) + " and " + c + ":");
         block(body, indent + 1, false);
         line(indent + 1, c + " = " + expr(body.outputs()[0]));
-        assign_values(indent + 1, carried, std::vector<Value*>(body.outputs().begin() + 1, body.outputs().end()));
+        assign_values(indent + 1, carried,
+                      std::vector<Value*>(body.outputs().begin() + 1, body.outputs().end()));
         flush(indent + 1);
         line(indent + 1, i + " = " + i + " + 1");
         for (size_t o = 0; o < n.outputs().size(); ++o) names_[n.output(o)] = names_.at(carried[o]);
@@ -277,7 +302,8 @@ class Printer {
       }
       const size_t before = out_.size();
       block(body, indent + 1, false);
-      assign_values(indent + 1, carried, std::vector<Value*>(body.outputs().begin() + 1, body.outputs().end()));
+      assign_values(indent + 1, carried,
+                    std::vector<Value*>(body.outputs().begin() + 1, body.outputs().end()));
       flush(indent + 1);
       if (out_.size() == before) line(indent + 1, "pass");
       for (size_t o = 0; o < n.outputs().size(); ++o) names_[n.output(o)] = names_.at(carried[o]);
@@ -287,10 +313,12 @@ class Printer {
       if (n.has_attr(sym::attr::device_type)) args += constant(n.attr(sym::attr::device_type));
       if (n.has_attr(sym::attr::dtype)) {
         const IValue& d = n.attr(sym::attr::dtype);
-        const std::optional<ScalarType> t = d.is_scalar_type() ? std::optional<ScalarType>(d.to_scalar_type())
-                                            : d.is_int()       ? from_torch_dtype_code(d.to_int())
-                                                               : std::nullopt;
-        args += std::string(", dtype=") + (t ? std::string("torch.") + dtype_name(*t) : constant(d));
+        const std::optional<ScalarType> t = d.is_scalar_type()
+                                                ? std::optional<ScalarType>(d.to_scalar_type())
+                                            : d.is_int() ? from_torch_dtype_code(d.to_int())
+                                                         : std::nullopt;
+        args +=
+            std::string(", dtype=") + (t ? std::string("torch.") + dtype_name(*t) : constant(d));
       }
       for (Symbol a : {sym::attr::enabled, sym::attr::cache_enabled}) {
         if (!n.has_attr(a)) continue;
@@ -328,6 +356,8 @@ class Printer {
 
 }  // namespace
 
-std::string python_print(const Graph& g, const std::string& name) { return Printer(g).run(name); }
+std::string python_print(const Graph& g, const std::string& name) {
+  return Printer(g).run(name);
+}
 
 }  // namespace ampjit

@@ -7,7 +7,8 @@
 
 namespace ampjit {
 
-std::shared_ptr<const Source> Source::dedented(const std::string& text, std::string filename, int first_line) {
+std::shared_ptr<const Source> Source::dedented(const std::string& text, std::string filename,
+                                               int first_line) {
   size_t indent = 0;
   while (indent < text.size() && (text[indent] == ' ' || text[indent] == '\t')) ++indent;
   if (indent == 0) return std::make_shared<const Source>(text, std::move(filename), first_line);
@@ -21,11 +22,15 @@ std::shared_ptr<const Source> Source::dedented(const std::string& text, std::str
     out.append(text, b + k, e - b - k);
     b = e;
   }
-  return std::make_shared<const Source>(std::move(out), std::move(filename), first_line, static_cast<int>(indent));
+  return std::make_shared<const Source>(std::move(out), std::move(filename), first_line,
+                                        static_cast<int>(indent));
 }
 
 Source::Source(std::string text, std::string filename, int first_line, int col_offset)
-    : text_(std::move(text)), filename_(std::move(filename)), first_line_(first_line), col_offset_(col_offset) {
+    : text_(std::move(text)),
+      filename_(std::move(filename)),
+      first_line_(first_line),
+      col_offset_(col_offset) {
   line_starts_.push_back(0);
   for (size_t i = 0; i < text_.size(); ++i)
     if (text_[i] == '\n') line_starts_.push_back(i + 1);
@@ -34,7 +39,8 @@ Source::Source(std::string text, std::string filename, int first_line, int col_o
 std::pair<int, int> Source::line_col(size_t offset) const {
   auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
   const size_t idx = static_cast<size_t>(it - line_starts_.begin()) - 1;
-  return {static_cast<int>(idx) + first_line_, static_cast<int>(offset - line_starts_[idx]) + 1 + col_offset_};
+  return {static_cast<int>(idx) + first_line_,
+          static_cast<int>(offset - line_starts_[idx]) + 1 + col_offset_};
 }
 
 std::string Source::line_text(int line) const {
@@ -48,7 +54,8 @@ std::string Source::line_text(int line) const {
 
 size_t Source::offset_of(int line, int col) const {
   const int idx = std::clamp(line - first_line_, 0, static_cast<int>(line_starts_.size()) - 1);
-  return std::min(text_.size(), line_starts_[idx] + static_cast<size_t>(std::max(col - col_offset_, 1) - 1));
+  return std::min(text_.size(),
+                  line_starts_[idx] + static_cast<size_t>(std::max(col - col_offset_, 1) - 1));
 }
 
 std::string SourceRange::location_str() const {
@@ -62,8 +69,10 @@ std::string SourceRange::highlight() const {
   const std::string text = source->line_text(l);
   const auto [el, ec] = source->line_col(std::max(end, start + 1) - 1);
   const int col = c - source->col_offset();  // within the (dedented) text shown
-  const int width = el == l ? std::max(1, ec - c + 1) : std::max(1, static_cast<int>(text.size()) - col + 1);
-  out += "\n" + text + "\n" + std::string(static_cast<size_t>(std::max(col, 1) - 1), ' ') + std::string(width, '~');
+  const int width =
+      el == l ? std::max(1, ec - c + 1) : std::max(1, static_cast<int>(text.size()) - col + 1);
+  out += "\n" + text + "\n" + std::string(static_cast<size_t>(std::max(col, 1) - 1), ' ') +
+         std::string(width, '~');
   return out;
 }
 

@@ -16,7 +16,8 @@ class Source {
   // The source of an indented block (a method, a nested def): dedented by the first line's
   // indentation, with that as the column offset. Lines indented less (a flush-left docstring
   // line) lose only their own indentation.
-  static std::shared_ptr<const Source> dedented(const std::string& text, std::string filename, int first_line = 1);
+  static std::shared_ptr<const Source> dedented(const std::string& text, std::string filename,
+                                                int first_line = 1);
   int col_offset() const { return col_offset_; }
   const std::string& text() const { return text_; }
   const std::string& filename() const { return filename_; }
@@ -41,7 +42,8 @@ struct SourceRange {
   int line = 0, col = 0;
 
   SourceRange() = default;
-  SourceRange(std::shared_ptr<const Source> s, size_t b, size_t e) : source(std::move(s)), start(b), end(e) {}
+  SourceRange(std::shared_ptr<const Source> s, size_t b, size_t e)
+      : source(std::move(s)), start(b), end(e) {}
   static SourceRange location(std::string file, int line, int col = 1) {
     SourceRange r;
     r.file = std::move(file);

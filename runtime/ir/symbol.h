@@ -15,8 +15,8 @@ class Symbol {
   static Symbol intern(std::string_view ns, std::string_view name);
 
   const std::string& qualified() const;  // "aten::mm"
-  std::string_view ns() const;            // "aten"
-  std::string_view name() const;          // "mm"
+  std::string_view ns() const;           // "aten"
+  std::string_view name() const;         // "mm"
   bool is_aten() const { return ns() == "aten"; }
   bool is_prim() const { return ns() == "prim"; }
   uint32_t id() const { return id_; }
@@ -39,8 +39,8 @@ enum : uint32_t {
 };
 }  // namespace symbols
 
-#define AMPJIT_SYMBOL(ns, n) \
-  namespace ns {             \
+#define AMPJIT_SYMBOL(ns, n)             \
+  namespace ns {                         \
   constexpr Symbol n{symbols::ns##_##n}; \
   }
 namespace sym {

@@ -33,7 +33,8 @@ class Verifier {
     }
     for (size_t i = 0; i < n->outputs().size(); ++i) {
       const Value* v = n->output(i);
-      if (v->node() != n || v->offset() != i) fail(n, fmt::format("output {} does not point back", i));
+      if (v->node() != n || v->offset() != i)
+        fail(n, fmt::format("output {} does not point back", i));
       for (const Use& u : v->uses()) {
         if (u.offset >= u.user->inputs().size() || u.user->input(u.offset) != v)
           fail(n, fmt::format("a use of output {} is stale", i));
@@ -65,7 +66,8 @@ class Verifier {
       for (const Value* v : n->outputs()) def(v);
     }
     for (size_t i = 0; i < b.outputs().size(); ++i) {
-      if (!scope.count(b.outputs()[i])) fail(b.return_node(), fmt::format("block output {} is not in scope", i));
+      if (!scope.count(b.outputs()[i]))
+        fail(b.return_node(), fmt::format("block output {} is not in scope", i));
     }
     check_uses(b.return_node());
     for (const Value* v : added) scope.erase(v);
@@ -74,7 +76,8 @@ class Verifier {
   void check_types(const Node* n) {
     const Symbol k = n->kind();
     if (k == sym::prim::Constant) {
-      if (!n->inputs().empty() || n->outputs().size() != 1) fail(n, "a constant has no inputs and one output");
+      if (!n->inputs().empty() || n->outputs().size() != 1)
+        fail(n, "a constant has no inputs and one output");
       return;
     }
     if (k == sym::prim::If) {
@@ -82,15 +85,19 @@ class Verifier {
         fail(n, "prim::If takes one bool condition");
       if (n->blocks().size() != 2) fail(n, "prim::If has two blocks");
       for (const Block* b : n->blocks())
-        if (b->outputs().size() != n->outputs().size()) fail(n, "each branch yields one value per output");
+        if (b->outputs().size() != n->outputs().size())
+          fail(n, "each branch yields one value per output");
       return;
     }
     if (k == sym::prim::Loop) {
-      // inputs: max_trip_count, initial condition, carried...; block: (i, carried...) -> (cond, carried...)
-      if (n->inputs().size() < 2 || n->blocks().size() != 1) fail(n, "prim::Loop(max_trip, cond, carried...) has one block");
+      // inputs: max_trip_count, initial condition, carried...; block: (i, carried...) -> (cond,
+      // carried...)
+      if (n->inputs().size() < 2 || n->blocks().size() != 1)
+        fail(n, "prim::Loop(max_trip, cond, carried...) has one block");
       const size_t carried = n->inputs().size() - 2;
       const Block* b = n->blocks()[0];
-      if (b->inputs().size() != carried + 1 || b->outputs().size() != carried + 1 || n->outputs().size() != carried)
+      if (b->inputs().size() != carried + 1 || b->outputs().size() != carried + 1 ||
+          n->outputs().size() != carried)
         fail(n, "loop-carried values do not line up between inputs, block and outputs");
       return;
     }
@@ -101,9 +108,13 @@ class Verifier {
         fail(n, "prim::AutocastRegion has no inputs and one block without inputs");
       if (n->blocks()[0]->outputs().size() != n->outputs().size())
         fail(n, "prim::AutocastRegion's block yields one value per output");
-      auto is_flag = [](const IValue& v) { return v.is_bool() || (v.is_int() && (v.to_int() == 0 || v.to_int() == 1)); };
-      const IValue* device = n->has_attr(sym::attr::device_type) ? &n->attr(sym::attr::device_type) : nullptr;
-      if (!device || !device->is_string() || (device->to_string_ref() != "cpu" && device->to_string_ref() != "cuda"))
+      auto is_flag = [](const IValue& v) {
+        return v.is_bool() || (v.is_int() && (v.to_int() == 0 || v.to_int() == 1));
+      };
+      const IValue* device =
+          n->has_attr(sym::attr::device_type) ? &n->attr(sym::attr::device_type) : nullptr;
+      if (!device || !device->is_string() ||
+          (device->to_string_ref() != "cpu" && device->to_string_ref() != "cuda"))
         fail(n, "prim::AutocastRegion needs device_type=\"cpu\" or \"cuda\"");
       if (!n->has_attr(sym::attr::enabled) || !is_flag(n->attr(sym::attr::enabled)))
         fail(n, "prim::AutocastRegion needs a bool `enabled`");
@@ -113,21 +124,27 @@ class Verifier {
       std::optional<ScalarType> t;
       if (dt && dt->is_scalar_type()) t = dt->to_scalar_type();
       if (dt && dt->is_int()) t = from_torch_dtype_code(dt->to_int());
-      if (!t || !is_reduced_floating(*t)) fail(n, "prim::AutocastRegion needs dtype float16 or bfloat16");
+      if (!t || !is_reduced_floating(*t))
+        fail(n, "prim::AutocastRegion needs dtype float16 or bfloat16");
       return;
     }
     if (const OpEntry* op = n->op()) {
       const auto& args = op->schema.args;
       if (n->inputs().size() != args.size())
-        fail(n, fmt::format("{} takes {} inputs, node has {}", op->name, args.size(), n->inputs().size()));
+        fail(n, fmt::format("{} takes {} inputs, node has {}", op->name, args.size(),
+                            n->inputs().size()));
       if (n->outputs().size() != op->schema.returns.size())
-        fail(n, fmt::format("{} has {} outputs, node has {}", op->name, op->schema.returns.size(), n->outputs().size()));
+        fail(n, fmt::format("{} has {} outputs, node has {}", op->name, op->schema.returns.size(),
+                            n->outputs().size()));
       for (size_t i = 0; i < args.size(); ++i) {
         const Type& vt = *n->input(i)->type();
         const Type& at = *args[i].type;
-        if (vt.kind() == TypeKind::Tensor && !(at.kind() == TypeKind::Tensor ||
-            (at.kind() == TypeKind::Optional && at.elem()->kind() == TypeKind::Tensor) || at.kind() == TypeKind::Any))
-          fail(n, fmt::format("input {} is a Tensor but {} expects {} for '{}'", i, op->name, at.str(), args[i].name));
+        if (vt.kind() == TypeKind::Tensor &&
+            !(at.kind() == TypeKind::Tensor ||
+              (at.kind() == TypeKind::Optional && at.elem()->kind() == TypeKind::Tensor) ||
+              at.kind() == TypeKind::Any))
+          fail(n, fmt::format("input {} is a Tensor but {} expects {} for '{}'", i, op->name,
+                              at.str(), args[i].name));
       }
     }
   }
@@ -137,6 +154,8 @@ class Verifier {
 
 }  // namespace
 
-void Graph::verify() const { Verifier(*this).run(); }
+void Graph::verify() const {
+  Verifier(*this).run();
+}
 
 }  // namespace ampjit

@@ -22,7 +22,8 @@ namespace {
   std::string text = msg;
   if (n && n->source_range().valid()) text += "\n" + n->source_range().highlight();
   // A node inlined from a callee also names the call (inline_calls records it).
-  if (const IValue* at = n ? n->find_meta(Symbol::intern("meta", "inlined_at_text")) : nullptr; at && at->is_string())
+  if (const IValue* at = n ? n->find_meta(Symbol::intern("meta", "inlined_at_text")) : nullptr;
+      at && at->is_string())
     text += "\n  called from " + at->to_string_ref();
   throw Error(text);
 }
@@ -99,11 +100,13 @@ void warn_stripped_traced_disable(const Node* n, const AutocastContext& ctx) {
   const IValue* from = n->find_meta(Symbol::intern("meta", "inlined_from"));
   const std::string fn = from && from->is_string() ? " '" + from->to_string_ref() + "'" : "";
   warn_autocast_interop(
-      fmt::format("autocast(enabled=False) at {} in the traced function{} is lost when script calls it or it runs "
-                  "under eager autocast: {} is autocast to {} here (PyTorch does this silently; trace with "
-                  "autocast_semantics='eager' to keep the region)",
-                  where && where->is_string() ? where->to_string_ref() : "?", fn, n->kind().qualified(),
-                  dtype_name(cuda ? ctx.cuda_dtype : ctx.cpu_dtype)),
+      fmt::format(
+          "autocast(enabled=False) at {} in the traced function{} is lost when script calls it or "
+          "it runs "
+          "under eager autocast: {} is autocast to {} here (PyTorch does this silently; trace with "
+          "autocast_semantics='eager' to keep the region)",
+          where && where->is_string() ? where->to_string_ref() : "?", fn, n->kind().qualified(),
+          dtype_name(cuda ? ctx.cuda_dtype : ctx.cpu_dtype)),
       at && at->is_string() ? parse_location(at->to_string_ref()) : n->source_range());
 }
 
@@ -141,7 +144,8 @@ std::optional<Region> parse_autocast(const Node* enter, const AutocastContext& c
       std::optional<ScalarType> t;
       if (c && c->is_scalar_type()) t = c->to_scalar_type();
       if (c && c->is_int()) t = from_torch_dtype_code(c->to_int());
-      if (!t || *t == ScalarType::Undefined) fail(where, "Autocast dtype argument must be a constant and defined");
+      if (!t || *t == ScalarType::Undefined)
+        fail(where, "Autocast dtype argument must be a constant and defined");
       dtype = t;
     }
   }
@@ -150,10 +154,12 @@ std::optional<Region> parse_autocast(const Node* enter, const AutocastContext& c
   if (device.empty()) fail(enter, "Autocast missing device attribute");
   if (!*enabled && t_eager && (device == "cuda" ? t_eager->cuda_enabled : t_eager->cpu_enabled)) {
     warn_autocast_interop(
-        fmt::format("autocast(enabled=False) in scripted code does not disable eager autocast: the caller has {} "
-                    "autocast enabled, so the ops in this region are still autocast to {} (as in PyTorch; "
-                    "autocast_semantics='eager' lets the region win)",
-                    device, dtype_name(device == "cuda" ? t_eager->cuda_dtype : t_eager->cpu_dtype)),
+        fmt::format(
+            "autocast(enabled=False) in scripted code does not disable eager autocast: the caller "
+            "has {} "
+            "autocast enabled, so the ops in this region are still autocast to {} (as in PyTorch; "
+            "autocast_semantics='eager' lets the region win)",
+            device, dtype_name(device == "cuda" ? t_eager->cuda_dtype : t_eager->cpu_dtype)),
         enter->source_range());
   }
   Region r{obj, current};
@@ -182,7 +188,8 @@ void cast_tensor_inputs(Node* n, Symbol cast, const AutocastContext& ctx) {
   std::vector<Value*> inputs;
   std::unordered_set<Value*> seen;
   for (Value* in : n->inputs()) {
-    if (in->type()->kind() == TypeKind::Tensor && in->node()->kind() != cast && seen.insert(in).second)
+    if (in->type()->kind() == TypeKind::Tensor && in->node()->kind() != cast &&
+        seen.insert(in).second)
       inputs.push_back(in);
   }
   Graph& g = *n->owning_graph();
@@ -192,15 +199,16 @@ void cast_tensor_inputs(Node* n, Symbol cast, const AutocastContext& ctx) {
     Value* out;
     if (cast == kToFull) {
       out = g.insert_op(op_entry(OpId::_autocast_to_full_precision),
-                        {in, g.insert_constant(IValue(ctx.cuda_enabled)), g.insert_constant(IValue(ctx.cpu_enabled))},
+                        {in, g.insert_constant(IValue(ctx.cuda_enabled)),
+                         g.insert_constant(IValue(ctx.cpu_enabled))},
                         n->source_range());
     } else {
       Value* cuda_on = g.insert_constant(IValue(ctx.cuda_enabled));
       Value* cpu_on = g.insert_constant(IValue(ctx.cpu_enabled));
       Value* cuda_dt = g.insert_constant(IValue(ctx.cuda_dtype));
       Value* cpu_dt = g.insert_constant(IValue(ctx.cpu_dtype));
-      out = g.insert_op(op_entry(OpId::_autocast_to_reduced_precision), {in, cuda_on, cpu_on, cuda_dt, cpu_dt},
-                        n->source_range());
+      out = g.insert_op(op_entry(OpId::_autocast_to_reduced_precision),
+                        {in, cuda_on, cpu_on, cuda_dt, cpu_dt}, n->source_range());
     }
     n->replace_input_with(in, out);
   }
@@ -257,7 +265,9 @@ void handle_block(Block* block, const AutocastContext& initial) {
   // torch's incompatible_amp: a block may not mix autocast regions with calls made under another
   // state than the initial one.
   std::optional<bool> incompatible_amp;
-  auto current = [&]() -> const AutocastContext& { return regions.empty() ? initial : regions.back().context; };
+  auto current = [&]() -> const AutocastContext& {
+    return regions.empty() ? initial : regions.back().context;
+  };
 
   for (Node* n : block->nodes()) {
     const Symbol k = n->kind();
@@ -267,14 +277,17 @@ void handle_block(Block* block, const AutocastContext& initial) {
       if (current().any_enabled() == initial.any_enabled()) {
         if (current().any_enabled()) cast_tensor_inputs(n, kToFull, current());
       } else {
-        if (incompatible_amp.has_value() && !*incompatible_amp) fail(n, "Calls are not expected with AMP & JIT");
+        if (incompatible_amp.has_value() && !*incompatible_amp)
+          fail(n, "Calls are not expected with AMP & JIT");
         incompatible_amp = true;
       }
     } else if (k == sym::prim::Enter) {
       if (std::optional<Region> r = parse_autocast(n, current())) {
-        if (std::any_of(n->outputs().begin(), n->outputs().end(), [](const Value* v) { return v->has_uses(); }))
+        if (std::any_of(n->outputs().begin(), n->outputs().end(),
+                        [](const Value* v) { return v->has_uses(); }))
           fail(n, "`with autocast() as ...` is not supported");
-        if (incompatible_amp.has_value() && *incompatible_amp) fail(n, "Unsupported case by AMP & JIT");
+        if (incompatible_amp.has_value() && *incompatible_amp)
+          fail(n, "Unsupported case by AMP & JIT");
         incompatible_amp = false;
         regions.push_back(*r);
       }
@@ -283,7 +296,8 @@ void handle_block(Block* block, const AutocastContext& initial) {
         // torch: internal asserts. A region closes in the block that opened it.
         if (regions.empty() || regions.back().instance != n->input(0))
           fail(n, "Autocast: prim::Exit does not match the innermost prim::Enter of its block");
-        if (incompatible_amp.has_value() && *incompatible_amp) fail(n, "Unsupported case by AMP & JIT");
+        if (incompatible_amp.has_value() && *incompatible_amp)
+          fail(n, "Unsupported case by AMP & JIT");
         incompatible_amp = false;
         regions.pop_back();
       }
@@ -318,14 +332,16 @@ void handle_block(Block* block, const AutocastContext& initial) {
         case AutocastPolicy::Banned:
           if (current().any_enabled()) fail(n, "Unsafe to autocast");
           break;
-        case AutocastPolicy::Fp32AppendDtype:  // not implemented by torch's pass (its list is empty)
+        case AutocastPolicy::Fp32AppendDtype:  // not implemented by torch's pass (its list is
+                                               // empty)
         case AutocastPolicy::None:
           break;
       }
     }
     // A prim::AutocastRegion (an eager-semantics trace's region, Note [Autocast regions at run
     // time]) is a scope with its constant settings, as a `with autocast(...)` region is.
-    const AutocastContext inner = k == sym::prim::AutocastRegion ? region_context(*n, current()) : current();
+    const AutocastContext inner =
+        k == sym::prim::AutocastRegion ? region_context(*n, current()) : current();
     for (Block* sub : n->blocks()) handle_block(sub, inner);
   }
   // torch: an internal assert. Every region opened in a block closes in it.

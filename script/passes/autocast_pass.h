@@ -23,7 +23,8 @@
 //  - Each block is walked in order with its own stack of regions; the current context is the top
 //    region's, or the block's initial one. Sub-blocks (if/loop bodies) are walked after their node,
 //    starting from the current context; a region opened in a block must close in it.
-//  - prim::Enter on an autocast object (is_autocast_class_name) opens a region: the object must come
+//  - prim::Enter on an autocast object (is_autocast_class_name) opens a region: the object must
+//  come
 //    from prim::CreateObject ("Unsupported autocast syntax"), its prim::SetAttr uses must set
 //    `_enabled` (a constant bool), `device` (a constant "cpu" or "cuda") and `fast_dtype` (a
 //    constant, defined dtype), and the Enter's result must be unused ("`with autocast() as ...`").

@@ -39,7 +39,8 @@ bool inline_block(Graph& g, Block& b) {
     std::vector<Value*> outs = g.insert_graph(*callee, n->inputs());
     g.set_insert_point(saved);
     if (n->source_range().valid()) {
-      const IValue at(n->source_range().location_str()), text(n->source_range().highlight()), from(fo->fn->name());
+      const IValue at(n->source_range().location_str()), text(n->source_range().highlight()),
+          from(fo->fn->name());
       for (Node* c = before->next(); c != n; c = c->next()) mark_inlined(c, at, text, from);
     }
     for (size_t i = 0; i < outs.size(); ++i) n->output(i)->replace_all_uses_with(outs[i]);
@@ -50,6 +51,8 @@ bool inline_block(Graph& g, Block& b) {
 }
 }  // namespace
 
-bool inline_calls(Graph& g) { return inline_block(g, *g.block()); }
+bool inline_calls(Graph& g) {
+  return inline_block(g, *g.block());
+}
 
 }  // namespace ampjit

@@ -3,8 +3,9 @@
 // preoptimizeGraph (reference §1.1), in its order.
 //
 //   inline_calls                         (torch: Inline)
-//   constant_propagation                 (torch: PeepholeOptimize, ConstantPropagationImmutableTypes)
-//   autocast_pass                        (torch: Autocast; skipped when disable_autocast or when
+//   constant_propagation                 (torch: PeepholeOptimize,
+//   ConstantPropagationImmutableTypes) autocast_pass                        (torch: Autocast;
+//   skipped when disable_autocast or when
 //                                         jit_autocast_mode() is off)
 //   common_subexpression_elimination, dead_code_elimination   (torch: ConstantPooling, and more)
 //

@@ -27,7 +27,7 @@ using ST = ScalarType;
 constexpr const char* kAmp = "__torch__.torch.amp.autocast_mode.autocast";
 constexpr const char* kCudaAmp = "__torch__.torch.cuda.amp.autocast_mode.autocast";
 constexpr const char* kCpuAmp = "__torch__.torch.cpu.amp.autocast_mode.autocast";
-constexpr int kHalf = 5;   // torch's dtype codes, as graphs print them
+constexpr int kHalf = 5;  // torch's dtype codes, as graphs print them
 constexpr int kBF16 = 15;
 
 // The IR the script compiler emits for `with <cls>(device, dtype=<code>, enabled=<on>):`.
@@ -44,8 +44,12 @@ std::string open_region(const std::string& ac, const std::string& device, bool o
       "  %{0}_enter : NoneType = prim::Enter(%{0})\n",
       ac, device, on ? 1 : 0, dtype, cls);
 }
-std::string close_region(const std::string& ac) { return fmt::format("  %{0}_exit : NoneType = prim::Exit(%{0})\n", ac); }
-std::string cpu_region(const std::string& ac, bool on = true) { return open_region(ac, "cpu", on, kBF16); }
+std::string close_region(const std::string& ac) {
+  return fmt::format("  %{0}_exit : NoneType = prim::Exit(%{0})\n", ac);
+}
+std::string cpu_region(const std::string& ac, bool on = true) {
+  return open_region(ac, "cpu", on, kBF16);
+}
 
 AutocastContext cpu_ctx(ST dt = ST::BFloat16) {
   AutocastContext c;
@@ -99,7 +103,9 @@ std::vector<ST> dtypes_of(const Stack& s) {
   return out;
 }
 
-Tensor rnd(ST dt = ST::Float32, uint64_t seed = 1) { return testing::random_tensor({2, 2}, dt, seed); }
+Tensor rnd(ST dt = ST::Float32, uint64_t seed = 1) {
+  return testing::random_tensor({2, 2}, dt, seed);
+}
 
 // The message of the Error `f` throws ("" when it throws none).
 template <typename F>
@@ -119,7 +125,8 @@ std::string error_of(F&& f) {
 Tensor fake_cuda(ST dt) {
   static double buffer[8];
   Ref<TensorImpl> impl(new TensorImpl());
-  impl->storage = Storage::wrap(buffer, sizeof buffer, Device(DeviceType::CUDA, 0), [](void*, void*) {}, nullptr);
+  impl->storage = Storage::wrap(
+      buffer, sizeof buffer, Device(DeviceType::CUDA, 0), [](void*, void*) {}, nullptr);
   impl->sizes = {2};
   impl->strides = {1};
   impl->dtype = dt;
@@ -128,7 +135,8 @@ Tensor fake_cuda(ST dt) {
   return Tensor(std::move(impl));
 }
 
-const ST kAllDtypes[] = {ST::Float32, ST::Float64, ST::Float16, ST::BFloat16, ST::Int64, ST::Int32, ST::Bool};
+const ST kAllDtypes[] = {ST::Float32, ST::Float64, ST::Float16, ST::BFloat16,
+                         ST::Int64,   ST::Int32,   ST::Bool};
 const bool kFlags[] = {false, true};
 
 TEST(AutocastCastOps, ReducedPrecisionConvertsOnlyFloat32OnAnEnabledDevice) {
@@ -137,13 +145,18 @@ TEST(AutocastCastOps, ReducedPrecisionConvertsOnlyFloat32OnAnEnabledDevice) {
     for (DeviceType dev : {DeviceType::CPU, DeviceType::CUDA}) {
       for (bool cuda_on : kFlags) {
         for (bool cpu_on : kFlags) {
-          for (auto [cuda_dt, cpu_dt] : {std::pair{ST::Float16, ST::BFloat16}, std::pair{ST::BFloat16, ST::Float16}}) {
-            SCOPED_TRACE(fmt::format("{} on {}, cuda_enabled={} cpu_enabled={} cuda_dtype={} cpu_dtype={}",
-                                     dtype_name(dt), device_type_name(dev), cuda_on, cpu_on, dtype_name(cuda_dt),
-                                     dtype_name(cpu_dt)));
+          for (auto [cuda_dt, cpu_dt] :
+               {std::pair{ST::Float16, ST::BFloat16}, std::pair{ST::BFloat16, ST::Float16}}) {
+            SCOPED_TRACE(
+                fmt::format("{} on {}, cuda_enabled={} cpu_enabled={} cuda_dtype={} cpu_dtype={}",
+                            dtype_name(dt), device_type_name(dev), cuda_on, cpu_on,
+                            dtype_name(cuda_dt), dtype_name(cpu_dt)));
             const Tensor t = dev == DeviceType::CPU ? rnd(dt) : fake_cuda(dt);
             const bool converts = dt == ST::Float32 && (dev == DeviceType::CUDA ? cuda_on : cpu_on);
-            auto cast = [&] { return Tensor(ops::_autocast_to_reduced_precision(t, cuda_on, cpu_on, cuda_dt, cpu_dt)); };
+            auto cast = [&] {
+              return Tensor(
+                  ops::_autocast_to_reduced_precision(t, cuda_on, cpu_on, cuda_dt, cpu_dt));
+            };
             if (!converts) {
               EXPECT_TRUE(cast().is_same(t));
             } else if (dev == DeviceType::CPU) {
@@ -154,7 +167,8 @@ TEST(AutocastCastOps, ReducedPrecisionConvertsOnlyFloat32OnAnEnabledDevice) {
               EXPECT_EQ(cast().dtype(), cuda_dt);
             } else {
               // The conversion allocates on the device, which this build has no backend for.
-              EXPECT_THAT(cast, ::testing::ThrowsMessage<Error>(::testing::HasSubstr("device cuda:0 is not available")));
+              EXPECT_THAT(cast, ::testing::ThrowsMessage<Error>(
+                                    ::testing::HasSubstr("device cuda:0 is not available")));
             }
           }
         }
@@ -169,10 +183,11 @@ TEST(AutocastCastOps, FullPrecisionConvertsOnlyReducedFloatsOnAnEnabledDevice) {
     for (DeviceType dev : {DeviceType::CPU, DeviceType::CUDA}) {
       for (bool cuda_on : kFlags) {
         for (bool cpu_on : kFlags) {
-          SCOPED_TRACE(fmt::format("{} on {}, cuda_enabled={} cpu_enabled={}", dtype_name(dt), device_type_name(dev),
-                                   cuda_on, cpu_on));
+          SCOPED_TRACE(fmt::format("{} on {}, cuda_enabled={} cpu_enabled={}", dtype_name(dt),
+                                   device_type_name(dev), cuda_on, cpu_on));
           const Tensor t = dev == DeviceType::CPU ? rnd(dt) : fake_cuda(dt);
-          const bool converts = (dt == ST::Float16 || dt == ST::BFloat16) && (dev == DeviceType::CUDA ? cuda_on : cpu_on);
+          const bool converts = (dt == ST::Float16 || dt == ST::BFloat16) &&
+                                (dev == DeviceType::CUDA ? cuda_on : cpu_on);
           auto cast = [&] { return Tensor(ops::_autocast_to_full_precision(t, cuda_on, cpu_on)); };
           if (!converts) {
             EXPECT_TRUE(cast().is_same(t));
@@ -183,7 +198,8 @@ TEST(AutocastCastOps, FullPrecisionConvertsOnlyReducedFloatsOnAnEnabledDevice) {
           } else if (cuda_can_convert) {
             EXPECT_EQ(cast().dtype(), ST::Float32);
           } else {
-            EXPECT_THAT(cast, ::testing::ThrowsMessage<Error>(::testing::HasSubstr("device cuda:0 is not available")));
+            EXPECT_THAT(cast, ::testing::ThrowsMessage<Error>(
+                                  ::testing::HasSubstr("device cuda:0 is not available")));
           }
         }
       }
@@ -202,7 +218,9 @@ TEST(AutocastCastOps, AreNeverAutocastThemselvesAndAliasTheirInput) {
   // the eager layer does not cast the op's argument first.
   AutocastGuard ac(DeviceType::CPU, true, ST::BFloat16, false);
   const Tensor t = rnd();
-  EXPECT_TRUE(Tensor(ops::_autocast_to_reduced_precision(t, false, false, ST::Float16, ST::BFloat16)).is_same(t));
+  EXPECT_TRUE(
+      Tensor(ops::_autocast_to_reduced_precision(t, false, false, ST::Float16, ST::BFloat16))
+          .is_same(t));
   const Tensor h = rnd(ST::BFloat16);
   EXPECT_EQ(Tensor(ops::_autocast_to_full_precision(h, false, true)).dtype(), ST::Float32);
 }
@@ -217,11 +235,13 @@ TEST(AutocastCastOps, IsAutocastEnabledReadsThisThreadsEagerFlags) {
   EXPECT_TRUE(op_entry(OpId::is_autocast_cpu_enabled).has(kNondeterministic));  // never folded
 }
 
-// ---- Autocast objects in the interpreter ------------------------------------------------------------
+// ---- Autocast objects in the interpreter
+// ------------------------------------------------------------
 
 TEST(AutocastObjects, CreateSetAttrEnterExitRunAndDoNothing) {
   const std::string text = "graph(%a : Tensor, %b : Tensor):\n" + cpu_region("ac") +
-                           "  %y : Tensor = aten::mm(%a, %b)\n" + close_region("ac") + "  return (%y, %ac_exit)\n";
+                           "  %y : Tensor = aten::mm(%a, %b)\n" + close_region("ac") +
+                           "  return (%y, %ac_exit)\n";
   auto g = parsed(text);
   // Printed as torch prints nodes without outputs, and read back unchanged.
   EXPECT_THAT(g->str(), HasSubstr("\n   = prim::SetAttr[name=\"_enabled\"](%ac, %ac_on)\n"));
@@ -252,24 +272,26 @@ TEST(AutocastObjects, WithOnAnotherObjectIsNotSupported) {
       "  %e : NoneType = prim::Enter(%o)\n"
       "  %x : NoneType = prim::Exit(%o)\n"
       "  return ()\n");
-  EXPECT_THAT([&] { run(*g, {}); },
-              ::testing::ThrowsMessage<NotImplementedError>(HasSubstr("`with` on a '__torch__.Foo' object")));
+  EXPECT_THAT([&] { run(*g, {}); }, ::testing::ThrowsMessage<NotImplementedError>(
+                                        HasSubstr("`with` on a '__torch__.Foo' object")));
 }
 
 TEST(AutocastObjects, ClassNamesIgnoreTorchMangling) {
   EXPECT_TRUE(is_autocast_class_name(kAmp));
   EXPECT_TRUE(is_autocast_class_name(kCudaAmp));
   EXPECT_TRUE(is_autocast_class_name(kCpuAmp));
-  EXPECT_TRUE(is_autocast_class_name("__torch__.torch.amp.autocast_mode.___torch_mangle_3.autocast"));
+  EXPECT_TRUE(
+      is_autocast_class_name("__torch__.torch.amp.autocast_mode.___torch_mangle_3.autocast"));
   EXPECT_FALSE(is_autocast_class_name("__torch__.torch.autocast_mode.autocast"));  // pre-1.10 name
   EXPECT_FALSE(is_autocast_class_name("__torch__.torch.amp.autocast_mode.autocastX"));
 }
 
-// ---- The pass: regions, policies ------------------------------------------------------------------
+// ---- The pass: regions, policies
+// ------------------------------------------------------------------
 
 TEST(AutocastPass, CpuRegionCastsMatmulInputsToBFloat16) {
-  auto g = autocast("graph(%a : Tensor, %b : Tensor):\n" + cpu_region("ac") + "  %y : Tensor = aten::mm(%a, %b)\n" +
-                    close_region("ac") + "  return (%y)\n");
+  auto g = autocast("graph(%a : Tensor, %b : Tensor):\n" + cpu_region("ac") +
+                    "  %y : Tensor = aten::mm(%a, %b)\n" + close_region("ac") + "  return (%y)\n");
   // Per input, in input order: the four flags as constants, then the cast, right before the mm.
   expect_checks(*g, R"(
     # CHECK: prim::Enter
@@ -322,37 +344,48 @@ TEST(AutocastPass, InitialContextComesFromTheCaller) {
 TEST(AutocastPass, EveryLowerPrecisionOpInTheOpTable) {
   // One representative call per op of the lower_precision_fp list that ampjit has.
   const char* calls[] = {
-      "aten::mm(%a, %b)", "aten::matmul(%a, %b)", "aten::bmm(%a, %b)", "aten::mv(%a, %b)",
-      "aten::addmm(%a, %b, %c, %one, %one)", "aten::addmv(%a, %b, %c, %one, %one)",
-      "aten::addbmm(%a, %b, %c, %one, %one)", "aten::baddbmm(%a, %b, %c, %one, %one)", "aten::linear(%a, %b, %c)",
+      "aten::mm(%a, %b)",
+      "aten::matmul(%a, %b)",
+      "aten::bmm(%a, %b)",
+      "aten::mv(%a, %b)",
+      "aten::addmm(%a, %b, %c, %one, %one)",
+      "aten::addmv(%a, %b, %c, %one, %one)",
+      "aten::addbmm(%a, %b, %c, %one, %one)",
+      "aten::baddbmm(%a, %b, %c, %one, %one)",
+      "aten::linear(%a, %b, %c)",
   };
   for (const char* call : calls) {
     SCOPED_TRACE(call);
     auto g = autocast(std::string("graph(%a : Tensor, %b : Tensor, %c : Tensor):\n"
                                   "  %one : int = prim::Constant[value=1]()\n") +
-                          cpu_region("ac") + "  %y : Tensor = " + call + "\n" + close_region("ac") + "  return (%y)\n");
+                      cpu_region("ac") + "  %y : Tensor = " + call + "\n" + close_region("ac") +
+                      "  return (%y)\n");
     const size_t tensors = std::string(call).find("%c") == std::string::npos ? 2 : 3;
     EXPECT_EQ(count(*g, kReduced), tensors);
   }
   // conv2d: input, weight and the bias (a Tensor-typed value, though the schema says Tensor?).
   auto conv = autocast(
-      "graph(%x : Tensor, %w : Tensor, %bias : Tensor, %s : int[], %p : int[], %d : int[], %gr : int):\n" +
-      cpu_region("ac") + "  %y : Tensor = aten::conv2d(%x, %w, %bias, %s, %p, %d, %gr)\n" + close_region("ac") +
-      "  return (%y)\n");
+      "graph(%x : Tensor, %w : Tensor, %bias : Tensor, %s : int[], %p : int[], %d : int[], %gr : "
+      "int):\n" +
+      cpu_region("ac") + "  %y : Tensor = aten::conv2d(%x, %w, %bias, %s, %p, %d, %gr)\n" +
+      close_region("ac") + "  return (%y)\n");
   EXPECT_EQ(count(*conv, kReduced), 3u);
 }
 
 TEST(AutocastPass, Fp32OpsGetFullPrecisionInputs) {
-  for (const char* call : {"aten::log(%a)", "aten::exp(%a)", "aten::gelu(%a, %none_str)", "aten::pow(%a, %a)",
-                           "aten::mse_loss(%a, %b, %one)", "aten::layer_norm(%a, %shape, %b, %b, %eps, %t)"}) {
+  for (const char* call :
+       {"aten::log(%a)", "aten::exp(%a)", "aten::gelu(%a, %none_str)", "aten::pow(%a, %a)",
+        "aten::mse_loss(%a, %b, %one)", "aten::layer_norm(%a, %shape, %b, %b, %eps, %t)"}) {
     SCOPED_TRACE(call);
-    auto g = autocast(std::string("graph(%a : Tensor, %b : Tensor):\n"
-                                  "  %one : int = prim::Constant[value=1]()\n"
-                                  "  %t : bool = prim::Constant[value=1]()\n"
-                                  "  %eps : float = prim::Constant[value=1.0000000000000001e-05]()\n"
-                                  "  %shape : int[] = prim::Constant[value=[2]]()\n"
-                                  "  %none_str : str = prim::Constant[value=\"none\"]()\n") +
-                          cpu_region("ac") + "  %y : Tensor = " + call + "\n" + close_region("ac") + "  return (%y)\n");
+    auto g =
+        autocast(std::string("graph(%a : Tensor, %b : Tensor):\n"
+                             "  %one : int = prim::Constant[value=1]()\n"
+                             "  %t : bool = prim::Constant[value=1]()\n"
+                             "  %eps : float = prim::Constant[value=1.0000000000000001e-05]()\n"
+                             "  %shape : int[] = prim::Constant[value=[2]]()\n"
+                             "  %none_str : str = prim::Constant[value=\"none\"]()\n") +
+                 cpu_region("ac") + "  %y : Tensor = " + call + "\n" + close_region("ac") +
+                 "  return (%y)\n");
     const bool two = std::string(call).find("%b") != std::string::npos;
     EXPECT_EQ(count(*g, kFull), two ? 2u : 1u);  // pow(a, a): one cast for the repeated input
     expect_checks(*g, "# CHECK: aten::_autocast_to_full_precision(%a, {{%[0-9]+}}, {{%[0-9]+}})");
@@ -399,10 +432,12 @@ TEST(AutocastPass, SoftmaxIsCastOnCudaOnly) {
       "  %none : NoneType = prim::Constant()\n"
       "  %zero : int = prim::Constant[value=0]()\n"
       "  %y : Tensor = aten::softmax(%a, %zero, %none)\n";
-  auto cpu = autocast("graph(%a : Tensor):\n" + cpu_region("ac") + body + close_region("ac") + "  return (%y)\n");
+  auto cpu = autocast("graph(%a : Tensor):\n" + cpu_region("ac") + body + close_region("ac") +
+                      "  return (%y)\n");
   EXPECT_EQ(count(*cpu, kFull), 0u);  // context: CPU only, which softmax ignores
-  auto both = autocast("graph(%a : Tensor):\n" + cpu_region("ac") + body + close_region("ac") + "  return (%y)\n",
-                       cuda_ctx());
+  auto both = autocast(
+      "graph(%a : Tensor):\n" + cpu_region("ac") + body + close_region("ac") + "  return (%y)\n",
+      cuda_ctx());
   // The CPU flag is cleared for softmax: a bfloat16 CPU tensor stays bfloat16.
   expect_checks(*both, R"(
     # CHECK: %0 : bool = prim::Constant[value=1]()
@@ -413,16 +448,19 @@ TEST(AutocastPass, SoftmaxIsCastOnCudaOnly) {
 }
 
 TEST(AutocastPass, PromoteIsConservative) {
-  const std::string tail = "  %y : Tensor = aten::add(%a, %b, %one)\n" + close_region("ac") + "  return (%y)\n";
+  const std::string tail =
+      "  %y : Tensor = aten::add(%a, %b, %one)\n" + close_region("ac") + "  return (%y)\n";
   const std::string one = "  %one : int = prim::Constant[value=1]()\n";
   // Unknown dtype: every tensor input is cast.
   auto unknown = autocast("graph(%a : Tensor, %b : Tensor):\n" + one + cpu_region("ac") + tail);
   EXPECT_EQ(count(*unknown, kFull), 2u);
   // A known float32 input: every tensor input is cast.
-  auto f32 = autocast("graph(%a : Float(2, 2), %b : BFloat16(2, 2)):\n" + one + cpu_region("ac") + tail);
+  auto f32 =
+      autocast("graph(%a : Float(2, 2), %b : BFloat16(2, 2)):\n" + one + cpu_region("ac") + tail);
   EXPECT_EQ(count(*f32, kFull), 2u);
   // Known, none float32: nothing.
-  auto reduced = autocast("graph(%a : BFloat16(2, 2), %b : Double(2, 2)):\n" + one + cpu_region("ac") + tail);
+  auto reduced =
+      autocast("graph(%a : BFloat16(2, 2), %b : Double(2, 2)):\n" + one + cpu_region("ac") + tail);
   EXPECT_EQ(count(*reduced, kFull), 0u);
   // The result is float32 when an input is float32, whatever the other is.
   EXPECT_EQ(dtypes_of(run(*unknown, {rnd(ST::BFloat16), rnd()})), std::vector<ST>{ST::Float32});
@@ -467,8 +505,9 @@ TEST(AutocastPass, MutableSchemasAreSkipped) {
 }
 
 TEST(AutocastPass, NoDoubleCastAndRepeatedInputsCastOnce) {
-  auto g = autocast("graph(%a : Tensor):\n" + cpu_region("ac") + "  %e : Tensor = aten::mm(%a, %a)\n" +
-                    "  %f : Tensor = aten::mm(%e, %e)\n" + close_region("ac") + "  return (%f)\n");
+  auto g =
+      autocast("graph(%a : Tensor):\n" + cpu_region("ac") + "  %e : Tensor = aten::mm(%a, %a)\n" +
+               "  %f : Tensor = aten::mm(%e, %e)\n" + close_region("ac") + "  return (%f)\n");
   EXPECT_EQ(count(*g, kReduced), 2u);  // one per distinct input
   // Running the pass again (torch: freezing re-runs it) adds nothing: inputs are already cast.
   const std::string once = g->str(false);
@@ -477,20 +516,26 @@ TEST(AutocastPass, NoDoubleCastAndRepeatedInputsCastOnce) {
 }
 
 TEST(AutocastPass, BannedOpIsUnsafeOnlyInAnEnabledContext) {
-  const std::string call = "  %y : Tensor = aten::binary_cross_entropy(%a, %b, %w, %one) # model.py:7:12\n";
-  const std::string head = "graph(%a : Tensor, %b : Tensor, %w : Tensor?):\n  %one : int = prim::Constant[value=1]()\n";
+  const std::string call =
+      "  %y : Tensor = aten::binary_cross_entropy(%a, %b, %w, %one) # model.py:7:12\n";
+  const std::string head =
+      "graph(%a : Tensor, %b : Tensor, %w : Tensor?):\n  %one : int = prim::Constant[value=1]()\n";
   EXPECT_NO_THROW(autocast(head + call + "  return (%y)\n"));
-  EXPECT_NO_THROW(autocast(head + cpu_region("ac", false) + call + close_region("ac") + "  return (%y)\n"));
-  const std::string msg = error_of([&] { autocast(head + cpu_region("ac") + call + close_region("ac") + "  return (%y)\n"); });
+  EXPECT_NO_THROW(
+      autocast(head + cpu_region("ac", false) + call + close_region("ac") + "  return (%y)\n"));
+  const std::string msg = error_of(
+      [&] { autocast(head + cpu_region("ac") + call + close_region("ac") + "  return (%y)\n"); });
   EXPECT_EQ(msg, "Unsafe to autocast\nmodel.py:7:12");
-  EXPECT_THAT(error_of([&] { autocast(head + call + "  return (%y)\n", cpu_ctx()); }), StartsWith("Unsafe to autocast"));
+  EXPECT_THAT(error_of([&] { autocast(head + call + "  return (%y)\n", cpu_ctx()); }),
+              StartsWith("Unsafe to autocast"));
 }
 
 TEST(AutocastPass, IsAutocastEnabledBecomesTrueWhereThePassAutocasts) {
   const std::string text = "graph():\n" + cpu_region("ac") +
                            "  %c : bool = aten::is_autocast_cpu_enabled()\n"
                            "  %g : bool = aten::is_autocast_enabled()\n" +
-                           close_region("ac") + "  %o : bool = aten::is_autocast_cpu_enabled()\n  return (%c, %g, %o)\n";
+                           close_region("ac") +
+                           "  %o : bool = aten::is_autocast_cpu_enabled()\n  return (%c, %g, %o)\n";
   auto g = autocast(text);
   expect_checks(*g, R"(
     # CHECK: prim::Enter
@@ -502,13 +547,15 @@ TEST(AutocastPass, IsAutocastEnabledBecomesTrueWhereThePassAutocasts) {
   )");
 }
 
-// ---- The pass: nesting, blocks ----------------------------------------------------------------------
+// ---- The pass: nesting, blocks
+// ----------------------------------------------------------------------
 
 TEST(AutocastPass, NestedCpuRegionKeepsCudaEnabled) {
-  auto g = autocast("graph(%a : Tensor, %b : Tensor):\n" + open_region("outer", "cuda", true, kHalf, kCudaAmp) +
-                    open_region("inner", "cpu", true, kBF16, kCpuAmp) + "  %y : Tensor = aten::mm(%a, %b)\n" +
-                    close_region("inner") + "  %z : Tensor = aten::mm(%a, %b)\n" + close_region("outer") +
-                    "  return (%y, %z)\n");
+  auto g = autocast(
+      "graph(%a : Tensor, %b : Tensor):\n" + open_region("outer", "cuda", true, kHalf, kCudaAmp) +
+      open_region("inner", "cpu", true, kBF16, kCpuAmp) + "  %y : Tensor = aten::mm(%a, %b)\n" +
+      close_region("inner") + "  %z : Tensor = aten::mm(%a, %b)\n" + close_region("outer") +
+      "  return (%y, %z)\n");
   expect_checks(*g, R"(
     # CHECK: prim::Enter(%inner)
     # CHECK-NEXT: %0 : bool = prim::Constant[value=1]()
@@ -526,22 +573,22 @@ TEST(AutocastPass, NestedCpuRegionKeepsCudaEnabled) {
 }
 
 TEST(AutocastPass, SubBlocksStartFromTheCurrentContext) {
-  auto g = autocast(
-      "graph(%a : Tensor, %b : Tensor, %cond : bool, %n : int):\n" + cpu_region("ac") +
-      "  %r : Tensor = prim::If(%cond)\n"
-      "    block0():\n"
-      "      %t : Tensor = aten::mm(%a, %b)\n"
-      "      -> (%t)\n"
-      "    block1():\n"
-      "      -> (%a)\n"
-      "  %true : bool = prim::Constant[value=1]()\n"
-      "  %l : Tensor = prim::Loop(%n, %true, %r)\n"
-      "    block0(%i : int, %acc : Tensor):\n"
-      "      %m : Tensor = aten::mm(%acc, %b)\n"
-      "      -> (%true, %m)\n" +
-      close_region("ac") +
-      "  %after : Tensor = aten::mm(%l, %b)\n"
-      "  return (%after)\n");
+  auto g =
+      autocast("graph(%a : Tensor, %b : Tensor, %cond : bool, %n : int):\n" + cpu_region("ac") +
+               "  %r : Tensor = prim::If(%cond)\n"
+               "    block0():\n"
+               "      %t : Tensor = aten::mm(%a, %b)\n"
+               "      -> (%t)\n"
+               "    block1():\n"
+               "      -> (%a)\n"
+               "  %true : bool = prim::Constant[value=1]()\n"
+               "  %l : Tensor = prim::Loop(%n, %true, %r)\n"
+               "    block0(%i : int, %acc : Tensor):\n"
+               "      %m : Tensor = aten::mm(%acc, %b)\n"
+               "      -> (%true, %m)\n" +
+               close_region("ac") +
+               "  %after : Tensor = aten::mm(%l, %b)\n"
+               "  return (%after)\n");
   expect_checks(*g, R"(
     # CHECK: block0():
     # CHECK-COUNT-2: aten::_autocast_to_reduced_precision
@@ -555,31 +602,32 @@ TEST(AutocastPass, SubBlocksStartFromTheCurrentContext) {
 
 TEST(AutocastPass, RegionsInsideBranchesCloseThere) {
   // torch's test_divergent_autocast: instances made up front, entered in different branches.
-  auto g = autocast("graph(%a : Tensor, %b : Tensor, %cond : bool):\n"
-                    "  %on_v : bool = prim::Constant[value=1]()\n"
-                    "  %off_v : bool = prim::Constant[value=0]()\n"
-                    "  %dev : str = prim::Constant[value=\"cpu\"]()\n"
-                    "  %dt : int = prim::Constant[value=15]()\n"
-                    "  %on : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()\n"
-                    "   = prim::SetAttr[name=\"_enabled\"](%on, %on_v)\n"
-                    "   = prim::SetAttr[name=\"device\"](%on, %dev)\n"
-                    "   = prim::SetAttr[name=\"fast_dtype\"](%on, %dt)\n"
-                    "  %off : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()\n"
-                    "   = prim::SetAttr[name=\"_enabled\"](%off, %off_v)\n"
-                    "   = prim::SetAttr[name=\"device\"](%off, %dev)\n"
-                    "   = prim::SetAttr[name=\"fast_dtype\"](%off, %dt)\n"
-                    "  %r : Tensor = prim::If(%cond)\n"
-                    "    block0():\n"
-                    "      %e1 : NoneType = prim::Enter(%on)\n"
-                    "      %t : Tensor = aten::mm(%a, %b)\n"
-                    "      %x1 : NoneType = prim::Exit(%on)\n"
-                    "      -> (%t)\n"
-                    "    block1():\n"
-                    "      %e2 : NoneType = prim::Enter(%off)\n"
-                    "      %f : Tensor = aten::mm(%a, %b)\n"
-                    "      %x2 : NoneType = prim::Exit(%off)\n"
-                    "      -> (%f)\n"
-                    "  return (%r)\n");
+  auto g = autocast(
+      "graph(%a : Tensor, %b : Tensor, %cond : bool):\n"
+      "  %on_v : bool = prim::Constant[value=1]()\n"
+      "  %off_v : bool = prim::Constant[value=0]()\n"
+      "  %dev : str = prim::Constant[value=\"cpu\"]()\n"
+      "  %dt : int = prim::Constant[value=15]()\n"
+      "  %on : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()\n"
+      "   = prim::SetAttr[name=\"_enabled\"](%on, %on_v)\n"
+      "   = prim::SetAttr[name=\"device\"](%on, %dev)\n"
+      "   = prim::SetAttr[name=\"fast_dtype\"](%on, %dt)\n"
+      "  %off : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()\n"
+      "   = prim::SetAttr[name=\"_enabled\"](%off, %off_v)\n"
+      "   = prim::SetAttr[name=\"device\"](%off, %dev)\n"
+      "   = prim::SetAttr[name=\"fast_dtype\"](%off, %dt)\n"
+      "  %r : Tensor = prim::If(%cond)\n"
+      "    block0():\n"
+      "      %e1 : NoneType = prim::Enter(%on)\n"
+      "      %t : Tensor = aten::mm(%a, %b)\n"
+      "      %x1 : NoneType = prim::Exit(%on)\n"
+      "      -> (%t)\n"
+      "    block1():\n"
+      "      %e2 : NoneType = prim::Enter(%off)\n"
+      "      %f : Tensor = aten::mm(%a, %b)\n"
+      "      %x2 : NoneType = prim::Exit(%off)\n"
+      "      -> (%f)\n"
+      "  return (%r)\n");
   EXPECT_EQ(count(*g, kReduced), 2u);
   EXPECT_EQ(dtypes_of(run(*g, {rnd(), rnd(), IValue(true)})), std::vector<ST>{ST::BFloat16});
   EXPECT_EQ(dtypes_of(run(*g, {rnd(), rnd(), IValue(false)})), std::vector<ST>{ST::Float32});
@@ -597,10 +645,11 @@ TEST(AutocastPass, RegionsInsideBranchesCloseThere) {
               HasSubstr("prim::Exit does not match the innermost prim::Enter of its block"));
 }
 
-// ---- The pass: diagnostics (torch's messages, then the location) ----------------------------------------
+// ---- The pass: diagnostics (torch's messages, then the location)
+// ----------------------------------------
 
-std::string region_with(const std::string& enabled, const std::string& device, const std::string& dtype,
-                        const std::string& extra_inputs = "") {
+std::string region_with(const std::string& enabled, const std::string& device,
+                        const std::string& dtype, const std::string& extra_inputs = "") {
   return "graph(%a : Tensor" + extra_inputs + "):\n" + enabled + device + dtype +
          "  %ac : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()\n"
          "   = prim::SetAttr[name=\"_enabled\"](%ac, %on) # f.py:3:9\n"
@@ -622,12 +671,14 @@ TEST(AutocastPassDiagnostics, SettingsMustBeConstants) {
   EXPECT_EQ(error_of([] { autocast(region_with(kOn, kDev, "", ", %dt : int")); }),
             "Autocast dtype argument must be a constant and defined\nf.py:3:9");
   // A None dtype is not defined.
-  EXPECT_EQ(error_of([] { autocast(region_with(kOn, kDev, "  %dt : NoneType = prim::Constant()\n")); }),
-            "Autocast dtype argument must be a constant and defined\nf.py:3:9");
+  EXPECT_EQ(
+      error_of([] { autocast(region_with(kOn, kDev, "  %dt : NoneType = prim::Constant()\n")); }),
+      "Autocast dtype argument must be a constant and defined\nf.py:3:9");
   // The same constants as ScalarType values are accepted.
   auto g = parsed(region_with(kOn, kDev, kDt));
   for (Node* n : g->block()->nodes())
-    if (n->kind() == sym::prim::Constant && n->output()->debug_name() == "dt") n->set_attr(sym::attr::value, ST::Float16);
+    if (n->kind() == sym::prim::Constant && n->output()->debug_name() == "dt")
+      n->set_attr(sym::attr::value, ST::Float16);
   EXPECT_NO_THROW(autocast_pass(*g, {}));
 }
 
@@ -638,8 +689,10 @@ TEST(AutocastPassDiagnostics, MissingSettings) {
     text.erase(p, text.find('\n', p) - p + 1);
     return "graph():\n" + text + "  return ()\n";
   };
-  EXPECT_EQ(error_of([&] { autocast(without("_enabled")); }), "Autocast missing _enabled attribute");
-  EXPECT_EQ(error_of([&] { autocast(without("fast_dtype")); }), "Autocast missing fast_dtype attribute");
+  EXPECT_EQ(error_of([&] { autocast(without("_enabled")); }),
+            "Autocast missing _enabled attribute");
+  EXPECT_EQ(error_of([&] { autocast(without("fast_dtype")); }),
+            "Autocast missing fast_dtype attribute");
   EXPECT_EQ(error_of([&] { autocast(without("device")); }), "Autocast missing device attribute");
 }
 
@@ -658,16 +711,19 @@ TEST(AutocastPassDiagnostics, UnsupportedSyntaxAndAs) {
       "  return (%a)\n";
   EXPECT_EQ(error_of([&] { autocast(cond); }), "Unsupported autocast syntax\nf.py:5:4");
   // `with autocast() as x:` (the Enter's result is used).
-  const std::string as = "graph(%a : Tensor):\n" + cpu_region("ac") + close_region("ac") + "  return (%ac_enter)\n";
+  const std::string as =
+      "graph(%a : Tensor):\n" + cpu_region("ac") + close_region("ac") + "  return (%ac_enter)\n";
   EXPECT_EQ(error_of([&] { autocast(as); }), "`with autocast() as ...` is not supported");
   // A missing Exit.
-  EXPECT_THAT(error_of([] { autocast("graph(%a : Tensor):\n" + cpu_region("ac") + "  return (%a)\n"); }),
-              HasSubstr("prim::Enter without a matching prim::Exit"));
+  EXPECT_THAT(
+      error_of([] { autocast("graph(%a : Tensor):\n" + cpu_region("ac") + "  return (%a)\n"); }),
+      HasSubstr("prim::Enter without a matching prim::Exit"));
 }
 
 TEST(AutocastPassDiagnostics, LocationsCarryTheSourceLine) {
   auto g = parsed(region_with("", kDev, kDt, ", %on : bool"));
-  auto src = std::make_shared<Source>("def f(a, on: bool):\n    with autocast(enabled=on):\n        pass\n", "f.py");
+  auto src = std::make_shared<Source>(
+      "def f(a, on: bool):\n    with autocast(enabled=on):\n        pass\n", "f.py");
   for (Node* n : g->block()->nodes())
     if (n->kind() == sym::prim::SetAttr) n->set_source_range(SourceRange(src, 24, 49));
   EXPECT_EQ(error_of([&] { autocast_pass(*g, {}); }),
@@ -679,18 +735,23 @@ TEST(AutocastPassDiagnostics, LocationsCarryTheSourceLine) {
 
 TEST(AutocastPassDiagnostics, CallsUnderAnotherStateThanTheInitialOne) {
   // torch's test_jit_call_method_under_autocast: a call left in an autocast region.
-  const std::string text = "graph(%a : Tensor):\n" + open_region("ac", "cuda", true, kHalf, kCudaAmp) +
-                           "  %y : Tensor = prim::CallFunction(%a)\n" + close_region("ac") + "  return (%y)\n";
+  const std::string text =
+      "graph(%a : Tensor):\n" + open_region("ac", "cuda", true, kHalf, kCudaAmp) +
+      "  %y : Tensor = prim::CallFunction(%a)\n" + close_region("ac") + "  return (%y)\n";
   // Under eager autocast (as enabled as the region): allowed, its inputs made full precision.
   auto g = autocast(text, cpu_ctx());
-  expect_checks(*g, "# CHECK: aten::_autocast_to_full_precision(%a,\n# CHECK-NEXT: prim::CallFunction(");
+  expect_checks(
+      *g, "# CHECK: aten::_autocast_to_full_precision(%a,\n# CHECK-NEXT: prim::CallFunction(");
   // Without: torch's internal assert.
-  EXPECT_THAT(error_of([&] { autocast(text); }), HasSubstr("Calls are not expected with AMP & JIT"));
+  EXPECT_THAT(error_of([&] { autocast(text); }),
+              HasSubstr("Calls are not expected with AMP & JIT"));
   // A call outside any region in a block without regions is fine either way.
-  EXPECT_NO_THROW(autocast("graph(%a : Tensor):\n  %y : Tensor = prim::CallFunction(%a)\n  return (%y)\n"));
+  EXPECT_NO_THROW(
+      autocast("graph(%a : Tensor):\n  %y : Tensor = prim::CallFunction(%a)\n  return (%y)\n"));
 }
 
-// ---- Specialization per eager autocast state ----------------------------------------------------------
+// ---- Specialization per eager autocast state
+// ----------------------------------------------------------
 
 std::shared_ptr<Function> make_function(const std::string& text, const std::string& name = "f") {
   return std::make_shared<Function>(name, std::shared_ptr<Graph>(parsed(text)));
@@ -757,8 +818,9 @@ TEST(FunctionSpecialization, JitAutocastModeIgnoreAmpAndOptimizable) {
 }
 
 TEST(FunctionSpecialization, CalleesAreInlinedBeforeThePass) {
-  auto callee = make_function("graph(%x : Tensor, %y : Tensor):\n  %r : Tensor = aten::mm(%x, %y)\n  return (%r)\n",
-                              "helper");
+  auto callee = make_function(
+      "graph(%x : Tensor, %y : Tensor):\n  %r : Tensor = aten::mm(%x, %y)\n  return (%r)\n",
+      "helper");
   auto g = std::make_shared<Graph>();
   Value* a = g->add_input("a");
   Value* b = g->add_input("b");
@@ -779,8 +841,12 @@ TEST(FunctionSpecialization, CalleesAreInlinedBeforeThePass) {
 TEST(FunctionSpecialization, DiagnosticsAreRaisedAtEveryCallAndNothingIsCached) {
   auto fn = make_function(region_with("", kDev, kDt, ", %on : bool"));
   for (int i = 0; i < 2; ++i) {
-    EXPECT_THAT([&] { (*fn)({rnd(), IValue(true)}); },
-                ::testing::ThrowsMessage<Error>(StartsWith("Autocast _enabled argument must be a constant")));
+    EXPECT_THAT(
+        [&] {
+          (*fn)({rnd(), IValue(true)});
+        },
+        ::testing::ThrowsMessage<Error>(
+            StartsWith("Autocast _enabled argument must be a constant")));
   }
   // The plain graph still runs when the function is not optimized.
   fn->set_optimizable(false);
@@ -796,10 +862,11 @@ TEST(FunctionSpecialization, EightThreadsWithTheirOwnStates) {
     bool cuda;
     ST mm;
   };
-  const Want wants[8] = {{false, ST::BFloat16, false, ST::Float32}, {true, ST::BFloat16, false, ST::BFloat16},
-                         {true, ST::Float16, false, ST::Float16},   {false, ST::BFloat16, true, ST::Float32},
-                         {true, ST::BFloat16, true, ST::BFloat16},  {true, ST::Float16, true, ST::Float16},
-                         {false, ST::Float16, false, ST::Float32},  {true, ST::BFloat16, false, ST::BFloat16}};
+  const Want wants[8] = {
+      {false, ST::BFloat16, false, ST::Float32}, {true, ST::BFloat16, false, ST::BFloat16},
+      {true, ST::Float16, false, ST::Float16},   {false, ST::BFloat16, true, ST::Float32},
+      {true, ST::BFloat16, true, ST::BFloat16},  {true, ST::Float16, true, ST::Float16},
+      {false, ST::Float16, false, ST::Float32},  {true, ST::BFloat16, false, ST::BFloat16}};
   // The reference results, one thread at a time.
   std::vector<Stack> expected(8);
   for (int i = 0; i < 8; ++i) {
@@ -815,10 +882,12 @@ TEST(FunctionSpecialization, EightThreadsWithTheirOwnStates) {
       AutocastGuard cuda(DeviceType::CUDA, wants[i].cuda);
       for (int k = 0; k < 50; ++k) {
         Stack s = (*fn)({a, b});
-        const bool ok = s[0].to_tensor().dtype() == wants[i].mm && s[1].to_tensor().dtype() == ST::Float32 &&
-                        testing::values(s[0].to_tensor()) == testing::values(expected[i][0].to_tensor()) &&
-                        testing::values(s[1].to_tensor()) == testing::values(expected[i][1].to_tensor()) &&
-                        (count(*fn->optimized_graph(), "_autocast_to_") != 0) == (wants[i].cpu || wants[i].cuda);
+        const bool ok =
+            s[0].to_tensor().dtype() == wants[i].mm && s[1].to_tensor().dtype() == ST::Float32 &&
+            testing::values(s[0].to_tensor()) == testing::values(expected[i][0].to_tensor()) &&
+            testing::values(s[1].to_tensor()) == testing::values(expected[i][1].to_tensor()) &&
+            (count(*fn->optimized_graph(), "_autocast_to_") != 0) ==
+                (wants[i].cpu || wants[i].cuda);
         if (!ok) ++failures;
       }
     });
@@ -836,31 +905,38 @@ TEST(Pipeline, OptimizeGraphInlinesThenAutocasts) {
   EXPECT_EQ(count(*h, "_autocast_to_"), 0u);
 }
 
-// ---- torch's test/test_jit_autocast.py, CPU cases (reference §4, numbered as there) --------------------
+// ---- torch's test/test_jit_autocast.py, CPU cases (reference §4, numbered as there)
+// --------------------
 
 // A graph of `fn(a, b, c, d)` with `body` inside `with torch.autocast("cpu", bfloat16, enabled):`.
-std::unique_ptr<Graph> in_cpu_region(const std::string& body, const std::string& outputs, bool enabled = true,
-                                     const std::string& cls = kAmp) {
-  return autocast("graph(%a : Tensor, %b : Tensor, %c : Tensor, %d : Tensor):\n"
-                  "  %one : int = prim::Constant[value=1]()\n"
-                  "  %none : NoneType = prim::Constant()\n"
-                  "  %zero : int = prim::Constant[value=0]()\n"
-                  "  %f32 : int = prim::Constant[value=6]()\n"
-                  "  %f64 : int = prim::Constant[value=7]()\n"
-                  "  %false : bool = prim::Constant[value=0]()\n" +
-                  open_region("ac", "cpu", enabled, kBF16, cls) + body + close_region("ac") + "  return (" + outputs +
-                  ")\n");
+std::unique_ptr<Graph> in_cpu_region(const std::string& body, const std::string& outputs,
+                                     bool enabled = true, const std::string& cls = kAmp) {
+  return autocast(
+      "graph(%a : Tensor, %b : Tensor, %c : Tensor, %d : Tensor):\n"
+      "  %one : int = prim::Constant[value=1]()\n"
+      "  %none : NoneType = prim::Constant()\n"
+      "  %zero : int = prim::Constant[value=0]()\n"
+      "  %f32 : int = prim::Constant[value=6]()\n"
+      "  %f64 : int = prim::Constant[value=7]()\n"
+      "  %false : bool = prim::Constant[value=0]()\n" +
+      open_region("ac", "cpu", enabled, kBF16, cls) + body + close_region("ac") + "  return (" +
+      outputs + ")\n");
 }
 
-Stack run_fp32(const Graph& g) { return run(g, {rnd(ST::Float32, 1), rnd(ST::Float32, 2), rnd(ST::Float32, 3), rnd(ST::Float32, 4)}); }
+Stack run_fp32(const Graph& g) {
+  return run(g,
+             {rnd(ST::Float32, 1), rnd(ST::Float32, 2), rnd(ST::Float32, 3), rnd(ST::Float32, 4)});
+}
 
 TEST(TorchJitAutocastCpu, T02_Minimal_T03_LinearBf16) {
-  auto g = in_cpu_region("  %x : Tensor = aten::mm(%a, %b)\n  %y : Tensor = aten::sum(%x, %none)\n", "%x, %y");
+  auto g = in_cpu_region("  %x : Tensor = aten::mm(%a, %b)\n  %y : Tensor = aten::sum(%x, %none)\n",
+                         "%x, %y");
   EXPECT_EQ(dtypes_of(run_fp32(*g)), (std::vector<ST>{ST::BFloat16, ST::Float32}));
 }
 
 TEST(TorchJitAutocastCpu, T04_CudaRegionLeavesCpuTensors) {
-  auto g = autocast("graph(%a : Tensor, %b : Tensor):\n" + open_region("ac", "cuda", true, kHalf, kCudaAmp) +
+  auto g = autocast("graph(%a : Tensor, %b : Tensor):\n" +
+                    open_region("ac", "cuda", true, kHalf, kCudaAmp) +
                     "  %x : Tensor = aten::mm(%a, %b)\n" + close_region("ac") + "  return (%x)\n");
   EXPECT_EQ(count(*g, kReduced), 2u);
   EXPECT_EQ(dtypes_of(run(*g, {rnd(), rnd()})), std::vector<ST>{ST::Float32});
@@ -878,9 +954,11 @@ TEST(TorchJitAutocastCpu, T06_T07_RuntimeEnabledIsAnError) {
               StartsWith("Autocast _enabled argument must be a constant"));
   const std::string expr = region_with(
       "  %t : bool = prim::Constant[value=1]()\n  %fl : bool = prim::Constant[value=0]()\n"
-      "  %on : bool = prim::If(%cond)\n    block0():\n      -> (%t)\n    block1():\n      -> (%fl)\n",
+      "  %on : bool = prim::If(%cond)\n    block0():\n      -> (%t)\n    block1():\n      -> "
+      "(%fl)\n",
       kDev, kDt, ", %cond : bool");
-  EXPECT_THAT(error_of([&] { autocast(expr); }), StartsWith("Autocast _enabled argument must be a constant"));
+  EXPECT_THAT(error_of([&] { autocast(expr); }),
+              StartsWith("Autocast _enabled argument must be a constant"));
 }
 
 TEST(TorchJitAutocastCpu, T08_ExplicitCasts) {
@@ -904,15 +982,18 @@ TEST(TorchJitAutocastCpu, T08_ExplicitCasts) {
 }
 
 TEST(TorchJitAutocastCpu, T09_DuplicateInputs) {
-  auto g = in_cpu_region("  %e : Tensor = aten::mm(%a, %a)\n  %f : Tensor = aten::mm(%e, %e)\n", "%e, %f");
+  auto g = in_cpu_region("  %e : Tensor = aten::mm(%a, %a)\n  %f : Tensor = aten::mm(%e, %e)\n",
+                         "%e, %f");
   EXPECT_EQ(count(*g, kReduced), 2u);
   EXPECT_EQ(dtypes_of(run_fp32(*g)), (std::vector<ST>{ST::BFloat16, ST::BFloat16}));
 }
 
 TEST(TorchJitAutocastCpu, T10_T11_Fp32Policy) {
   auto g = in_cpu_region("  %y : Tensor = aten::log(%a)\n", "%y");
-  EXPECT_EQ(dtypes_of(run(*g, {rnd(ST::BFloat16), rnd(), rnd(), rnd()})), std::vector<ST>{ST::Float32});
-  EXPECT_EQ(dtypes_of(run(*g, {rnd(ST::Float64), rnd(), rnd(), rnd()})), std::vector<ST>{ST::Float64});
+  EXPECT_EQ(dtypes_of(run(*g, {rnd(ST::BFloat16), rnd(), rnd(), rnd()})),
+            std::vector<ST>{ST::Float32});
+  EXPECT_EQ(dtypes_of(run(*g, {rnd(ST::Float64), rnd(), rnd(), rnd()})),
+            std::vector<ST>{ST::Float64});
 }
 
 TEST(TorchJitAutocastCpu, T12_T13_PromotePolicy) {
@@ -926,7 +1007,8 @@ TEST(TorchJitAutocastCpu, T12_T13_PromotePolicy) {
       "  %v : float = prim::Constant[value=0.10000000000000001]()\n"
       "  %f : Tensor = aten::addcmul(%a, %b, %c, %v)\n",
       "%f");
-  EXPECT_EQ(dtypes_of(run(*g64, {rnd(ST::Float64), rnd(ST::Float64), rnd(ST::Float64), rnd(ST::Float64)})),
+  EXPECT_EQ(dtypes_of(run(
+                *g64, {rnd(ST::Float64), rnd(ST::Float64), rnd(ST::Float64), rnd(ST::Float64)})),
             std::vector<ST>{ST::Float64});
 }
 
@@ -974,47 +1056,53 @@ TEST(TorchJitAutocastCpu, T17_DivergentTypes) {
       "  %r : Tensor = aten::mm(%ef, %ff)\n"
       "  return (%r)\n");
   for (bool cond : kFlags)
-    EXPECT_EQ(dtypes_of(run(*g, {rnd(), rnd(), rnd(), rnd(), IValue(cond)})), std::vector<ST>{ST::Float32});
+    EXPECT_EQ(dtypes_of(run(*g, {rnd(), rnd(), rnd(), rnd(), IValue(cond)})),
+              std::vector<ST>{ST::Float32});
 }
 
 TEST(TorchJitAutocastCpu, T20_NestedAutocast) {
-  auto g = autocast("graph(%a : Tensor, %b : Tensor, %c : Tensor, %d : Tensor):\n" + cpu_region("off1", false) +
-                    "  %e : Tensor = aten::mm(%a, %b)\n" + cpu_region("on", true) +
-                    "  %f : Tensor = aten::mm(%e, %c)\n" + cpu_region("off2", false) +
-                    "  %g : Tensor = aten::mm(%e, %d)\n" + close_region("off2") + close_region("on") +
-                    close_region("off1") + "  return (%e, %f, %g)\n");
+  auto g = autocast("graph(%a : Tensor, %b : Tensor, %c : Tensor, %d : Tensor):\n" +
+                    cpu_region("off1", false) + "  %e : Tensor = aten::mm(%a, %b)\n" +
+                    cpu_region("on", true) + "  %f : Tensor = aten::mm(%e, %c)\n" +
+                    cpu_region("off2", false) + "  %g : Tensor = aten::mm(%e, %d)\n" +
+                    close_region("off2") + close_region("on") + close_region("off1") +
+                    "  return (%e, %f, %g)\n");
   EXPECT_EQ(dtypes_of(run_fp32(*g)), (std::vector<ST>{ST::Float32, ST::BFloat16, ST::Float32}));
 }
 
 TEST(TorchJitAutocastCpu, T21_ImplicitlyNested) {
   // with autocast(False), autocast(True):
-  auto g = autocast("graph(%a : Tensor, %b : Tensor):\n" + cpu_region("off", false) + cpu_region("on", true) +
-                    "  %e : Tensor = aten::mm(%a, %b)\n" + close_region("on") + close_region("off") +
-                    "  return (%e)\n");
+  auto g = autocast("graph(%a : Tensor, %b : Tensor):\n" + cpu_region("off", false) +
+                    cpu_region("on", true) + "  %e : Tensor = aten::mm(%a, %b)\n" +
+                    close_region("on") + close_region("off") + "  return (%e)\n");
   EXPECT_EQ(dtypes_of(run(*g, {rnd(), rnd()})), std::vector<ST>{ST::BFloat16});
 }
 
 TEST(TorchJitAutocastCpu, T22_ReusedAutocast) {
   // One instance entered, then re-entered nested; after the region g = mm(e, f) of bfloat16 inputs.
-  auto g = autocast("graph(%a : Tensor, %b : Tensor, %c : Tensor, %d : Tensor):\n" + cpu_region("ac") +
-                    "  %e : Tensor = aten::mm(%a, %b)\n"
-                    "  %again : NoneType = prim::Enter(%ac)\n"
-                    "  %f : Tensor = aten::mm(%c, %d)\n"
-                    "  %again_x : NoneType = prim::Exit(%ac)\n" +
-                    close_region("ac") + "  %g : Tensor = aten::mm(%e, %f)\n  return (%e, %f, %g)\n");
+  auto g =
+      autocast("graph(%a : Tensor, %b : Tensor, %c : Tensor, %d : Tensor):\n" + cpu_region("ac") +
+               "  %e : Tensor = aten::mm(%a, %b)\n"
+               "  %again : NoneType = prim::Enter(%ac)\n"
+               "  %f : Tensor = aten::mm(%c, %d)\n"
+               "  %again_x : NoneType = prim::Exit(%ac)\n" +
+               close_region("ac") + "  %g : Tensor = aten::mm(%e, %f)\n  return (%e, %f, %g)\n");
   EXPECT_EQ(dtypes_of(run_fp32(*g)), (std::vector<ST>{ST::BFloat16, ST::BFloat16, ST::BFloat16}));
 }
 
 std::shared_ptr<Function> helper_with(const std::string& region_body) {
-  return make_function("graph(%x : Tensor, %y : Tensor):\n" + region_body + "  return (%r)\n", "helper");
+  return make_function("graph(%x : Tensor, %y : Tensor):\n" + region_body + "  return (%r)\n",
+                       "helper");
 }
 
 // caller(a, b) = helper(a, b) inside `with torch.autocast("cpu", enabled=enabled):`.
-Stack call_in_region(const std::shared_ptr<Function>& helper, bool enabled, const Tensor& a, const Tensor& b) {
+Stack call_in_region(const std::shared_ptr<Function>& helper, bool enabled, const Tensor& a,
+                     const Tensor& b) {
   // The caller is written with an mm where the call goes, which is then replaced by the call (graph
   // text has no form for a function constant).
-  std::shared_ptr<Graph> g(parse_graph("graph(%a : Tensor, %b : Tensor):\n" + cpu_region("ac", enabled) +
-                                       "  %r : Tensor = aten::mm(%a, %b)\n" + close_region("ac") + "  return (%r)\n"));
+  std::shared_ptr<Graph> g(
+      parse_graph("graph(%a : Tensor, %b : Tensor):\n" + cpu_region("ac", enabled) +
+                  "  %r : Tensor = aten::mm(%a, %b)\n" + close_region("ac") + "  return (%r)\n"));
   Node* mm = g->outputs()[0]->node();
   Node* call = g->create(sym::prim::CallFunction, {mm->input(0), mm->input(1)}, 1);
   call->set_attr(sym::attr::value, IValue(Ref<ObjectBase>(new FunctionObject(helper))));
@@ -1033,15 +1121,18 @@ TEST(TorchJitAutocastCpu, T24_T25_T26_T28_Callees) {
   auto on = helper_with(cpu_region("h") + "  %r : Tensor = aten::mm(%x, %y)\n" + close_region("h"));
   EXPECT_EQ(dtypes_of(call_in_region(on, false, rnd(), rnd())), std::vector<ST>{ST::BFloat16});
   // 26: the helper's autocast(False) wins over the caller's autocast(True).
-  auto off = helper_with(cpu_region("h", false) + "  %r : Tensor = aten::mm(%x, %y)\n" + close_region("h"));
+  auto off = helper_with(cpu_region("h", false) + "  %r : Tensor = aten::mm(%x, %y)\n" +
+                         close_region("h"));
   EXPECT_EQ(dtypes_of(call_in_region(off, true, rnd(), rnd())), std::vector<ST>{ST::Float32});
 }
 
 TEST(TorchJitAutocastCpu, T27_EagerAndScript) {
-  auto fn = make_function("graph(%a : Tensor, %b : Tensor):\n  %x : Tensor = aten::mm(%a, %b)\n  return (%x)\n");
+  auto fn = make_function(
+      "graph(%a : Tensor, %b : Tensor):\n  %x : Tensor = aten::mm(%a, %b)\n  return (%x)\n");
   for (int i = 0; i < 8; ++i) {
     AutocastGuard ac(DeviceType::CPU, i % 2 == 0);
-    EXPECT_EQ(dtypes_of((*fn)({rnd(), rnd()})), std::vector<ST>{i % 2 == 0 ? ST::BFloat16 : ST::Float32});
+    EXPECT_EQ(dtypes_of((*fn)({rnd(), rnd()})),
+              std::vector<ST>{i % 2 == 0 ? ST::BFloat16 : ST::Float32});
   }
 }
 
@@ -1073,9 +1164,10 @@ TEST(TorchJitAutocastCpu, T36_AutocastApiClasses) {
 }
 
 TEST(TorchJitAutocastCpu, T38_MixedDtypes) {
-  auto g = autocast("graph(%a : Tensor, %b : Tensor):\n" + open_region("cpu_ac", "cpu", true, kBF16) +
-                    open_region("cuda_ac", "cuda", true, kHalf) + "  %x : Tensor = aten::mm(%a, %b)\n" +
-                    close_region("cuda_ac") + close_region("cpu_ac") + "  return (%x)\n");
+  auto g =
+      autocast("graph(%a : Tensor, %b : Tensor):\n" + open_region("cpu_ac", "cpu", true, kBF16) +
+               open_region("cuda_ac", "cuda", true, kHalf) + "  %x : Tensor = aten::mm(%a, %b)\n" +
+               close_region("cuda_ac") + close_region("cpu_ac") + "  return (%x)\n");
   expect_checks(*g, R"(
     # CHECK: prim::Enter(%cuda_ac)
     # CHECK-NEXT: %0 : bool = prim::Constant[value=1]()
@@ -1083,11 +1175,13 @@ TEST(TorchJitAutocastCpu, T38_MixedDtypes) {
     # CHECK-NEXT: %2 : int = prim::Constant[value=5]()
     # CHECK-NEXT: %3 : int = prim::Constant[value=15]()
   )");
-  EXPECT_EQ(dtypes_of(run(*g, {rnd(), rnd()})), std::vector<ST>{ST::BFloat16});  // CPU: the CPU dtype
+  EXPECT_EQ(dtypes_of(run(*g, {rnd(), rnd()})),
+            std::vector<ST>{ST::BFloat16});  // CPU: the CPU dtype
 }
 
 TEST(TorchJitAutocastCpu, T39_ExecutorUnderAutocast) {
-  auto fn = make_function("graph(%a : Tensor, %b : Tensor):\n  %x : Tensor = aten::mm(%a, %b)\n  return (%x)\n");
+  auto fn = make_function(
+      "graph(%a : Tensor, %b : Tensor):\n  %x : Tensor = aten::mm(%a, %b)\n  return (%x)\n");
   {
     AutocastGuard ac(DeviceType::CPU);
     EXPECT_EQ(count(*fn->optimized_graph(), kReduced), 2u);
@@ -1098,15 +1192,17 @@ TEST(TorchJitAutocastCpu, T39_ExecutorUnderAutocast) {
 }
 
 TEST(TorchJitAutocastCpu, T44_SoftmaxStaysBFloat16OnCpu) {
-  auto g = autocast("graph(%a : Tensor):\n  %zero : int = prim::Constant[value=0]()\n"
-                    "  %none : NoneType = prim::Constant()\n" +
-                    open_region("ac", "cpu", true, kBF16, kCpuAmp) +
-                    "  %y : Tensor = aten::softmax(%a, %zero, %none)\n" + close_region("ac") + "  return (%y)\n");
+  auto g = autocast(
+      "graph(%a : Tensor):\n  %zero : int = prim::Constant[value=0]()\n"
+      "  %none : NoneType = prim::Constant()\n" +
+      open_region("ac", "cpu", true, kBF16, kCpuAmp) +
+      "  %y : Tensor = aten::softmax(%a, %zero, %none)\n" + close_region("ac") + "  return (%y)\n");
   EXPECT_EQ(dtypes_of(run(*g, {rnd(ST::BFloat16)})), std::vector<ST>{ST::BFloat16});
 }
 
 TEST(TorchJitAutocastCpu, T46_IgnoreAmp) {
-  auto fn = make_function("graph(%a : Tensor, %b : Tensor):\n  %x : Tensor = aten::mm(%a, %b)\n  return (%x)\n");
+  auto fn = make_function(
+      "graph(%a : Tensor, %b : Tensor):\n  %x : Tensor = aten::mm(%a, %b)\n  return (%x)\n");
   fn->set_ignore_amp(true);
   AutocastGuard ac(DeviceType::CPU, true, ST::BFloat16, false);
   (*fn)({rnd(), rnd()});
@@ -1138,21 +1234,23 @@ TEST(TorchJitAutocastCpu, T51_IsAutocastCpuEnabledBranch) {
 TEST(TorchJitAutocastCpu, T54_EnableAndCheck) {
   // (mm, is_autocast_cpu_enabled()) outside, in autocast(True), in a nested autocast(False): the
   // flag is true exactly when the mm result is not float32, with eager autocast off and on.
-  auto fn = make_function("graph(%a : Tensor, %b : Tensor):\n"
-                          "  %x0 : Tensor = aten::mm(%a, %b)\n"
-                          "  %c0 : bool = aten::is_autocast_cpu_enabled()\n" +
-                          cpu_region("on") +
-                          "  %x1 : Tensor = aten::mm(%a, %b)\n"
-                          "  %c1 : bool = aten::is_autocast_cpu_enabled()\n" +
-                          cpu_region("off", false) +
-                          "  %x2 : Tensor = aten::mm(%a, %b)\n"
-                          "  %c2 : bool = aten::is_autocast_cpu_enabled()\n" +
-                          close_region("off") + close_region("on") + "  return (%x0, %c0, %x1, %c1, %x2, %c2)\n");
+  auto fn = make_function(
+      "graph(%a : Tensor, %b : Tensor):\n"
+      "  %x0 : Tensor = aten::mm(%a, %b)\n"
+      "  %c0 : bool = aten::is_autocast_cpu_enabled()\n" +
+      cpu_region("on") +
+      "  %x1 : Tensor = aten::mm(%a, %b)\n"
+      "  %c1 : bool = aten::is_autocast_cpu_enabled()\n" +
+      cpu_region("off", false) +
+      "  %x2 : Tensor = aten::mm(%a, %b)\n"
+      "  %c2 : bool = aten::is_autocast_cpu_enabled()\n" +
+      close_region("off") + close_region("on") + "  return (%x0, %c0, %x1, %c1, %x2, %c2)\n");
   for (bool eager : kFlags) {
     AutocastGuard ac(DeviceType::CPU, eager);
     Stack out = (*fn)({rnd(), rnd()});
     for (size_t i = 0; i < 6; i += 2) {
-      EXPECT_EQ(out[i + 1].to_bool(), out[i].to_tensor().dtype() != ST::Float32) << "eager " << eager << " level " << i / 2;
+      EXPECT_EQ(out[i + 1].to_bool(), out[i].to_tensor().dtype() != ST::Float32)
+          << "eager " << eager << " level " << i / 2;
     }
   }
 }

@@ -126,7 +126,8 @@ TEST_F(DeviceBackendSeam, ToDeviceCopiesOnlyAcrossDevices) {
   EXPECT_EQ(d.device(), kCuda);
   EXPECT_EQ(d.to_double_vector(), x.to_double_vector());
   // Already there ("cuda" and "cuda:0" alike): the tensor itself, unless a copy is asked for.
-  EXPECT_TRUE(Tensor(ops::to_device(d, Device(DeviceType::CUDA), std::nullopt, false, false)).is_same(d));
+  EXPECT_TRUE(
+      Tensor(ops::to_device(d, Device(DeviceType::CUDA), std::nullopt, false, false)).is_same(d));
   EXPECT_TRUE(Tensor(ops::to_device(d, kCuda, std::nullopt, false, false)).is_same(d));
   EXPECT_FALSE(Tensor(ops::to_device(d, kCuda, std::nullopt, false, true)).is_same(d));
   // With a dtype: converted on the way.
@@ -169,7 +170,8 @@ TEST(DeviceBackendMissing, ClearErrorsAndNoStateChanged) {
               ::testing::ThrowsMessage<NotImplementedError>(HasSubstr(
                   "aten::rand: no kernel for device 'cuda:0' (ampjit was built without CUDA, or "
                   "no GPU is present)")));
-  EXPECT_EQ(x.to_double_vector(), testing::random_tensor({2}, ScalarType::Float32, 6).to_double_vector());
+  EXPECT_EQ(x.to_double_vector(),
+            testing::random_tensor({2}, ScalarType::Float32, 6).to_double_vector());
 }
 
 }  // namespace

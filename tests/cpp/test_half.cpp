@@ -53,9 +53,7 @@ struct Format {
   uint16_t inf_bits() const { return static_cast<uint16_t>(((1u << exp_bits) - 1) << mant_bits); }
   uint16_t quiet_bit() const { return static_cast<uint16_t>(1u << (mant_bits - 1)); }
   uint16_t mant_mask() const { return static_cast<uint16_t>((1u << mant_bits) - 1); }
-  bool is_nan(uint16_t b) const {
-    return (b & inf_bits()) == inf_bits() && (b & mant_mask()) != 0;
-  }
+  bool is_nan(uint16_t b) const { return (b & inf_bits()) == inf_bits() && (b & mant_mask()) != 0; }
 };
 
 const Format kHalfFmt{5, 10, "Half"};
@@ -69,8 +67,8 @@ double ref_decode(const Format& f, uint16_t bits) {
   const int m = bits & f.mant_mask();
   double mag;
   if (e == (1 << f.exp_bits) - 1) {
-    mag = m == 0 ? std::numeric_limits<double>::infinity()
-                 : std::numeric_limits<double>::quiet_NaN();
+    mag =
+        m == 0 ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
   } else if (e == 0) {
     mag = std::ldexp(static_cast<double>(m), 1 - f.bias() - f.mant_bits);
   } else {
@@ -140,13 +138,21 @@ double double_nan_from(const Format& f, uint16_t bits) {
 
 // --- Conversions under test, as plain functions --------------------------------------------------
 
-uint16_t half_from_float(float v) { return Half(v).x; }
-uint16_t half_from_double(double v) { return Half(v).x; }
+uint16_t half_from_float(float v) {
+  return Half(v).x;
+}
+uint16_t half_from_double(double v) {
+  return Half(v).x;
+}
 uint16_t half_soft_from_float(float v) {
   return ampjit::detail::round_double_to_bits<5, 10>(static_cast<double>(v));
 }
-uint16_t bf16_from_float(float v) { return BFloat16(v).x; }
-uint16_t bf16_from_double(double v) { return BFloat16(v).x; }
+uint16_t bf16_from_float(float v) {
+  return BFloat16(v).x;
+}
+uint16_t bf16_from_double(double v) {
+  return BFloat16(v).x;
+}
 uint16_t bf16_soft_from_float(float v) {
   return ampjit::detail::round_double_to_bits<8, 7>(static_cast<double>(v));
 }
@@ -271,8 +277,8 @@ void check_midpoints(const Format& f, const char* what, uint16_t (*conv)(Real)) 
   long checked = 0;
   for (int neg = 0; neg < 2; ++neg) {
     const uint16_t sign = neg ? f.sign_bit() : 0;
-    const Real away = neg ? -std::numeric_limits<Real>::infinity()
-                          : std::numeric_limits<Real>::infinity();
+    const Real away =
+        neg ? -std::numeric_limits<Real>::infinity() : std::numeric_limits<Real>::infinity();
     for (unsigned lo = 0; lo < f.inf_bits(); ++lo) {
       const unsigned hi = lo + 1;
       const double mid_d = (t[lo] + t[hi]) / 2;  // exact: one more bit than the format has
@@ -332,9 +338,9 @@ TEST(BFloat16Conversion, MidpointsFromDouble) {
 TEST(HalfConversion, RangeEnds) {
   const double max = 65504.0, two16 = 65536.0, mid = (max + two16) / 2;  // 65520
   ASSERT_EQ(mid, 65520.0);
-  EXPECT_EQ(Half(mid).x, 0x7c00);                                   // tie goes to "even" inf
+  EXPECT_EQ(Half(mid).x, 0x7c00);  // tie goes to "even" inf
   EXPECT_EQ(Half(static_cast<float>(mid)).x, 0x7c00);
-  EXPECT_EQ(Half(std::nextafter(mid, 0.0)).x, 0x7bff);              // just below stays max
+  EXPECT_EQ(Half(std::nextafter(mid, 0.0)).x, 0x7bff);  // just below stays max
   EXPECT_EQ(Half(std::nextafter(static_cast<float>(mid), 0.0f)).x, 0x7bff);
   EXPECT_EQ(Half(std::nextafter(mid, two16)).x, 0x7c00);
   EXPECT_EQ(Half(-mid).x, 0xfc00);
@@ -342,8 +348,8 @@ TEST(HalfConversion, RangeEnds) {
 
   const double tiny = 0x1p-24, half_tiny = 0x1p-25;
   ASSERT_EQ(ref_decode(kHalfFmt, 0x0001), tiny);
-  EXPECT_EQ(Half(half_tiny).x, 0x0000);    // tie with zero: zero is even
-  EXPECT_EQ(Half(-half_tiny).x, 0x8000);   // sign kept
+  EXPECT_EQ(Half(half_tiny).x, 0x0000);   // tie with zero: zero is even
+  EXPECT_EQ(Half(-half_tiny).x, 0x8000);  // sign kept
   EXPECT_EQ(Half(static_cast<float>(half_tiny)).x, 0x0000);
   EXPECT_EQ(Half(static_cast<float>(-half_tiny)).x, 0x8000);
   EXPECT_EQ(Half(std::nextafter(half_tiny, 1.0)).x, 0x0001);
@@ -352,7 +358,7 @@ TEST(HalfConversion, RangeEnds) {
   EXPECT_EQ(Half(std::nextafter(static_cast<float>(-half_tiny), -1.0f)).x, 0x8001);
   EXPECT_EQ(Half(std::nextafter(half_tiny, 0.0)).x, 0x0000);
   EXPECT_EQ(Half(std::nextafter(-half_tiny, 0.0)).x, 0x8000);
-  EXPECT_EQ(Half(1.5 * tiny).x, 0x0002);   // tie between 1 and 2 subnormal units: 2 is even
+  EXPECT_EQ(Half(1.5 * tiny).x, 0x0002);  // tie between 1 and 2 subnormal units: 2 is even
   EXPECT_EQ(Half(2.5 * tiny).x, 0x0002);
   // Largest subnormal + half a unit rounds up into the smallest normal.
   EXPECT_EQ(Half(0x1p-14 - 0x1p-25).x, 0x0400);
@@ -392,8 +398,8 @@ TEST(BFloat16Conversion, RangeEnds) {
 // Doubles with a random sign, a random 52-bit mantissa and an unbiased exponent in [lo_e, hi_e].
 double random_double(std::mt19937_64& rng, int lo_e, int hi_e) {
   std::uniform_int_distribution<int> e(lo_e, hi_e);
-  const uint64_t bits = (rng() & 0x800fffffffffffffull) |
-                        (static_cast<uint64_t>(e(rng) + 1023) << 52);
+  const uint64_t bits =
+      (rng() & 0x800fffffffffffffull) | (static_cast<uint64_t>(e(rng) + 1023) << 52);
   return std::bit_cast<double>(bits);
 }
 
@@ -459,7 +465,8 @@ void check_no_double_rounding(const Format& f, FromFloat from_float, FromDouble 
       const double mid = s * (t[lo] + t[hi]) / 2;
       const auto mid_f = static_cast<float>(mid);
       const double float_ulp =
-          static_cast<double>(std::nextafter(mid_f, static_cast<float>(s * INFINITY))) - static_cast<double>(mid_f);
+          static_cast<double>(std::nextafter(mid_f, static_cast<float>(s * INFINITY))) -
+          static_cast<double>(mid_f);
       const double ins[] = {std::nextafter(mid, s * INFINITY), mid + float_ulp / 4,
                             std::nextafter(mid, 0.0), mid - float_ulp / 4};
       for (int k = 0; k < 4; ++k) {
@@ -473,8 +480,8 @@ void check_no_double_rounding(const Format& f, FromFloat from_float, FromDouble 
           continue;
         }
         if (direct != want && ++bad <= kMaxReported) {
-          ADD_FAILURE() << f.name << "(double " << hexfloat(d) << ") = " << hex(direct)
-                        << ", want " << hex(want) << " (double rounding?)";
+          ADD_FAILURE() << f.name << "(double " << hexfloat(d) << ") = " << hex(direct) << ", want "
+                        << hex(want) << " (double rounding?)";
         }
         if (two_step != want) ++differing;
       }
@@ -569,8 +576,8 @@ TEST(HalfConversion, SpecialValues) {
   EXPECT_EQ(Half(65488.01).x, 0x7bff);
 
   // Underflow: far below the smallest subnormal gives signed zero, double subnormals included.
-  for (double v : {1e-10, 0x1p-26, 0x1p-60, 1e-300, std::numeric_limits<double>::denorm_min(),
-                   0x1p-1040}) {
+  for (double v :
+       {1e-10, 0x1p-26, 0x1p-60, 1e-300, std::numeric_limits<double>::denorm_min(), 0x1p-1040}) {
     EXPECT_EQ(Half(v).x, 0x0000) << v;
     EXPECT_EQ(Half(-v).x, 0x8000) << v;
   }
@@ -612,10 +619,9 @@ TEST(BFloat16Conversion, SpecialValues) {
       EXPECT_TRUE(std::isnan(static_cast<float>(BFloat16(v))));
     }
   }
-  const double dnans[] = {std::numeric_limits<double>::quiet_NaN(),
-                          std::numeric_limits<double>::signaling_NaN(),
-                          std::bit_cast<double>(0x7ff0000000000001ull),
-                          std::bit_cast<double>(0x7fffffffffffffffull)};
+  const double dnans[] = {
+      std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::signaling_NaN(),
+      std::bit_cast<double>(0x7ff0000000000001ull), std::bit_cast<double>(0x7fffffffffffffffull)};
   for (double n : dnans) {
     for (double v : {n, -n}) {
       const uint16_t b = BFloat16(v).x;
@@ -652,16 +658,16 @@ TEST(HalfConversion, FromIntegers) {
   EXPECT_EQ(Half(0).x, 0x0000);
   EXPECT_EQ(Half(1).x, 0x3c00);
   EXPECT_EQ(Half(-1).x, 0xbc00);
-  EXPECT_EQ(Half(2049).x, 0x6800);        // tie between 2048 and 2050: 2048 is even
-  EXPECT_EQ(Half(2051).x, 0x6802);        // tie between 2050 and 2052: 2052 is even
+  EXPECT_EQ(Half(2049).x, 0x6800);  // tie between 2048 and 2050: 2048 is even
+  EXPECT_EQ(Half(2051).x, 0x6802);  // tie between 2050 and 2052: 2052 is even
   EXPECT_EQ(Half(65504).x, 0x7bff);
   EXPECT_EQ(Half(65519).x, 0x7bff);
   EXPECT_EQ(Half(65520).x, 0x7c00);
   EXPECT_EQ(Half(-65520).x, 0xfc00);
   EXPECT_EQ(Half(int64_t{1} << 40).x, 0x7c00);
   EXPECT_EQ(Half(uint8_t{255}).x, 0x5bf8);
-  EXPECT_EQ(BFloat16(257).x, 0x4380);     // tie between 256 and 258: 256 is even
-  EXPECT_EQ(BFloat16(259).x, 0x4382);     // tie between 258 and 260: 260 is even
+  EXPECT_EQ(BFloat16(257).x, 0x4380);  // tie between 256 and 258: 256 is even
+  EXPECT_EQ(BFloat16(259).x, 0x4382);  // tie between 258 and 260: 260 is even
   EXPECT_EQ(BFloat16(-1).x, 0xbf80);
   EXPECT_EQ(BFloat16((int64_t{1} << 53) + (int64_t{1} << 45)).x, 0x5a00);  // exact tie: even
 }
@@ -705,9 +711,8 @@ TEST(HalfConversion, IndependentOfRoundingMode) {
     volatile float tie = 1.0f + 0x1p-11f, above = 1.0f + 0x1p-11f + 0x1p-23f;
     volatile float below = 1.0f + 0x1p-11f - 0x1p-23f, neg_tie = -(1.0f + 0x1p-11f);
     volatile double dtie = 1.0 + 0x1p-11, dabove = 1.0 + 0x1p-11 + 0x1p-40;
-    const uint16_t got[] = {Half(tie).x,         Half(above).x,       Half(below).x,
-                            Half(neg_tie).x,     Half(dtie).x,        Half(dabove).x,
-                            BFloat16(tie).x,     BFloat16(dabove).x};
+    const uint16_t got[] = {Half(tie).x,  Half(above).x,  Half(below).x,   Half(neg_tie).x,
+                            Half(dtie).x, Half(dabove).x, BFloat16(tie).x, BFloat16(dabove).x};
     std::fesetround(FE_TONEAREST);
     EXPECT_EQ(got[0], 0x3c00) << "mode " << mode;
     EXPECT_EQ(got[1], 0x3c01) << "mode " << mode;

@@ -1,7 +1,8 @@
 // The interop layer (interop/): the autocast semantics switch and its environment variable, the
 // prim::AutocastRegion node (IR, passes, run time under every outer state, exception safety),
-// autocast objects' Enter/Exit per semantics, Function specialization per semantics, eager-semantics
-// tracing from C++, the warning channel, and many threads with their own semantics and states.
+// autocast objects' Enter/Exit per semantics, Function specialization per semantics,
+// eager-semantics tracing from C++, the warning channel, and many threads with their own semantics
+// and states.
 #include <gmock/gmock.h>
 
 #include <algorithm>
@@ -49,7 +50,9 @@ void expect_checks(const Graph& g, std::string_view checks) {
   EXPECT_TRUE(r.ok) << r.message << "\n" << text;
 }
 
-Tensor rnd(uint64_t seed = 1, ST dt = ST::Float32) { return testing::random_tensor({3, 3}, dt, seed); }
+Tensor rnd(uint64_t seed = 1, ST dt = ST::Float32) {
+  return testing::random_tensor({3, 3}, dt, seed);
+}
 
 std::vector<ST> dtypes_of(const Stack& s) {
   std::vector<ST> out;
@@ -58,7 +61,8 @@ std::vector<ST> dtypes_of(const Stack& s) {
 }
 
 bool same_bits(const Tensor& a, const Tensor& b) {
-  return a.dtype() == b.dtype() && std::ranges::equal(a.sizes(), b.sizes()) && testing::values(a) == testing::values(b);
+  return a.dtype() == b.dtype() && std::ranges::equal(a.sizes(), b.sizes()) &&
+         testing::values(a) == testing::values(b);
 }
 
 // The whole eager autocast state of this thread, to check that nothing leaks.
@@ -70,9 +74,12 @@ struct State {
   bool operator==(const State&) const = default;
 };
 State state_now() {
-  return State{is_autocast_enabled(DeviceType::CPU), is_autocast_enabled(DeviceType::CUDA),
-               get_autocast_dtype(DeviceType::CPU),  get_autocast_dtype(DeviceType::CUDA),
-               autocast_nesting(),                    is_autocast_cache_enabled()};
+  return State{is_autocast_enabled(DeviceType::CPU),
+               is_autocast_enabled(DeviceType::CUDA),
+               get_autocast_dtype(DeviceType::CPU),
+               get_autocast_dtype(DeviceType::CUDA),
+               autocast_nesting(),
+               is_autocast_cache_enabled()};
 }
 
 // An outer eager state a test runs under.
@@ -81,7 +88,8 @@ struct Outer {
   bool cpu;
   ST dtype;
 };
-const Outer kOuters[] = {{"off", false, ST::BFloat16}, {"cpu-bf16", true, ST::BFloat16}, {"cpu-f16", true, ST::Float16}};
+const Outer kOuters[] = {
+    {"off", false, ST::BFloat16}, {"cpu-bf16", true, ST::BFloat16}, {"cpu-f16", true, ST::Float16}};
 
 // Sets this thread's semantics default for a scope.
 struct SemanticsScope {
@@ -99,7 +107,9 @@ auto under(const Outer& o, F&& f) {
 
 // Collects warnings instead of printing them.
 std::vector<Warning>* g_collected = nullptr;
-void collect(const Warning& w) { g_collected->push_back(w); }
+void collect(const Warning& w) {
+  g_collected->push_back(w);
+}
 struct CollectWarnings {
   std::vector<Warning> got;
   WarningHandler prev;
@@ -119,13 +129,17 @@ struct EnvVar {
   std::optional<std::string> saved;
   explicit EnvVar(const char* value) {
     if (const char* v = std::getenv("AMPJIT_AUTOCAST_SEMANTICS")) saved = v;
-    if (value) setenv("AMPJIT_AUTOCAST_SEMANTICS", value, 1);
-    else unsetenv("AMPJIT_AUTOCAST_SEMANTICS");
+    if (value)
+      setenv("AMPJIT_AUTOCAST_SEMANTICS", value, 1);
+    else
+      unsetenv("AMPJIT_AUTOCAST_SEMANTICS");
     reset_autocast_semantics();
   }
   ~EnvVar() {
-    if (saved) setenv("AMPJIT_AUTOCAST_SEMANTICS", saved->c_str(), 1);
-    else unsetenv("AMPJIT_AUTOCAST_SEMANTICS");
+    if (saved)
+      setenv("AMPJIT_AUTOCAST_SEMANTICS", saved->c_str(), 1);
+    else
+      unsetenv("AMPJIT_AUTOCAST_SEMANTICS");
     reset_autocast_semantics();
     set_autocast_semantics(AutocastSemantics::TorchScript);
   }
@@ -177,13 +191,15 @@ TEST(AutocastSemanticsSwitch, ParseNamesTheAllowedValues) {
   EXPECT_EQ(parse_autocast_semantics("eager"), AutocastSemantics::Eager);
   EXPECT_EQ(parse_autocast_semantics("torchscript"), AutocastSemantics::TorchScript);
   for (const char* bad : {"", "TorchScript", "script", "eager "}) {
-    EXPECT_THAT([&] { parse_autocast_semantics(bad, "autocast_semantics"); },
-                ::testing::ThrowsMessage<ValueError>(
-                    AllOf(HasSubstr("autocast_semantics: expected 'torchscript' or 'eager'"), HasSubstr(bad))));
+    EXPECT_THAT(
+        [&] { parse_autocast_semantics(bad, "autocast_semantics"); },
+        ::testing::ThrowsMessage<ValueError>(AllOf(
+            HasSubstr("autocast_semantics: expected 'torchscript' or 'eager'"), HasSubstr(bad))));
   }
 }
 
-// ---- prim::AutocastRegion: IR ---------------------------------------------------------------------
+// ---- prim::AutocastRegion: IR
+// ---------------------------------------------------------------------
 
 // y = mm(a, b) outside; inside `with autocast("cpu", dtype, enabled)`: z = mm(a, b), w = z * 2.
 std::string region_graph(bool enabled, int dtype_code = 15, bool cache = false) {
@@ -191,7 +207,8 @@ std::string region_graph(bool enabled, int dtype_code = 15, bool cache = false) 
       "graph(%a : Tensor, %b : Tensor):\n"
       "  %two : float = prim::Constant[value=2.]()\n"
       "  %y : Tensor = aten::mm(%a, %b)\n"
-      "  %z : Tensor, %w : Tensor = prim::AutocastRegion[device_type=\"cpu\", dtype={}, enabled={}, "
+      "  %z : Tensor, %w : Tensor = prim::AutocastRegion[device_type=\"cpu\", dtype={}, "
+      "enabled={}, "
       "cache_enabled={}]() # f.py:3:4\n"
       "    block0():\n"
       "      %z0 : Tensor = aten::mm(%a, %b) # f.py:4:8\n"
@@ -204,7 +221,10 @@ std::string region_graph(bool enabled, int dtype_code = 15, bool cache = false) 
 TEST(AutocastRegionIR, PrintsParsesVerifiesAndRoundTrips) {
   auto g = parsed(region_graph(false));
   const std::string text = g->str();
-  EXPECT_THAT(text, HasSubstr("prim::AutocastRegion[device_type=\"cpu\", dtype=15, enabled=0, cache_enabled=0]()"));
+  EXPECT_THAT(
+      text,
+      HasSubstr(
+          "prim::AutocastRegion[device_type=\"cpu\", dtype=15, enabled=0, cache_enabled=0]()"));
   EXPECT_EQ(parse_graph(text)->str(), text);
   // The parser gives the attributes back their types.
   Node* r = nullptr;
@@ -227,14 +247,18 @@ TEST(AutocastRegionIR, CreateMatchesTheTextForm) {
   Node* r = create_autocast_region(g, AutocastRegionSpec{DeviceType::CPU, true, ST::Float16, true});
   g.block()->append(r);
   g.verify();
-  EXPECT_THAT(g.str(), HasSubstr("prim::AutocastRegion[device_type=\"cpu\", dtype=5, enabled=1, cache_enabled=1]()"));
+  EXPECT_THAT(
+      g.str(),
+      HasSubstr(
+          "prim::AutocastRegion[device_type=\"cpu\", dtype=5, enabled=1, cache_enabled=1]()"));
   EXPECT_EQ(parse_graph(g.str())->str(), g.str());
 }
 
 TEST(AutocastRegionIR, VerifyRejectsMalformedRegions) {
   auto bad = [](const std::string& attrs, const std::string& block = "    block0():\n      -> ()\n",
                 const std::string& ins = "") {
-    return "graph(%a : Tensor):\n  = prim::AutocastRegion[" + attrs + "](" + ins + ")\n" + block + "  return (%a)\n";
+    return "graph(%a : Tensor):\n  = prim::AutocastRegion[" + attrs + "](" + ins + ")\n" + block +
+           "  return (%a)\n";
   };
   const std::string ok = "device_type=\"cpu\", dtype=15, enabled=1";
   EXPECT_NO_THROW(parse_graph(bad(ok))->verify());
@@ -250,14 +274,17 @@ TEST(AutocastRegionIR, VerifyRejectsMalformedRegions) {
       {bad(ok, "    block0():\n      -> ()\n", "%a"), "no inputs"},
   };
   for (const auto& [text, what] : cases) {
-    EXPECT_THAT([&] { parse_graph(text)->verify(); }, ::testing::ThrowsMessage<Error>(HasSubstr(what))) << text;
+    EXPECT_THAT([&] { parse_graph(text)->verify(); },
+                ::testing::ThrowsMessage<Error>(HasSubstr(what)))
+        << text;
   }
 }
 
 TEST(AutocastRegionIR, PythonPrintShowsAWithStatement) {
   auto g = parsed(region_graph(false));
   const std::string code = python_print(*g, "f");
-  EXPECT_THAT(code, HasSubstr("with torch.autocast(\"cpu\", dtype=torch.bfloat16, enabled=False, cache_enabled=False):\n"));
+  EXPECT_THAT(code, HasSubstr("with torch.autocast(\"cpu\", dtype=torch.bfloat16, enabled=False, "
+                              "cache_enabled=False):\n"));
   // The region's ops are inside the with block (indented), the outer mm before it.
   const size_t with = code.find("with torch.autocast");
   EXPECT_NE(code.find("torch.mm(a, b)"), std::string::npos);
@@ -265,7 +292,8 @@ TEST(AutocastRegionIR, PythonPrintShowsAWithStatement) {
   EXPECT_NE(code.find("    z, w = ", with), std::string::npos) << code;
 }
 
-// ---- prim::AutocastRegion: passes ------------------------------------------------------------------
+// ---- prim::AutocastRegion: passes
+// ------------------------------------------------------------------
 
 TEST(AutocastRegionPasses, CseNeverMergesAcrossTheRegionBoundary) {
   // Inside and outside the region mm(a, b) is the same op on the same inputs, but not the same
@@ -274,7 +302,8 @@ TEST(AutocastRegionPasses, CseNeverMergesAcrossTheRegionBoundary) {
       "graph(%a : Tensor, %b : Tensor):\n"
       "  %two : float = prim::Constant[value=2.]()\n"
       "  %y : Tensor = aten::mm(%a, %b)\n"
-      "  %z : Tensor = prim::AutocastRegion[device_type=\"cpu\", dtype=15, enabled=1, cache_enabled=0]()\n"
+      "  %z : Tensor = prim::AutocastRegion[device_type=\"cpu\", dtype=15, enabled=1, "
+      "cache_enabled=0]()\n"
       "    block0():\n"
       "      %z0 : Tensor = aten::mm(%a, %b)\n"
       "      %m1 : Tensor = aten::mul(%z0, %two)\n"
@@ -300,7 +329,8 @@ TEST(AutocastRegionPasses, DceKeepsTheRegionAndRemovesDeadOpsInside) {
   auto g = parsed(
       "graph(%a : Tensor, %b : Tensor):\n"
       "  %two : float = prim::Constant[value=2.]()\n"
-      "  %z : Tensor = prim::AutocastRegion[device_type=\"cpu\", dtype=15, enabled=1, cache_enabled=0]()\n"
+      "  %z : Tensor = prim::AutocastRegion[device_type=\"cpu\", dtype=15, enabled=1, "
+      "cache_enabled=0]()\n"
       "    block0():\n"
       "      %z0 : Tensor = aten::mm(%a, %b)\n"
       "      %dead : Tensor = aten::mul(%z0, %two)\n"
@@ -313,8 +343,9 @@ TEST(AutocastRegionPasses, DceKeepsTheRegionAndRemovesDeadOpsInside) {
 
 TEST(AutocastRegionPasses, ConstantPropagationAndInliningKeepTheRegion) {
   auto callee = std::make_shared<Function>(
-      "helper", std::shared_ptr<Graph>(parsed("graph(%x : Tensor, %y : Tensor):\n  %r : Tensor = aten::mm(%x, %y)\n  "
-                                              "return (%r)\n")));
+      "helper", std::shared_ptr<Graph>(
+                    parsed("graph(%x : Tensor, %y : Tensor):\n  %r : Tensor = aten::mm(%x, %y)\n  "
+                           "return (%r)\n")));
   auto g = parsed(region_graph(true));
   // Put a call to `helper` inside the region.
   Node* region = nullptr;
@@ -369,12 +400,14 @@ TEST(AutocastRegionPasses, TheJitAutocastPassTreatsTheRegionAsAScope) {
   )");
 }
 
-// ---- prim::AutocastRegion: run time ----------------------------------------------------------------
+// ---- prim::AutocastRegion: run time
+// ----------------------------------------------------------------
 
 // What the region graph gives, computed eagerly with the same settings.
 Stack eager_region(const Tensor& a, const Tensor& b, bool enabled, ST dtype) {
   Tensor y = ops::mm(a, b);
-  AutocastGuard g(DeviceType::CPU, enabled, enabled ? std::optional<ST>(dtype) : std::nullopt, false);
+  AutocastGuard g(DeviceType::CPU, enabled, enabled ? std::optional<ST>(dtype) : std::nullopt,
+                  false);
   Tensor z = ops::mm(a, b);
   Tensor w = ops::mul_Scalar(z, Scalar(2.0));
   return {y, z, w};
@@ -387,7 +420,8 @@ TEST(AutocastRegionRun, EqualsEagerUnderEveryOuterStateInBothSemantics) {
       auto g = parsed(region_graph(enabled, static_cast<int>(torch_dtype_code(dt))));
       for (const Outer& o : kOuters) {
         const State before = state_now();
-        for (const AutocastSemantics sem : {AutocastSemantics::TorchScript, AutocastSemantics::Eager}) {
+        for (const AutocastSemantics sem :
+             {AutocastSemantics::TorchScript, AutocastSemantics::Eager}) {
           Stack got = under(o, [&] {
             Stack s{a, b};
             Code(*g, sem).run(s);
@@ -397,9 +431,11 @@ TEST(AutocastRegionRun, EqualsEagerUnderEveryOuterStateInBothSemantics) {
           ASSERT_EQ(got.size(), 3u);
           for (size_t i = 0; i < 3; ++i)
             EXPECT_TRUE(same_bits(got[i].to_tensor(), want[i].to_tensor()))
-                << o.name << " enabled=" << enabled << " dtype=" << dtype_name(dt) << " output " << i;
+                << o.name << " enabled=" << enabled << " dtype=" << dtype_name(dt) << " output "
+                << i;
           const ST inner = enabled ? dt : ST::Float32;
-          EXPECT_EQ(dtypes_of(got), (std::vector<ST>{o.cpu ? o.dtype : ST::Float32, inner, inner})) << o.name;
+          EXPECT_EQ(dtypes_of(got), (std::vector<ST>{o.cpu ? o.dtype : ST::Float32, inner, inner}))
+              << o.name;
         }
         EXPECT_EQ(state_now(), before);
       }
@@ -411,11 +447,13 @@ TEST(AutocastRegionRun, NestedRegionsAndTheCacheFlag) {
   // with autocast(cpu, bf16): x = mm; with autocast(cpu, enabled=False): y = mm; z = mm.
   auto g = parsed(
       "graph(%a : Tensor, %b : Tensor):\n"
-      "  %x : Tensor, %y : Tensor, %z : Tensor = prim::AutocastRegion[device_type=\"cpu\", dtype=15, enabled=1, "
+      "  %x : Tensor, %y : Tensor, %z : Tensor = prim::AutocastRegion[device_type=\"cpu\", "
+      "dtype=15, enabled=1, "
       "cache_enabled=0]()\n"
       "    block0():\n"
       "      %x0 : Tensor = aten::mm(%a, %b)\n"
-      "      %y0 : Tensor = prim::AutocastRegion[device_type=\"cpu\", dtype=15, enabled=0, cache_enabled=1]()\n"
+      "      %y0 : Tensor = prim::AutocastRegion[device_type=\"cpu\", dtype=15, enabled=0, "
+      "cache_enabled=1]()\n"
       "        block0():\n"
       "          %y1 : Tensor = aten::mm(%a, %b)\n"
       "          -> (%y1)\n"
@@ -438,9 +476,11 @@ TEST(AutocastRegionRun, AnExceptionLeavesTheStateAsItWas) {
   // An op that fails inside nested regions (mm of mismatched shapes), and a raise.
   auto failing = parsed(
       "graph(%a : Tensor, %b : Tensor):\n"
-      "  %z : Tensor = prim::AutocastRegion[device_type=\"cpu\", dtype=5, enabled=1, cache_enabled=0]()\n"
+      "  %z : Tensor = prim::AutocastRegion[device_type=\"cpu\", dtype=5, enabled=1, "
+      "cache_enabled=0]()\n"
       "    block0():\n"
-      "      %w : Tensor = prim::AutocastRegion[device_type=\"cuda\", dtype=15, enabled=0, cache_enabled=1]()\n"
+      "      %w : Tensor = prim::AutocastRegion[device_type=\"cuda\", dtype=15, enabled=0, "
+      "cache_enabled=1]()\n"
       "        block0():\n"
       "          %bad : Tensor = aten::mm(%a, %b) # f.py:9:4\n"
       "          -> (%bad)\n"
@@ -457,8 +497,10 @@ TEST(AutocastRegionRun, AnExceptionLeavesTheStateAsItWas) {
   for (const Outer& o : kOuters) {
     AutocastGuard outer(DeviceType::CPU, o.cpu, o.dtype);
     const State before = state_now();
-    Stack s{testing::random_tensor({2, 3}, ST::Float32, 1), testing::random_tensor({2, 3}, ST::Float32, 2)};
-    EXPECT_THAT([&] { Code(*failing).run(s); }, ::testing::ThrowsMessage<Error>(HasSubstr("f.py:9:4")));
+    Stack s{testing::random_tensor({2, 3}, ST::Float32, 1),
+            testing::random_tensor({2, 3}, ST::Float32, 2)};
+    EXPECT_THAT([&] { Code(*failing).run(s); },
+                ::testing::ThrowsMessage<Error>(HasSubstr("f.py:9:4")));
     EXPECT_EQ(state_now(), before) << o.name;
     Stack r{rnd()};
     EXPECT_THAT([&] { Code(*raising).run(r); }, ::testing::ThrowsMessage<Error>(HasSubstr("boom")));
@@ -476,7 +518,8 @@ TEST(AutocastRegionRun, RegionsInLoopsAndBranches) {
       "    block0(%i : int, %acc : Tensor):\n"
       "      %nxt : Tensor = prim::If(%c)\n"
       "        block0():\n"
-      "          %on : Tensor = prim::AutocastRegion[device_type=\"cpu\", dtype=15, enabled=1, cache_enabled=0]()\n"
+      "          %on : Tensor = prim::AutocastRegion[device_type=\"cpu\", dtype=15, enabled=1, "
+      "cache_enabled=0]()\n"
       "            block0():\n"
       "              %m : Tensor = aten::mm(%acc, %b)\n"
       "              -> (%m)\n"
@@ -495,7 +538,8 @@ TEST(AutocastRegionRun, RegionsInLoopsAndBranches) {
   }
 }
 
-// ---- Autocast objects: prim::Enter / prim::Exit per semantics --------------------------------------
+// ---- Autocast objects: prim::Enter / prim::Exit per semantics
+// --------------------------------------
 
 // `with autocast(<device>, dtype=<dtype>, enabled=<enabled>):` as the script compiler emits it, the
 // settings given as values (so `enabled` may be a graph input), around z = mm(a, b). `prelude`
@@ -549,10 +593,14 @@ TEST(AutocastObjects, EagerReadsSettingsAtRunTime) {
     Code(*g, AutocastSemantics::Eager).run(s);
     EXPECT_EQ(s[0].to_tensor().dtype(), use_amp ? ST::BFloat16 : ST::Float32);
   }
-  Function fn("f", std::shared_ptr<Graph>(parsed(with_graph("%use_amp", "%dt", ", %use_amp : bool"))));
+  Function fn("f",
+              std::shared_ptr<Graph>(parsed(with_graph("%use_amp", "%dt", ", %use_amp : bool"))));
   fn.set_autocast_semantics(AutocastSemantics::TorchScript);
-  EXPECT_THAT([&] { fn({rnd(1), rnd(2), IValue(true)}); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("Autocast _enabled argument must be a constant")));
+  EXPECT_THAT(
+      [&] {
+        fn({rnd(1), rnd(2), IValue(true)});
+      },
+      ::testing::ThrowsMessage<Error>(HasSubstr("Autocast _enabled argument must be a constant")));
   fn.set_autocast_semantics(AutocastSemantics::Eager);
   EXPECT_EQ(fn({rnd(1), rnd(2), IValue(true)})[0].to_tensor().dtype(), ST::BFloat16);
   // fast_dtype None: the dtype autocast has for the device now (what eager's __init__ reads;
@@ -570,18 +618,25 @@ TEST(AutocastObjects, EagerReadsSettingsAtRunTime) {
 }
 
 TEST(AutocastObjects, EagerEnterReturnsTheObjectAndTheSameObjectNests) {
-  // with autocast(cpu) as ac: with ac: z = mm   (torchscript: "`with autocast() as ...` is not supported")
+  // with autocast(cpu) as ac: with ac: z = mm   (torchscript: "`with autocast() as ...` is not
+  // supported")
   auto g = parsed(
       "graph(%a : Tensor, %b : Tensor):\n"
       "  %t : bool = prim::Constant[value=1]()\n"
       "  %dev : str = prim::Constant[value=\"cpu\"]()\n"
       "  %dt : int = prim::Constant[value=15]()\n"
-      "  %ac : " + std::string(kAmp) + " = prim::CreateObject()\n"
+      "  %ac : " +
+      std::string(kAmp) +
+      " = prim::CreateObject()\n"
       "   = prim::SetAttr[name=\"_enabled\"](%ac, %t)\n"
       "   = prim::SetAttr[name=\"device\"](%ac, %dev)\n"
       "   = prim::SetAttr[name=\"fast_dtype\"](%ac, %dt)\n"
-      "  %as : " + std::string(kAmp) + " = prim::Enter(%ac)\n"
-      "  %e2 : " + std::string(kAmp) + " = prim::Enter(%as)\n"
+      "  %as : " +
+      std::string(kAmp) +
+      " = prim::Enter(%ac)\n"
+      "  %e2 : " +
+      std::string(kAmp) +
+      " = prim::Enter(%as)\n"
       "  %z : Tensor = aten::mm(%a, %b)\n"
       "  %x2 : NoneType = prim::Exit(%as)\n"
       "  %w : Tensor = aten::mm(%a, %b)\n"
@@ -603,14 +658,16 @@ TEST(AutocastObjects, EagerChecksAndWarnsAsEagerInit) {
   EXPECT_EQ(s[0].to_tensor().dtype(), ST::Float32);
   ASSERT_EQ(w.got.size(), 1u);
   EXPECT_EQ(w.got[0].category, WarningCategory::User);
-  EXPECT_THAT(w.got[0].message, HasSubstr("In CPU autocast, but the target dtype is not supported"));
+  EXPECT_THAT(w.got[0].message,
+              HasSubstr("In CPU autocast, but the target dtype is not supported"));
   EXPECT_EQ(w.got[0].where.location_str(), "f.py:2:4");
   // An unknown device is an error naming it, with the location.
-  auto tpu = parsed(with_graph("%t", "%dt", "", "  %tpu : str = prim::Constant[value=\"tpu\"]()\n", "%tpu"));
+  auto tpu = parsed(
+      with_graph("%t", "%dt", "", "  %tpu : str = prim::Constant[value=\"tpu\"]()\n", "%tpu"));
   Stack t{rnd(1), rnd(2)};
   EXPECT_THAT([&] { Code(*tpu, AutocastSemantics::Eager).run(t); },
-              ::testing::ThrowsMessage<Error>(
-                  AllOf(HasSubstr("must be 'cuda' or 'cpu', but got 'tpu'"), HasSubstr("f.py:2:4"))));
+              ::testing::ThrowsMessage<Error>(AllOf(
+                  HasSubstr("must be 'cuda' or 'cpu', but got 'tpu'"), HasSubstr("f.py:2:4"))));
   EXPECT_EQ(autocast_nesting(), 0);
 }
 
@@ -627,7 +684,8 @@ TEST(AutocastObjects, WithOnAnotherObjectIsNotSupportedInEitherSemantics) {
   }
 }
 
-// ---- Function specialization per semantics ---------------------------------------------------------
+// ---- Function specialization per semantics
+// ---------------------------------------------------------
 
 TEST(FunctionSemantics, OwnSettingBeatsTheGlobalOneAndIsPartOfTheKey) {
   auto g = std::shared_ptr<Graph>(parsed(with_graph("%on")));
@@ -686,7 +744,8 @@ TEST(FunctionSemantics, EightThreadsWithTheirOwnSemanticsAndStates) {
   ts->set_autocast_semantics(AutocastSemantics::TorchScript);
   auto eager = std::make_shared<Function>("eager", g);
   eager->set_autocast_semantics(AutocastSemantics::Eager);
-  auto region = std::make_shared<Function>("region", std::shared_ptr<Graph>(parsed(region_graph(false))));
+  auto region =
+      std::make_shared<Function>("region", std::shared_ptr<Graph>(parsed(region_graph(false))));
   const Tensor a = rnd(3), b = rnd(4);
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
@@ -711,7 +770,8 @@ TEST(FunctionSemantics, EightThreadsWithTheirOwnSemanticsAndStates) {
   EXPECT_EQ(failures.load(), 0);
 }
 
-// ---- Eager-semantics tracing from C++ --------------------------------------------------------------
+// ---- Eager-semantics tracing from C++
+// --------------------------------------------------------------
 
 // Traces f(a, b) in `sem`; regions are entered through the interop stack, as the interpreter does.
 template <typename F>
@@ -746,7 +806,8 @@ std::vector<Tensor> traced_body(const Tensor& a, const Tensor& b) {
 TEST(EagerTracing, RecordsOpsAsCalledAndRegionsAsNodes) {
   const Tensor a = rnd(1), b = rnd(2);
   for (const Outer& trace_state : kOuters) {
-    auto fn = under(trace_state, [&] { return trace_fn(AutocastSemantics::Eager, a, b, traced_body); });
+    auto fn =
+        under(trace_state, [&] { return trace_fn(AutocastSemantics::Eager, a, b, traced_body); });
     expect_checks(*fn->graph(), R"(
       # CHECK-NOT: aten::to
       # CHECK: aten::mm(%a, %b)
@@ -762,14 +823,16 @@ TEST(EagerTracing, RecordsOpsAsCalledAndRegionsAsNodes) {
       Stack got = under(call_state, [&] { return (*fn)({a, b}); });
       std::vector<Tensor> want = under(call_state, [&] { return traced_body(a, b); });
       for (size_t i = 0; i < 3; ++i)
-        EXPECT_TRUE(same_bits(got[i].to_tensor(), want[i])) << trace_state.name << " -> " << call_state.name << " #" << i;
+        EXPECT_TRUE(same_bits(got[i].to_tensor(), want[i]))
+            << trace_state.name << " -> " << call_state.name << " #" << i;
     }
   }
 }
 
 TEST(EagerTracing, TorchScriptSemanticsStillBakesCasts) {
   const Tensor a = rnd(1), b = rnd(2);
-  auto fn = under(kOuters[1], [&] { return trace_fn(AutocastSemantics::TorchScript, a, b, traced_body); });
+  auto fn = under(kOuters[1],
+                  [&] { return trace_fn(AutocastSemantics::TorchScript, a, b, traced_body); });
   const std::string text = fn->graph()->str(false);
   EXPECT_THAT(text, HasSubstr("aten::to("));
   EXPECT_EQ(text.find("prim::AutocastRegion"), std::string::npos);
@@ -779,23 +842,28 @@ TEST(EagerTracing, TorchScriptSemanticsStillBakesCasts) {
 
 TEST(EagerTracing, AGraphRunDuringTracingRecordsItsRegions) {
   // A function with a region, called while tracing: its region is recorded too.
-  auto inner = std::make_shared<Function>("inner", std::shared_ptr<Graph>(parsed(region_graph(true))));
+  auto inner =
+      std::make_shared<Function>("inner", std::shared_ptr<Graph>(parsed(region_graph(true))));
   inner->set_autocast_semantics(AutocastSemantics::Eager);
   const Tensor a = rnd(1), b = rnd(2);
   auto fn = trace_fn(AutocastSemantics::Eager, a, b, [&](const Tensor& x, const Tensor& y) {
     Stack s = (*inner)({x, y});
     return std::vector<Tensor>{s[1].to_tensor()};
   });
-  expect_checks(*fn->graph(), "# CHECK-NOT: _autocast_to\n# CHECK: prim::AutocastRegion[device_type=\"cpu\", dtype=15, "
-                              "enabled=1\n# CHECK: aten::mm(%a, %b)\n# CHECK-NOT: _autocast_to\n");
+  expect_checks(
+      *fn->graph(),
+      "# CHECK-NOT: _autocast_to\n# CHECK: prim::AutocastRegion[device_type=\"cpu\", dtype=15, "
+      "enabled=1\n# CHECK: aten::mm(%a, %b)\n# CHECK-NOT: _autocast_to\n");
   EXPECT_EQ((*fn)({a, b})[0].to_tensor().dtype(), ST::BFloat16);
 }
 
-// ---- The warning channel ----------------------------------------------------------------------------
+// ---- The warning channel
+// ----------------------------------------------------------------------------
 
 TEST(InteropWarnings, HandlerGetsCategoryMessageAndLocation) {
   CollectWarnings w;
-  warn_autocast_interop("the traced autocast(enabled=False) is lost", SourceRange::location("m.py", 7, 4));
+  warn_autocast_interop("the traced autocast(enabled=False) is lost",
+                        SourceRange::location("m.py", 7, 4));
   ASSERT_EQ(w.got.size(), 1u);
   EXPECT_EQ(w.got[0].category, WarningCategory::AutocastInterop);
   EXPECT_EQ(w.got[0].message, "the traced autocast(enabled=False) is lost");
@@ -807,11 +875,14 @@ TEST(InteropWarnings, HandlerGetsCategoryMessageAndLocation) {
 TEST(InteropWarnings, WithoutAHandlerEachGoesToStderrOnce) {
   WarningHandler prev = set_warning_handler(nullptr);
   ::testing::internal::CaptureStderr();
-  for (int i = 0; i < 3; ++i) warn_autocast_interop("once only", SourceRange::location("m.py", 8, 0));
+  for (int i = 0; i < 3; ++i)
+    warn_autocast_interop("once only", SourceRange::location("m.py", 8, 0));
   warn_autocast_interop("once only", SourceRange::location("m.py", 9, 0));
   const std::string err = ::testing::internal::GetCapturedStderr();
   set_warning_handler(prev);
-  EXPECT_EQ(err, "m.py:8:0: AutocastInteropWarning: once only\nm.py:9:0: AutocastInteropWarning: once only\n");
+  EXPECT_EQ(
+      err,
+      "m.py:8:0: AutocastInteropWarning: once only\nm.py:9:0: AutocastInteropWarning: once only\n");
 }
 
 }  // namespace

@@ -125,19 +125,23 @@ TEST(Interpreter, ErrorsCarryTheNodesSourceLocation) {
               ::testing::ThrowsMessage<Error>(AllOf(HasSubstr("must match the size of tensor b"),
                                                     HasSubstr("(in aten::add at model.py:12:4)"))));
   Stack wrong{IValue(Tensor(ops::ones(V{3})))};
-  EXPECT_THAT([&] { code.run(wrong); }, ::testing::ThrowsMessage<TypeError>(HasSubstr("expected 2 arguments but got 1")));
+  EXPECT_THAT([&] { code.run(wrong); },
+              ::testing::ThrowsMessage<TypeError>(HasSubstr("expected 2 arguments but got 1")));
   auto raise = parse_graph(
       "graph():\n"
       "  %m : str = prim::Constant[value=\"bad input\"]()\n"
       "  = prim::RaiseException(%m)\n"
       "  return ()\n");
   Stack none;
-  EXPECT_THAT([&] { Code(*raise).run(none); }, ::testing::ThrowsMessage<Error>(HasSubstr("bad input")));
+  EXPECT_THAT([&] { Code(*raise).run(none); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("bad input")));
 }
 
 TEST(Interpreter, UnknownNodesAreRejectedAtCompileTime) {
-  auto g = parse_graph("graph(%x : Tensor):\n  %y : Tensor = prim::Frobnicate(%x) # m.py:1:1\n  return (%y)\n");
-  EXPECT_THAT([&] { Code c(*g); }, ::testing::ThrowsMessage<Error>(HasSubstr("cannot run node prim::Frobnicate at m.py:1:1")));
+  auto g = parse_graph(
+      "graph(%x : Tensor):\n  %y : Tensor = prim::Frobnicate(%x) # m.py:1:1\n  return (%y)\n");
+  EXPECT_THAT([&] { Code c(*g); }, ::testing::ThrowsMessage<Error>(
+                                       HasSubstr("cannot run node prim::Frobnicate at m.py:1:1")));
 }
 
 TEST(Interpreter, OneCodeManyThreads) {

@@ -52,7 +52,8 @@ TEST(IR, UsesAndReplaceAllUsesWith) {
 TEST(IR, DestroyRequiresNoUsesAndCleansUp) {
   auto g = small_graph();
   Node* add = g->outputs()[0]->node();
-  EXPECT_THAT([&] { add->destroy(); }, ::testing::ThrowsMessage<Error>(HasSubstr("still has 1 use(s)")));
+  EXPECT_THAT([&] { add->destroy(); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("still has 1 use(s)")));
   g->block()->erase_output(0);
   Value* one = add->input(2);
   add->destroy();
@@ -66,8 +67,8 @@ TEST(IR, InsertPointAndMoves) {
   auto g = small_graph();
   Node* add = g->outputs()[0]->node();
   g->set_insert_point(add);
-  Value* neg = g->insert_op(op_entry(OpId::add_Scalar),
-                            {g->inputs()[0], g->insert_constant(2.5), g->insert_constant(int64_t{1})});
+  Value* neg = g->insert_op(op_entry(OpId::add_Scalar), {g->inputs()[0], g->insert_constant(2.5),
+                                                         g->insert_constant(int64_t{1})});
   add->replace_input(0, neg);
   g->verify();
   EXPECT_TRUE(neg->node()->is_before(add));
@@ -82,14 +83,15 @@ TEST(IR, VerifyCatchesTypeAndArityErrors) {
   Value* x = g.add_input("x");
   Node* n = g.insert(g.create_op(op_entry(OpId::add), {x, x}));  // missing alpha
   g.register_output(n->output());
-  EXPECT_THAT([&] { g.verify(); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("aten::add.Tensor takes 3 inputs, node has 2")));
+  EXPECT_THAT([&] { g.verify(); }, ::testing::ThrowsMessage<Error>(
+                                       HasSubstr("aten::add.Tensor takes 3 inputs, node has 2")));
   Graph g2;
   Value* c = g2.add_input("c");  // a Tensor, not a bool
   Node* iff = g2.insert(g2.create(sym::prim::If, {c}, 0));
   iff->add_block();
   iff->add_block();
-  EXPECT_THAT([&] { g2.verify(); }, ::testing::ThrowsMessage<Error>(HasSubstr("prim::If takes one bool condition")));
+  EXPECT_THAT([&] { g2.verify(); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("prim::If takes one bool condition")));
 }
 
 TEST(IR, InsertGraphInlinesAndCopyIsIndependent) {
@@ -136,7 +138,8 @@ TEST(FileCheck, DirectivesPassAndFailWithTheirLine) {
   EXPECT_TRUE(filecheck("x x y", "# CHECK-COUNT-2: x\n# CHECK: y").ok);
   auto r = filecheck(text, "# CHECK: foo\n# CHECK-NEXT: baz");
   EXPECT_FALSE(r.ok);
-  EXPECT_THAT(r.message, HasSubstr("directive on line 2 (baz): CHECK-NEXT matched on output line 3"));
+  EXPECT_THAT(r.message,
+              HasSubstr("directive on line 2 (baz): CHECK-NEXT matched on output line 3"));
   r = filecheck(text, "# CHECK: foo\n# CHECK-NOT: bar\n# CHECK: baz");
   EXPECT_FALSE(r.ok);
   EXPECT_THAT(r.message, HasSubstr("CHECK-NOT pattern found on output line 2"));

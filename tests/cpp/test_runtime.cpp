@@ -47,10 +47,13 @@ TEST(DType, PromoteTypesMatchesTorch) {
   // Symmetric over the whole table.
   for (int a = 0; a < kNumScalarTypes; ++a)
     for (int b = 0; b < kNumScalarTypes; ++b)
-      EXPECT_EQ(promote_types(ScalarType(a), ScalarType(b)), promote_types(ScalarType(b), ScalarType(a)));
+      EXPECT_EQ(promote_types(ScalarType(a), ScalarType(b)),
+                promote_types(ScalarType(b), ScalarType(a)));
 }
 
-Tensor t(ScalarType dt, V shape = {2}) { return ops::zeros(shape, dt); }
+Tensor t(ScalarType dt, V shape = {2}) {
+  return ops::zeros(shape, dt);
+}
 
 TEST(DType, ResultTypeCategoriesAndZeroDim) {
   // Values checked against torch.result_type.
@@ -59,10 +62,10 @@ TEST(DType, ResultTypeCategoriesAndZeroDim) {
   EXPECT_EQ(result_type(t(u8), Scalar(int64_t{1000})), u8);  // Python int never widens ints
   EXPECT_EQ(result_type(t(b1), Scalar(int64_t{1})), i64);    // bool tensor + int
   EXPECT_EQ(result_type(t(b1), Scalar(true)), b1);
-  EXPECT_EQ(result_type(t(i64), t(f16, {})), f16);           // zero-dim float beats dim int
-  EXPECT_EQ(result_type(t(f16), t(f64, {})), f16);           // zero-dim of same category: ignored
+  EXPECT_EQ(result_type(t(i64), t(f16, {})), f16);  // zero-dim float beats dim int
+  EXPECT_EQ(result_type(t(f16), t(f64, {})), f16);  // zero-dim of same category: ignored
   EXPECT_EQ(result_type(t(i8), t(i64, {})), i8);
-  EXPECT_EQ(result_type(t(f32, {}), t(f64, {})), f64);      // both zero-dim: ordinary promotion
+  EXPECT_EQ(result_type(t(f32, {}), t(f64, {})), f64);  // both zero-dim: ordinary promotion
   EXPECT_EQ(result_type(t(u8), t(i8)), i16);
   EXPECT_EQ(result_type(t(bf), t(f16)), f32);
   EXPECT_EQ(result_type(t(i32, {}), Scalar(1.5)), f32);
@@ -75,7 +78,8 @@ TEST(DType, ResultTypeCategoriesAndZeroDim) {
 TEST(Schema, ParsesTypesDefaultsAndAnnotations) {
   FunctionSchema s = parse_schema(
       "aten::foo.bar(Tensor(a!) self, Tensor? w=None, int[2] stride=1, float eps=1e-05, "
-      "Scalar alpha=1, *, ScalarType? dtype=None, str mode=\"mean\", int[] dims=[]) -> (Tensor a, Tensor b)");
+      "Scalar alpha=1, *, ScalarType? dtype=None, str mode=\"mean\", int[] dims=[]) -> (Tensor a, "
+      "Tensor b)");
   EXPECT_EQ(s.full_name(), "aten::foo.bar");
   EXPECT_EQ(s.qualified_name(), "aten::foo");
   ASSERT_EQ(s.args.size(), 8u);
@@ -107,7 +111,8 @@ TEST(OpTable, EverySchemaParsesAndRoundTrips) {
     // The canonical text parses back to the same canonical text.
     EXPECT_EQ(parse_schema(op.schema.str()).str(), op.schema.str());
     // (dunders such as aten::__and__.bool end with '_' too)
-    if (op.name.find('_') != std::string::npos && op.schema.name.back() == '_' && !op.schema.name.starts_with("__")) {
+    if (op.name.find('_') != std::string::npos && op.schema.name.back() == '_' &&
+        !op.schema.name.starts_with("__")) {
       EXPECT_TRUE(op.is_inplace) << op.name << ": in-place ops write self";
     }
   }
@@ -136,19 +141,33 @@ TEST(Binding, KeywordsDefaultsAndConversions) {
 TEST(Binding, ErrorsNameOpArgumentAndTypes) {
   const auto& add = op_entry(OpId::add).schema;
   Tensor x = ops::ones(V{2});
-  EXPECT_THAT([&] { bind_arguments(add, {x, IValue("two")}); },
-              ::testing::ThrowsMessage<TypeError>(HasSubstr(
-                  "aten::add.Tensor(): argument 'other' (position 2) must be Tensor, not str")));
+  EXPECT_THAT(
+      [&] {
+        bind_arguments(add, {x, IValue("two")});
+      },
+      ::testing::ThrowsMessage<TypeError>(
+          HasSubstr("aten::add.Tensor(): argument 'other' (position 2) must be Tensor, not str")));
   EXPECT_THAT([&] { bind_arguments(add, {x}); },
               ::testing::ThrowsMessage<TypeError>(HasSubstr("missing required argument 'other'")));
-  EXPECT_THAT([&] { bind_arguments(add, {x, x}, {{"beta", IValue(1)}}); },
-              ::testing::ThrowsMessage<TypeError>(HasSubstr("unexpected keyword argument 'beta'")));
-  EXPECT_THAT([&] { bind_arguments(add, {x, x, IValue(1)}); },
-              ::testing::ThrowsMessage<TypeError>(HasSubstr("takes 2 positional arguments but 3 were given")));
-  EXPECT_THAT([&] { bind_arguments(add, {x}, {{"self", IValue(x)}}); },
-              ::testing::ThrowsMessage<TypeError>(HasSubstr("multiple values for argument 'self'")));
-  EXPECT_THAT([&] { call_op("aten::frobnicate", {}); },
-              ::testing::ThrowsMessage<NotImplementedError>(HasSubstr("no op named 'aten::frobnicate'")));
+  EXPECT_THAT(
+      [&] {
+        bind_arguments(add, {x, x}, {{"beta", IValue(1)}});
+      },
+      ::testing::ThrowsMessage<TypeError>(HasSubstr("unexpected keyword argument 'beta'")));
+  EXPECT_THAT(
+      [&] {
+        bind_arguments(add, {x, x, IValue(1)});
+      },
+      ::testing::ThrowsMessage<TypeError>(
+          HasSubstr("takes 2 positional arguments but 3 were given")));
+  EXPECT_THAT(
+      [&] {
+        bind_arguments(add, {x}, {{"self", IValue(x)}});
+      },
+      ::testing::ThrowsMessage<TypeError>(HasSubstr("multiple values for argument 'self'")));
+  EXPECT_THAT(
+      [&] { call_op("aten::frobnicate", {}); },
+      ::testing::ThrowsMessage<NotImplementedError>(HasSubstr("no op named 'aten::frobnicate'")));
 }
 
 // ---- Dispatcher layers ---------------------------------------------------------------------
@@ -175,7 +194,8 @@ TEST(Dispatcher, LayersRunInOrderOnlyWhenIncluded) {
     LayerGuard a(DispatchLayer::Autocast, LayerGuard::Include);
     LayerGuard t(DispatchLayer::Tracer, LayerGuard::Include);
     ops::add(x, x);
-    EXPECT_EQ(g_log, (std::vector<std::string>{"autocast:aten::add.Tensor", "tracer:aten::add.Tensor"}));
+    EXPECT_EQ(g_log,
+              (std::vector<std::string>{"autocast:aten::add.Tensor", "tracer:aten::add.Tensor"}));
     g_log.clear();
     {
       LayerGuard ex(DispatchLayer::Autocast, LayerGuard::Exclude);
@@ -198,11 +218,13 @@ TEST(Dispatcher, MixedDevicesAndMissingKernelsAreErrors) {
   Tensor x = ops::ones(V{2});
   Tensor fake_cuda = Tensor::make_view(x, x.sizes(), x.strides(), 0);
   fake_cuda.impl()->device = Device(DeviceType::CUDA, 0);
-  EXPECT_THAT([&] { ops::add(x, fake_cuda); },
-              ::testing::ThrowsMessage<Error>(HasSubstr(
-                  "Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0")));
+  EXPECT_THAT(
+      [&] { ops::add(x, fake_cuda); },
+      ::testing::ThrowsMessage<Error>(HasSubstr("Expected all tensors to be on the same device, "
+                                                "but found at least two devices, cpu and cuda:0")));
   EXPECT_THAT([&] { ops::add(fake_cuda, fake_cuda); },
-              ::testing::ThrowsMessage<NotImplementedError>(HasSubstr("aten::add.Tensor: no kernel for device 'cuda:0'")));
+              ::testing::ThrowsMessage<NotImplementedError>(
+                  HasSubstr("aten::add.Tensor: no kernel for device 'cuda:0'")));
   EXPECT_THAT([&] { ops::zeros(V{2}, std::nullopt, Device(DeviceType::CUDA, 0)); },
               ::testing::ThrowsMessage<Error>(HasSubstr("cuda")));
 }

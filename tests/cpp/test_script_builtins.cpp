@@ -34,13 +34,16 @@ IValue run_node(const std::string& kind, const std::vector<std::string>& types, 
     params += fmt::format("{}%a{} : {}", i ? ", " : "", i, types[i]);
     args += fmt::format("{}%a{}", i ? ", " : "", i);
   }
-  Stack out = run_text(fmt::format("graph({}):\n  %r : {} = {}({})\n  return (%r)\n", params, ret, kind, args),
-                       std::move(inputs));
+  Stack out = run_text(
+      fmt::format("graph({}):\n  %r : {} = {}({})\n  return (%r)\n", params, ret, kind, args),
+      std::move(inputs));
   return out.at(0);
 }
 
 // One exact overload through the dispatcher.
-IValue call(const char* overload, std::vector<IValue> args) { return call_op(overload, std::move(args)).value(); }
+IValue call(const char* overload, std::vector<IValue> args) {
+  return call_op(overload, std::move(args)).value();
+}
 
 // The message of the exception `f` throws ("" when none).
 template <typename F>
@@ -53,8 +56,12 @@ std::string error_of(F f) {
   return "";
 }
 
-IValue ints(V v) { return IValue(v); }
-std::vector<int64_t> as_ints(const IValue& v) { return v.to_int_list(); }
+IValue ints(V v) {
+  return IValue(v);
+}
+std::vector<int64_t> as_ints(const IValue& v) {
+  return v.to_int_list();
+}
 
 // ---- Scalar ops ------------------------------------------------------------------------------
 
@@ -65,7 +72,8 @@ TEST(ScalarOps, AreScriptOnlyCompositesDeclaredIntBeforeFloatBeforeMixed) {
     for (const OpEntry* op : find_overloads(base)) {
       if (!op->has(kScriptOnly)) continue;
       EXPECT_TRUE(op->has(kComposite)) << op->name;
-      if (op->schema.overload != "str" && op->schema.overload != "bool") order.push_back(op->schema.overload);
+      if (op->schema.overload != "str" && op->schema.overload != "bool")
+        order.push_back(op->schema.overload);
     }
     EXPECT_EQ(order, (std::vector<std::string>{"int", "float", "int_float", "float_int"})) << base;
   }
@@ -87,9 +95,11 @@ TEST(ScalarOps, GraphTextResolvesTheScalarOverloads) {
       "  %7 : int[] = aten::size(%t)\n"
       "  return (%1, %2, %3, %4, %5, %6, %7)\n");
   std::vector<std::string> names;
-  for (const Node* n : g->block()->nodes()) names.push_back(n->op() ? n->op()->name : n->kind().qualified());
-  EXPECT_EQ(names, (std::vector<std::string>{"aten::add.int", "aten::add.float", "aten::add.str", "aten::__not__",
-                                             "prim::min.int", "prim::dtype", "aten::size"}));
+  for (const Node* n : g->block()->nodes())
+    names.push_back(n->op() ? n->op()->name : n->kind().qualified());
+  EXPECT_EQ(names, (std::vector<std::string>{"aten::add.int", "aten::add.float", "aten::add.str",
+                                             "aten::__not__", "prim::min.int", "prim::dtype",
+                                             "aten::size"}));
 }
 
 TEST(ScalarOps, ArithmeticFollowsPython) {
@@ -123,11 +133,13 @@ TEST(ScalarOps, ArithmeticFollowsPython) {
   EXPECT_EQ(call("aten::floordiv.float", {-7.5, 2.0}).to_double(), -4.0);
   EXPECT_EQ(call("aten::floordiv.float_int", {-7.5, 2}).to_double(), -4.0);
   EXPECT_EQ(call("aten::floordiv.int_float", {7, -2.0}).to_double(), -4.0);
-  EXPECT_EQ(call("aten::floordiv.float", {0.3, 0.1}).to_double(), 2.0);  // as Python: 0.3 // 0.1 == 2.0
+  EXPECT_EQ(call("aten::floordiv.float", {0.3, 0.1}).to_double(),
+            2.0);  // as Python: 0.3 // 0.1 == 2.0
   EXPECT_EQ(call("aten::remainder.float", {-7.5, 2.0}).to_double(), 0.5);
   EXPECT_EQ(call("aten::remainder.float_int", {7.5, -2}).to_double(), -0.5);
   EXPECT_EQ(call("aten::remainder.int_float", {-7, 2.0}).to_double(), 1.0);
-  EXPECT_TRUE(std::signbit(call("aten::remainder.float", {4.0, -2.0}).to_double()));  // -0.0, as Python
+  EXPECT_TRUE(
+      std::signbit(call("aten::remainder.float", {4.0, -2.0}).to_double()));  // -0.0, as Python
   // int ** int is a float, also for a negative exponent
   EXPECT_TRUE(call("aten::pow.int", {2, 3}).is_double());
   EXPECT_EQ(call("aten::pow.int", {2, 3}).to_double(), 8.0);
@@ -141,23 +153,44 @@ TEST(ScalarOps, ArithmeticFollowsPython) {
 }
 
 TEST(ScalarOps, DivisionByZeroRaisesPythonsErrors) {
-  EXPECT_EQ(error_of([] { call("aten::floordiv.int", {1, 0}); }),
+  EXPECT_EQ(error_of([] {
+              call("aten::floordiv.int", {1, 0});
+            }),
             "ZeroDivisionError: integer division or modulo by zero");
-  EXPECT_EQ(error_of([] { call("aten::remainder.int", {1, 0}); }),
+  EXPECT_EQ(error_of([] {
+              call("aten::remainder.int", {1, 0});
+            }),
             "ZeroDivisionError: integer division or modulo by zero");
-  EXPECT_EQ(error_of([] { call("aten::div.float", {1.0, 0.0}); }), "ZeroDivisionError: float division by zero");
-  EXPECT_EQ(error_of([] { call("aten::div.int_float", {1, 0.0}); }), "ZeroDivisionError: float division by zero");
-  EXPECT_EQ(error_of([] { call("aten::div.float_int", {1.0, 0}); }), "ZeroDivisionError: float division by zero");
+  EXPECT_EQ(error_of([] {
+              call("aten::div.float", {1.0, 0.0});
+            }),
+            "ZeroDivisionError: float division by zero");
+  EXPECT_EQ(error_of([] {
+              call("aten::div.int_float", {1, 0.0});
+            }),
+            "ZeroDivisionError: float division by zero");
+  EXPECT_EQ(error_of([] {
+              call("aten::div.float_int", {1.0, 0});
+            }),
+            "ZeroDivisionError: float division by zero");
   EXPECT_EQ(error_of([] { call("aten::div.int", {1, 0}); }), "ZeroDivisionError: division by zero");
-  EXPECT_EQ(error_of([] { call("aten::floordiv.float", {1.0, 0.0}); }),
+  EXPECT_EQ(error_of([] {
+              call("aten::floordiv.float", {1.0, 0.0});
+            }),
             "ZeroDivisionError: float floor division by zero");
-  EXPECT_EQ(error_of([] { call("aten::remainder.float_int", {1.0, 0}); }), "ZeroDivisionError: float modulo");
+  EXPECT_EQ(error_of([] {
+              call("aten::remainder.float_int", {1.0, 0});
+            }),
+            "ZeroDivisionError: float modulo");
   // From a graph the message carries the node's location.
-  EXPECT_THAT(error_of([] {
-                run_text("graph(%a : int, %b : int):\n  %r : int = aten::floordiv(%a, %b) # f.py:3:7\n  return (%r)\n",
-                         {1, 0});
-              }),
-              ::testing::AllOf(HasSubstr("integer division or modulo by zero"), HasSubstr("f.py:3:7")));
+  EXPECT_THAT(
+      error_of([] {
+        run_text(
+            "graph(%a : int, %b : int):\n  %r : int = aten::floordiv(%a, %b) # f.py:3:7\n  return "
+            "(%r)\n",
+            {1, 0});
+      }),
+      ::testing::AllOf(HasSubstr("integer division or modulo by zero"), HasSubstr("f.py:3:7")));
 }
 
 TEST(ScalarOps, ComparisonOverloads) {
@@ -213,13 +246,18 @@ TEST(ScalarOps, Conversions) {
   EXPECT_TRUE(call("aten::Bool.float", {0.5}).to_bool());
   // one-element tensors
   EXPECT_EQ(call("aten::Int.Tensor", {ops::full(V{1}, Scalar(3.9)).tensor()}).to_int(), 3);
-  EXPECT_EQ(call("aten::Float.Tensor", {ops::full(V{}, Scalar(int64_t{4})).tensor()}).to_double(), 4.0);
+  EXPECT_EQ(call("aten::Float.Tensor", {ops::full(V{}, Scalar(int64_t{4})).tensor()}).to_double(),
+            4.0);
   EXPECT_TRUE(call("aten::Bool.Tensor", {ops::ones(V{1, 1}).tensor()}).to_bool());
   // errors, with Python's and torch's texts
-  EXPECT_EQ(error_of([] { call("aten::Int.str", {"1.5"}); }), "invalid literal for int() with base 10: '1.5'");
-  EXPECT_EQ(error_of([] { call("aten::Float.str", {"x"}); }), "could not convert string to float: 'x'");
-  EXPECT_EQ(error_of([] { call("aten::Float.str", {"0x10"}); }), "could not convert string to float: '0x10'");
-  EXPECT_EQ(error_of([] { call("aten::Int.float", {std::nan("")}); }), "cannot convert float NaN to integer");
+  EXPECT_EQ(error_of([] { call("aten::Int.str", {"1.5"}); }),
+            "invalid literal for int() with base 10: '1.5'");
+  EXPECT_EQ(error_of([] { call("aten::Float.str", {"x"}); }),
+            "could not convert string to float: 'x'");
+  EXPECT_EQ(error_of([] { call("aten::Float.str", {"0x10"}); }),
+            "could not convert string to float: '0x10'");
+  EXPECT_EQ(error_of([] { call("aten::Int.float", {std::nan("")}); }),
+            "cannot convert float NaN to integer");
   EXPECT_THAT(error_of([] { call("aten::Int.float", {INFINITY}); }),
               HasSubstr("cannot convert float infinity to integer"));
   EXPECT_EQ(error_of([] { call("aten::Int.Tensor", {ops::ones(V{2}).tensor()}); }),
@@ -261,7 +299,8 @@ TEST(ScalarOps, TensorProperties) {
   EXPECT_EQ(call("prim::dtype", {Tensor::empty(V{1}, ScalarType::BFloat16)}).to_int(), 15);
   EXPECT_TRUE(call("prim::device", {t}).to_device().is_cpu());
   EXPECT_EQ(call("aten::len.Tensor", {t}).to_int(), 3);
-  EXPECT_EQ(error_of([] { call("aten::len.Tensor", {ops::ones(V{}).tensor()}); }), "len() of a 0-d tensor");
+  EXPECT_EQ(error_of([] { call("aten::len.Tensor", {ops::ones(V{}).tensor()}); }),
+            "len() of a 0-d tensor");
 }
 
 TEST(ScalarOps, RangeLengthAndDerivedIndex) {
@@ -270,7 +309,10 @@ TEST(ScalarOps, RangeLengthAndDerivedIndex) {
   EXPECT_EQ(call("aten::__range_length", {0, 10, 1}).to_int(), 10);
   EXPECT_EQ(call("aten::__range_length", {5, 5, 1}).to_int(), 0);
   EXPECT_EQ(call("aten::__range_length", {0, 10, -1}).to_int(), 0);
-  EXPECT_EQ(error_of([] { call("aten::__range_length", {0, 10, 0}); }), "range() arg 3 must not be zero");
+  EXPECT_EQ(error_of([] {
+              call("aten::__range_length", {0, 10, 0});
+            }),
+            "range() arg 3 must not be zero");
   EXPECT_EQ(call("aten::__derive_index", {3, 10, -3}).to_int(), 1);
   // a Python range loop: for i in range(10, 0, -3): acc = acc * 100 + i
   Stack out = run_text(
@@ -309,8 +351,9 @@ TEST(ScalarOps, ConstantPropagationFoldsThemButLeavesErrorsForRunTime) {
   EXPECT_THAT(text, Not(HasSubstr("aten::add")));
   EXPECT_THAT(text, HasSubstr("aten::floordiv"));
   Stack s;
-  EXPECT_THAT(error_of([&] { Code(*g).run(s); }),
-              ::testing::AllOf(HasSubstr("integer division or modulo by zero"), HasSubstr("f.py:9:1")));
+  EXPECT_THAT(
+      error_of([&] { Code(*g).run(s); }),
+      ::testing::AllOf(HasSubstr("integer division or modulo by zero"), HasSubstr("f.py:9:1")));
 }
 
 // ---- List, str and any builtins ------------------------------------------------------------
@@ -318,17 +361,29 @@ TEST(ScalarOps, ConstantPropagationFoldsThemButLeavesErrorsForRunTime) {
 TEST(ListBuiltins, LenAndGetItemWithNegativeIndices) {
   EXPECT_EQ(run_node("aten::len", {"int[]"}, {ints({4, 5, 6})}, "int").to_int(), 3);
   EXPECT_EQ(run_node("aten::len", {"str"}, {"h\xc3\xa9llo"}, "int").to_int(), 5);  // code points
-  EXPECT_EQ(run_node("aten::len", {"Tensor"}, {ops::ones(V{7, 2}).tensor()}, "int").to_int(), 7);  // the op
-  EXPECT_EQ(run_node("aten::__getitem__", {"int[]", "int"}, {ints({4, 5, 6}), 1}, "int").to_int(), 5);
-  EXPECT_EQ(run_node("aten::__getitem__", {"int[]", "int"}, {ints({4, 5, 6}), -1}, "int").to_int(), 6);
-  EXPECT_EQ(run_node("aten::__getitem__", {"int[]", "int"}, {ints({4, 5, 6}), -3}, "int").to_int(), 4);
+  EXPECT_EQ(run_node("aten::len", {"Tensor"}, {ops::ones(V{7, 2}).tensor()}, "int").to_int(),
+            7);  // the op
+  EXPECT_EQ(run_node("aten::__getitem__", {"int[]", "int"}, {ints({4, 5, 6}), 1}, "int").to_int(),
+            5);
+  EXPECT_EQ(run_node("aten::__getitem__", {"int[]", "int"}, {ints({4, 5, 6}), -1}, "int").to_int(),
+            6);
+  EXPECT_EQ(run_node("aten::__getitem__", {"int[]", "int"}, {ints({4, 5, 6}), -3}, "int").to_int(),
+            4);
   EXPECT_EQ(run_node("aten::__getitem__", {"str", "int"}, {"abc", -1}, "str").to_string_ref(), "c");
-  EXPECT_EQ(run_node("aten::__getitem__", {"str", "int"}, {"h\xc3\xa9llo", 1}, "str").to_string_ref(), "\xc3\xa9");
-  EXPECT_EQ(error_of([] { run_node("aten::__getitem__", {"int[]", "int"}, {ints({4, 5, 6}), 3}, "int"); }),
+  EXPECT_EQ(
+      run_node("aten::__getitem__", {"str", "int"}, {"h\xc3\xa9llo", 1}, "str").to_string_ref(),
+      "\xc3\xa9");
+  EXPECT_EQ(error_of([] {
+              run_node("aten::__getitem__", {"int[]", "int"}, {ints({4, 5, 6}), 3}, "int");
+            }),
             "list index out of range");
-  EXPECT_EQ(error_of([] { run_node("aten::__getitem__", {"int[]", "int"}, {ints({4, 5, 6}), -4}, "int"); }),
+  EXPECT_EQ(error_of([] {
+              run_node("aten::__getitem__", {"int[]", "int"}, {ints({4, 5, 6}), -4}, "int");
+            }),
             "list index out of range");
-  EXPECT_EQ(error_of([] { run_node("aten::__getitem__", {"str", "int"}, {"abc", 3}, "str"); }),
+  EXPECT_EQ(error_of([] {
+              run_node("aten::__getitem__", {"str", "int"}, {"abc", 3}, "str");
+            }),
             "string index out of range");
   try {
     run_node("aten::__getitem__", {"int[]", "int"}, {ints({}), 0}, "int");
@@ -361,21 +416,31 @@ TEST(ListBuiltins, MutationsChangeTheListEveryValueHolds) {
   EXPECT_EQ(run_node("aten::pop", {"int[]", "int"}, {a, -1}, "int").to_int(), 9);
   EXPECT_EQ(run_node("aten::pop", {"int[]", "int"}, {a, 0}, "int").to_int(), 1);
   EXPECT_EQ(as_ints(a), (V{2}));
-  const char* insert = "graph(%l : int[], %i : int, %x : int):\n  = aten::insert(%l, %i, %x)\n  return ()\n";
-  run_text(insert, {a, 0, 5});      // front
-  run_text(insert, {a, 100, 6});    // clamped to the end
-  run_text(insert, {a, -1, 7});     // before the last
-  run_text(insert, {a, -100, 8});   // clamped to the front
+  const char* insert =
+      "graph(%l : int[], %i : int, %x : int):\n  = aten::insert(%l, %i, %x)\n  return ()\n";
+  run_text(insert, {a, 0, 5});     // front
+  run_text(insert, {a, 100, 6});   // clamped to the end
+  run_text(insert, {a, -1, 7});    // before the last
+  run_text(insert, {a, -100, 8});  // clamped to the front
   EXPECT_EQ(as_ints(a), (V{8, 5, 2, 7, 6}));
-  run_text("graph(%l : int[], %m : int[]):\n  = aten::extend(%l, %m)\n  return ()\n", {a, a});  // x.extend(x)
+  run_text("graph(%l : int[], %m : int[]):\n  = aten::extend(%l, %m)\n  return ()\n",
+           {a, a});  // x.extend(x)
   EXPECT_EQ(as_ints(a), (V{8, 5, 2, 7, 6, 8, 5, 2, 7, 6}));
   run_text("graph(%l : int[]):\n  = aten::reverse(%l)\n  return ()\n", {a});
   EXPECT_EQ(as_ints(a), (V{6, 7, 2, 5, 8, 6, 7, 2, 5, 8}));
   run_text("graph(%l : int[]):\n  = aten::clear(%l)\n  return ()\n", {a});
   EXPECT_TRUE(a.list_elems().empty());
-  EXPECT_EQ(error_of([&] { run_node("aten::pop", {"int[]", "int"}, {a, -1}, "int"); }), "pop from empty list");
-  EXPECT_EQ(error_of([] { run_node("aten::pop", {"int[]", "int"}, {ints({1}), 3}, "int"); }), "pop index out of range");
-  EXPECT_EQ(error_of([] { run_node("aten::_set_item", {"int[]", "int", "int"}, {ints({1}), 1, 0}, "int[]"); }),
+  EXPECT_EQ(error_of([&] {
+              run_node("aten::pop", {"int[]", "int"}, {a, -1}, "int");
+            }),
+            "pop from empty list");
+  EXPECT_EQ(error_of([] {
+              run_node("aten::pop", {"int[]", "int"}, {ints({1}), 3}, "int");
+            }),
+            "pop index out of range");
+  EXPECT_EQ(error_of([] {
+              run_node("aten::_set_item", {"int[]", "int", "int"}, {ints({1}), 1, 0}, "int[]");
+            }),
             "list assignment index out of range");
 }
 
@@ -403,7 +468,8 @@ TEST(ListBuiltins, SlicesWithStepsAndMissingBounds) {
   IValue copy = run_text(text, {src, none, none, 1})[0];
   EXPECT_NE(copy.list_obj(), src.list_obj());
   // strings slice by code point
-  EXPECT_EQ(run_node("aten::slice", {"str", "int?", "int?", "int"}, {"h\xc3\xa9llo", none, none, -2}, "str")
+  EXPECT_EQ(run_node("aten::slice", {"str", "int?", "int?", "int"},
+                     {"h\xc3\xa9llo", none, none, -2}, "str")
                 .to_string_ref(),
             "olh");
   // a tensor slice still runs the op
@@ -418,36 +484,47 @@ TEST(ListBuiltins, ConcatenationRepetitionCopyAndEquality) {
   IValue sum = run_node("aten::add", {"int[]", "int[]"}, {a, ints({3})}, "int[]");
   EXPECT_EQ(as_ints(sum), (V{1, 2, 3}));
   EXPECT_NE(sum.list_obj(), a.list_obj());
-  EXPECT_EQ(as_ints(run_node("aten::mul", {"int[]", "int"}, {a, 3}, "int[]")), (V{1, 2, 1, 2, 1, 2}));
+  EXPECT_EQ(as_ints(run_node("aten::mul", {"int[]", "int"}, {a, 3}, "int[]")),
+            (V{1, 2, 1, 2, 1, 2}));
   EXPECT_EQ(as_ints(run_node("aten::mul", {"int[]", "int"}, {a, -1}, "int[]")), V{});
   IValue copy = run_node("aten::list", {"int[]"}, {a}, "int[]");
   EXPECT_EQ(as_ints(copy), (V{1, 2}));
   EXPECT_NE(copy.list_obj(), a.list_obj());
   IValue chars = run_node("aten::list", {"str"}, {"ab"}, "str[]");
   EXPECT_EQ(python_str(chars), "['a', 'b']");
-  EXPECT_TRUE(run_node("aten::eq", {"int[]", "int[]"}, {ints({1, 2}), ints({1, 2})}, "bool").to_bool());
-  EXPECT_FALSE(run_node("aten::eq", {"int[]", "int[]"}, {ints({1, 2}), ints({1})}, "bool").to_bool());
-  EXPECT_TRUE(run_node("aten::ne", {"int[]", "int[]"}, {ints({1, 2}), ints({2, 1})}, "bool").to_bool());
-  EXPECT_TRUE(run_node("aten::eq", {"float[]", "float[]"}, {IValue(std::vector<double>{1.0}), IValue(std::vector<double>{1.0})},
-                       "bool")
+  EXPECT_TRUE(
+      run_node("aten::eq", {"int[]", "int[]"}, {ints({1, 2}), ints({1, 2})}, "bool").to_bool());
+  EXPECT_FALSE(
+      run_node("aten::eq", {"int[]", "int[]"}, {ints({1, 2}), ints({1})}, "bool").to_bool());
+  EXPECT_TRUE(
+      run_node("aten::ne", {"int[]", "int[]"}, {ints({1, 2}), ints({2, 1})}, "bool").to_bool());
+  EXPECT_TRUE(run_node("aten::eq", {"float[]", "float[]"},
+                       {IValue(std::vector<double>{1.0}), IValue(std::vector<double>{1.0})}, "bool")
                   .to_bool());
   IValue strs = IValue::list({IValue("a"), IValue("b")});
-  EXPECT_TRUE(run_node("aten::eq", {"str[]", "str[]"}, {strs, IValue::list({IValue("a"), IValue("b")})}, "bool").to_bool());
+  EXPECT_TRUE(run_node("aten::eq", {"str[]", "str[]"},
+                       {strs, IValue::list({IValue("a"), IValue("b")})}, "bool")
+                  .to_bool());
 }
 
 TEST(ListBuiltins, ContainsIsAndIsNot) {
-  EXPECT_TRUE(run_node("aten::__contains__", {"int[]", "int"}, {ints({1, 2}), 2}, "bool").to_bool());
-  EXPECT_FALSE(run_node("aten::__contains__", {"int[]", "int"}, {ints({1, 2}), 3}, "bool").to_bool());
-  EXPECT_TRUE(run_node("aten::__contains__", {"float[]", "float"}, {IValue(std::vector<double>{0.5}), 0.5}, "bool")
+  EXPECT_TRUE(
+      run_node("aten::__contains__", {"int[]", "int"}, {ints({1, 2}), 2}, "bool").to_bool());
+  EXPECT_FALSE(
+      run_node("aten::__contains__", {"int[]", "int"}, {ints({1, 2}), 3}, "bool").to_bool());
+  EXPECT_TRUE(run_node("aten::__contains__", {"float[]", "float"},
+                       {IValue(std::vector<double>{0.5}), 0.5}, "bool")
                   .to_bool());
-  EXPECT_TRUE(run_node("aten::__contains__", {"str[]", "str"}, {IValue::list({IValue("x"), IValue("yz")}), "yz"},
-                       "bool")
+  EXPECT_TRUE(run_node("aten::__contains__", {"str[]", "str"},
+                       {IValue::list({IValue("x"), IValue("yz")}), "yz"}, "bool")
                   .to_bool());
   EXPECT_TRUE(run_node("aten::__contains__", {"str", "str"}, {"hello", "ell"}, "bool").to_bool());
   EXPECT_FALSE(run_node("aten::__contains__", {"str", "str"}, {"hello", "le"}, "bool").to_bool());
 
-  const char* is = "graph(%a : Any, %b : Any):\n  %r : bool = aten::__is__(%a, %b)\n  return (%r)\n";
-  const char* isnot = "graph(%a : Any, %b : Any):\n  %r : bool = aten::__isnot__(%a, %b)\n  return (%r)\n";
+  const char* is =
+      "graph(%a : Any, %b : Any):\n  %r : bool = aten::__is__(%a, %b)\n  return (%r)\n";
+  const char* isnot =
+      "graph(%a : Any, %b : Any):\n  %r : bool = aten::__isnot__(%a, %b)\n  return (%r)\n";
   Tensor t = ops::ones(V{2});
   EXPECT_TRUE(run_text(is, {IValue(), IValue()})[0].to_bool());
   EXPECT_FALSE(run_text(is, {IValue(), t})[0].to_bool());
@@ -465,20 +542,30 @@ TEST(ListBuiltins, ContainsIsAndIsNot) {
 TEST(ListBuiltins, SumMinMax) {
   EXPECT_EQ(run_node("aten::sum", {"int[]"}, {ints({1, 2, 3})}, "int").to_int(), 6);
   EXPECT_EQ(run_node("aten::sum", {"int[]"}, {ints({})}, "int").to_int(), 0);
-  IValue fsum = run_node("aten::sum", {"float[]"}, {IValue(std::vector<double>{0.5, 1.0})}, "float");
+  IValue fsum =
+      run_node("aten::sum", {"float[]"}, {IValue(std::vector<double>{0.5, 1.0})}, "float");
   EXPECT_TRUE(fsum.is_double());
   EXPECT_EQ(fsum.to_double(), 1.5);
-  EXPECT_TRUE(run_node("aten::sum", {"float[]"}, {IValue(std::vector<double>{})}, "float").is_double());
+  EXPECT_TRUE(
+      run_node("aten::sum", {"float[]"}, {IValue(std::vector<double>{})}, "float").is_double());
   EXPECT_EQ(run_node("prim::min", {"int[]"}, {ints({3, -1, 2})}, "int").to_int(), -1);
   EXPECT_EQ(run_node("prim::max", {"int[]"}, {ints({3, -1, 2})}, "int").to_int(), 3);
-  EXPECT_EQ(run_node("prim::max", {"float[]"}, {IValue(std::vector<double>{0.5, 2.5})}, "float").to_double(), 2.5);
-  EXPECT_EQ(run_node("prim::min", {"str[]"}, {IValue::list({IValue("b"), IValue("a")})}, "str").to_string_ref(), "a");
-  EXPECT_EQ(error_of([] { run_node("prim::min", {"int[]"}, {ints({})}, "int"); }), "min() arg is an empty sequence");
-  EXPECT_EQ(error_of([] { run_node("prim::max", {"int[]"}, {ints({})}, "int"); }), "max() arg is an empty sequence");
+  EXPECT_EQ(run_node("prim::max", {"float[]"}, {IValue(std::vector<double>{0.5, 2.5})}, "float")
+                .to_double(),
+            2.5);
+  EXPECT_EQ(run_node("prim::min", {"str[]"}, {IValue::list({IValue("b"), IValue("a")})}, "str")
+                .to_string_ref(),
+            "a");
+  EXPECT_EQ(error_of([] { run_node("prim::min", {"int[]"}, {ints({})}, "int"); }),
+            "min() arg is an empty sequence");
+  EXPECT_EQ(error_of([] { run_node("prim::max", {"int[]"}, {ints({})}, "int"); }),
+            "max() arg is an empty sequence");
 }
 
 TEST(AnyBuiltins, StrFollowsPython) {
-  auto str = [](IValue v, const char* type) { return run_node("aten::str", {type}, {std::move(v)}, "str").to_string_ref(); };
+  auto str = [](IValue v, const char* type) {
+    return run_node("aten::str", {type}, {std::move(v)}, "str").to_string_ref();
+  };
   EXPECT_EQ(str(1.0, "float"), "1.0");
   EXPECT_EQ(str(0.1, "float"), "0.1");
   EXPECT_EQ(str(1e-05, "float"), "1e-05");
@@ -504,13 +591,21 @@ TEST(AnyBuiltins, StrFollowsPython) {
 }
 
 TEST(AnyBuiltins, Format) {
-  const char* text = "graph(%f : str, %a : int, %b : float):\n  %r : str = aten::format(%f, %a, %b)\n  return (%r)\n";
+  const char* text =
+      "graph(%f : str, %a : int, %b : float):\n  %r : str = aten::format(%f, %a, %b)\n  return "
+      "(%r)\n";
   EXPECT_EQ(run_text(text, {"{} and {}!", 1, 0.5})[0].to_string_ref(), "1 and 0.5!");
   EXPECT_EQ(run_text(text, {"{{{}}}", 1, 0.5})[0].to_string_ref(), "{1}");
-  EXPECT_EQ(run_text(text, {"only {}", 1, 0.5})[0].to_string_ref(), "only 1");  // extra args ignored, as Python
-  EXPECT_EQ(error_of([&] { run_text(text, {"{} {} {}", 1, 0.5}); }),
+  EXPECT_EQ(run_text(text, {"only {}", 1, 0.5})[0].to_string_ref(),
+            "only 1");  // extra args ignored, as Python
+  EXPECT_EQ(error_of([&] {
+              run_text(text, {"{} {} {}", 1, 0.5});
+            }),
             "Replacement index 2 out of range for positional args tuple");
-  EXPECT_THAT(error_of([&] { run_text(text, {"{0}", 1, 0.5}); }), HasSubstr("only {} placeholders"));
+  EXPECT_THAT(error_of([&] {
+                run_text(text, {"{0}", 1, 0.5});
+              }),
+              HasSubstr("only {} placeholders"));
 }
 
 TEST(AnyBuiltins, PrintWritesStrOfEachArgument) {
@@ -526,7 +621,9 @@ TEST(AnyBuiltins, PrintWritesStrOfEachArgument) {
 }
 
 std::vector<std::string> g_warnings;
-void record_warning(const std::string& m) { g_warnings.push_back(m); }
+void record_warning(const std::string& m) {
+  g_warnings.push_back(m);
+}
 
 TEST(AnyBuiltins, WarnCastsAndUninitialized) {
   const char* text =

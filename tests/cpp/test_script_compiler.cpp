@@ -43,7 +43,8 @@ TEST(ScriptCompiler, StraightLineTensorCode) {
   Tensor x = testing::random_tensor({3, 4}, ScalarType::Float32, 1);
   Tensor w = testing::random_tensor({4, 2}, ScalarType::Float32, 2);
   Tensor got = run1(fn, {x, w}).to_tensor();
-  Tensor want = ops::mul_Scalar(ops::add_Scalar(ops::relu(ops::matmul(x, w)), Scalar(1.0)), Scalar(int64_t{2}));
+  Tensor want = ops::mul_Scalar(ops::add_Scalar(ops::relu(ops::matmul(x, w)), Scalar(1.0)),
+                                Scalar(int64_t{2}));
   EXPECT_EQ(testing::values(got), testing::values(want));
 }
 
@@ -53,14 +54,22 @@ TEST(ScriptCompiler, StraightLineTensorCode) {
 namespace ampjit::script {
 namespace {
 
-int64_t run_int(const std::string& text, Stack args) { return run1(compile(text), std::move(args)).to_int(); }
+int64_t run_int(const std::string& text, Stack args) {
+  return run1(compile(text), std::move(args)).to_int();
+}
 
 TEST(ScriptCompiler, IntArithmeticFollowsPython) {
-  EXPECT_EQ(run_int("def f(a: int, b: int) -> int:\n    return a // b + a % b * 10\n", {int64_t{-7}, int64_t{2}}), -4 + 10);
-  EXPECT_DOUBLE_EQ(run1(compile("def f(a: int, b: int):\n    return a / b\n"), {int64_t{7}, int64_t{2}}).to_double(), 3.5);
+  EXPECT_EQ(run_int("def f(a: int, b: int) -> int:\n    return a // b + a % b * 10\n",
+                    {int64_t{-7}, int64_t{2}}),
+            -4 + 10);
+  EXPECT_DOUBLE_EQ(
+      run1(compile("def f(a: int, b: int):\n    return a / b\n"), {int64_t{7}, int64_t{2}})
+          .to_double(),
+      3.5);
   EXPECT_EQ(run_int("def f(a: int) -> int:\n    return -a if a < 0 else a\n", {int64_t{-3}}), 3);
   EXPECT_EQ(run_int("def f(a: int) -> int:\n    return 1 if 0 < a < 10 else 2\n", {int64_t{5}}), 1);
-  EXPECT_EQ(run_int("def f(a: int) -> int:\n    return 1 if 0 < a < 10 else 2\n", {int64_t{50}}), 2);
+  EXPECT_EQ(run_int("def f(a: int) -> int:\n    return 1 if 0 < a < 10 else 2\n", {int64_t{50}}),
+            2);
 }
 
 const char* kControl =
@@ -196,10 +205,24 @@ TEST(ScriptCompiler, AssertAndRaise) {
       "    return n\n");
   EXPECT_EQ(run1(fn, {int64_t{3}}).to_int(), 3);
   EXPECT_THROW(
-      { try { run1(fn, {int64_t{-1}}); } catch (const Error& e) { EXPECT_THAT(e.what(), HasSubstr("AssertionError: n must be non-negative")); throw; } },
+      {
+        try {
+          run1(fn, {int64_t{-1}});
+        } catch (const Error& e) {
+          EXPECT_THAT(e.what(), HasSubstr("AssertionError: n must be non-negative"));
+          throw;
+        }
+      },
       Error);
   EXPECT_THROW(
-      { try { run1(fn, {int64_t{200}}); } catch (const Error& e) { EXPECT_THAT(e.what(), HasSubstr("ValueError: too big")); throw; } },
+      {
+        try {
+          run1(fn, {int64_t{200}});
+        } catch (const Error& e) {
+          EXPECT_THAT(e.what(), HasSubstr("ValueError: too big"));
+          throw;
+        }
+      },
       Error);
 }
 
@@ -233,22 +256,41 @@ struct DiagCase {
 
 const DiagCase kDiagnostics[] = {
     {"undefined", "def f(x):\n    return x + y\n", "undefined value y", "test.py:2:16"},
-    {"arg_type", "def f(x):\n    return torch.relu('a')\n", "Expected a value of type 'Tensor' for argument 'self' but instead found type 'str'", "test.py:2:12"},
-    {"no_such_method", "def f(x):\n    return x.frobnicate()\n", "'Tensor' object has no attribute or method 'frobnicate'", "test.py:2:12"},
-    {"branch_mismatch", "def f(x, c: bool):\n    if c:\n        y = 1\n    else:\n        y = 1.5\n    return y\n", "Type mismatch: y is set to type int in the true branch and type float in the false branch", "test.py:2:5"},
-    {"one_branch", "def f(x, c: bool):\n    if c:\n        y = x\n    return y\n", "y is not defined in the false branch", "test.py:4:12"},
-    {"loop_type", "def f(x, n: int):\n    y = 0\n    for i in range(n):\n        y = x\n    return y\n", "Variable 'y' previously had type int but is now being assigned to a value of type Tensor", "test.py:4:9"},
-    {"return_annot", "def f(x) -> int:\n    return x\n", "Return value was annotated as having type int but is actually of type Tensor", "test.py:2:12"},
+    {"arg_type", "def f(x):\n    return torch.relu('a')\n",
+     "Expected a value of type 'Tensor' for argument 'self' but instead found type 'str'",
+     "test.py:2:12"},
+    {"no_such_method", "def f(x):\n    return x.frobnicate()\n",
+     "'Tensor' object has no attribute or method 'frobnicate'", "test.py:2:12"},
+    {"branch_mismatch",
+     "def f(x, c: bool):\n    if c:\n        y = 1\n    else:\n        y = 1.5\n    return y\n",
+     "Type mismatch: y is set to type int in the true branch and type float in the false branch",
+     "test.py:2:5"},
+    {"one_branch", "def f(x, c: bool):\n    if c:\n        y = x\n    return y\n",
+     "y is not defined in the false branch", "test.py:4:12"},
+    {"loop_type",
+     "def f(x, n: int):\n    y = 0\n    for i in range(n):\n        y = x\n    return y\n",
+     "Variable 'y' previously had type int but is now being assigned to a value of type Tensor",
+     "test.py:4:9"},
+    {"return_annot", "def f(x) -> int:\n    return x\n",
+     "Return value was annotated as having type int but is actually of type Tensor",
+     "test.py:2:12"},
     {"unknown_type", "def f(x: Foo):\n    return x\n", "Unknown type name 'Foo'", "test.py:1:10"},
-    {"dict", "def f(x):\n    d = {'a': x}\n    return x\n", "dictionaries are not supported", "test.py:2:9"},
-    {"nested_def", "def f(x):\n    def g(y):\n        return y\n    return x\n", "nested function definitions are not supported", "test.py:2:5"},
-    {"with_other", "def f(x):\n    with x:\n        pass\n    return x\n", "`with` in script supports only autocast context managers", "test.py:2:10"},
+    {"dict", "def f(x):\n    d = {'a': x}\n    return x\n", "dictionaries are not supported",
+     "test.py:2:9"},
+    {"nested_def", "def f(x):\n    def g(y):\n        return y\n    return x\n",
+     "nested function definitions are not supported", "test.py:2:5"},
+    {"with_other", "def f(x):\n    with x:\n        pass\n    return x\n",
+     "`with` in script supports only autocast context managers", "test.py:2:10"},
     {"varargs", "def f(*xs):\n    return 1\n", "variable arguments", "test.py:1:7"},
     {"break_outside", "def f(x):\n    break\n", "'break' outside loop", "test.py:2:5"},
-    {"decorator", "@torch.autocast('cpu')\ndef f(x):\n    return x\n", "TorchScript error: @autocast() decorator is not supported in script mode", "test.py:1:2"},
-    {"bad_kwarg", "def f(x):\n    return torch.sum(x, dimm=1)\n", "Keyword argument dimm unknown.", "test.py:2:12"},
-    {"not_iterable", "def f(x, n: int):\n    for i in n:\n        pass\n    return x\n", "'int' object is not iterable in script", "test.py:2:14"},
-    {"list_types", "def f(x):\n    return [1, 2.5]\n", "Lists must contain only a single type", "test.py:2:12"},
+    {"decorator", "@torch.autocast('cpu')\ndef f(x):\n    return x\n",
+     "TorchScript error: @autocast() decorator is not supported in script mode", "test.py:1:2"},
+    {"bad_kwarg", "def f(x):\n    return torch.sum(x, dimm=1)\n", "Keyword argument dimm unknown.",
+     "test.py:2:12"},
+    {"not_iterable", "def f(x, n: int):\n    for i in n:\n        pass\n    return x\n",
+     "'int' object is not iterable in script", "test.py:2:14"},
+    {"list_types", "def f(x):\n    return [1, 2.5]\n", "Lists must contain only a single type",
+     "test.py:2:12"},
 };
 
 TEST(ScriptCompilerDiagnostics, MessageLineColumnAndCaret) {
@@ -273,7 +315,8 @@ TEST(ScriptCompilerDiagnostics, ErrorInCalleeCarriesTheCallChain) {
 TEST(ScriptCompilerDiagnostics, SeveralOverloadsListEachReason) {
   const std::string err = compile_error("def f(x):\n    return torch.add(x, 'a')\n");
   EXPECT_THAT(err, HasSubstr("Arguments for call to aten::add are not valid."));
-  EXPECT_THAT(err, HasSubstr("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"));
+  EXPECT_THAT(
+      err, HasSubstr("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"));
   EXPECT_THAT(err, HasSubstr("for argument 'other' but instead found type 'str'"));
 }
 
@@ -352,7 +395,8 @@ TEST(ScriptCompilerModules, AttributesAreGetAttrAndConstantsInline) {
 
 TEST(ScriptCompilerModules, UnknownAttributeNamesTheClass) {
   auto info = linear_module();
-  info->methods["forward"] = std::make_shared<Source>("def forward(self, x):\n    return self.bias + x\n", "lin.py");
+  info->methods["forward"] =
+      std::make_shared<Source>("def forward(self, x):\n    return self.bias + x\n", "lin.py");
   try {
     compile_module(info);
     FAIL();
@@ -364,10 +408,13 @@ TEST(ScriptCompilerModules, UnknownAttributeNamesTheClass) {
 // ---- Robustness: mutated sources never crash the compiler ----
 
 TEST(ScriptCompilerFuzz, MutationsOfValidProgramsGiveErrorsNotCrashes) {
-  const std::vector<std::string> seeds = {kControl,
-                                          "def f(x, b: Optional[Tensor] = None):\n    if b is None:\n        return x\n    return x + b\n",
-                                          "def f(n: int) -> int:\n    xs = [i * i for i in range(n) if i % 2 == 1]\n    return len(xs)\n",
-                                          "def f(x):\n    with torch.autocast('cpu'):\n        y = x @ x\n    return y[0, 1:]\n"};
+  const std::vector<std::string> seeds = {
+      kControl,
+      "def f(x, b: Optional[Tensor] = None):\n    if b is None:\n        return x\n    return x + "
+      "b\n",
+      "def f(n: int) -> int:\n    xs = [i * i for i in range(n) if i % 2 == 1]\n    return "
+      "len(xs)\n",
+      "def f(x):\n    with torch.autocast('cpu'):\n        y = x @ x\n    return y[0, 1:]\n"};
   std::mt19937 rng(1234);
   const std::string alphabet = "()[]:,.=+-*/%<>!&|^~ \n\t0123456789abcxyzNoneTrue'\"#\\@";
   int compiled = 0, errors = 0;
@@ -377,9 +424,15 @@ TEST(ScriptCompilerFuzz, MutationsOfValidProgramsGiveErrorsNotCrashes) {
     for (int e = 0; e < edits; ++e) {
       const size_t pos = rng() % (s.size() + 1);
       switch (rng() % 3) {
-        case 0: s.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
-        case 1: if (pos < s.size()) s.erase(pos, 1); break;
-        default: if (pos < s.size()) s[pos] = alphabet[rng() % alphabet.size()]; break;
+        case 0:
+          s.insert(pos, 1, alphabet[rng() % alphabet.size()]);
+          break;
+        case 1:
+          if (pos < s.size()) s.erase(pos, 1);
+          break;
+        default:
+          if (pos < s.size()) s[pos] = alphabet[rng() % alphabet.size()];
+          break;
       }
     }
     try {
@@ -407,7 +460,8 @@ TEST(ScriptCompiler, SubscriptedValueIsEvaluatedOnce) {
       "    return ys.pop()[0]\n");
   const std::string g = fn->graph()->str();
   EXPECT_EQ(g.find("aten::pop"), g.rfind("aten::pop")) << g;
-  IValue ys = IValue::list({IValue::list({IValue(int64_t{1})}), IValue::list({IValue(int64_t{7}), IValue(int64_t{8})})});
+  IValue ys = IValue::list(
+      {IValue::list({IValue(int64_t{1})}), IValue::list({IValue(int64_t{7}), IValue(int64_t{8})})});
   EXPECT_EQ(run1(fn, {ys}).to_int(), 7);
   EXPECT_EQ(ys.list_elems().size(), 1u);
 }
@@ -432,7 +486,8 @@ TEST(ScriptCompiler, GraphsRoundTripThroughTheTextForm) {
 }
 
 TEST(ScriptCompiler, LoopIndexKeepsItsName) {
-  auto fn = compile("def f(n: int) -> int:\n    t = 0\n    for i in range(n):\n        t += i\n    return t\n");
+  auto fn = compile(
+      "def f(n: int) -> int:\n    t = 0\n    for i in range(n):\n        t += i\n    return t\n");
   EXPECT_THAT(fn->graph()->str(), HasSubstr("block0(%i : int"));
 }
 
@@ -443,7 +498,8 @@ TEST(ScriptCompilerAutocast, DecoratorIsARegionInEagerSemantics) {
       "    return torch.mm(x, w)\n";
   CompileOptions eager;
   eager.semantics = AutocastSemantics::Eager;
-  auto fn = compile_source(std::make_shared<Source>(src, "test.py"), builtin_resolver(), eager).back();
+  auto fn =
+      compile_source(std::make_shared<Source>(src, "test.py"), builtin_resolver(), eager).back();
   EXPECT_THAT(fn->graph()->str(), HasSubstr("prim::Enter"));
   Tensor x = testing::random_tensor({2, 3}, ScalarType::Float32, 9);
   Tensor w = testing::random_tensor({3, 2}, ScalarType::Float32, 10);
@@ -455,7 +511,11 @@ TEST(ScriptCompilerAutocast, DecoratorIsARegionInEagerSemantics) {
     compile_source(std::make_shared<Source>(src, "test.py"), builtin_resolver(), ts);
     FAIL();
   } catch (const CompileError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("test.py:1:2: TorchScript error: @autocast() decorator is not supported in script mode", 0), 0u);
+    EXPECT_EQ(
+        std::string(e.what()).rfind(
+            "test.py:1:2: TorchScript error: @autocast() decorator is not supported in script mode",
+            0),
+        0u);
   }
 }
 

@@ -71,7 +71,8 @@ TEST(Tensor, SelectSliceNarrow) {
   EXPECT_EQ(values(a.select(1, -1)), (std::vector<double>{4, 9, 14, 19}));
   EXPECT_EQ(values(a.slice(1, 1, std::nullopt, 2)),
             (std::vector<double>{1, 3, 6, 8, 11, 13, 16, 18}));
-  EXPECT_EQ(values(a.slice(0, -2, 100)), (std::vector<double>{10, 11, 12, 13, 14, 15, 16, 17, 18, 19}));
+  EXPECT_EQ(values(a.slice(0, -2, 100)),
+            (std::vector<double>{10, 11, 12, 13, 14, 15, 16, 17, 18, 19}));
   EXPECT_EQ(a.slice(0, 3, 1).numel(), 0);  // empty, not an error (torch)
   EXPECT_EQ(values(a.narrow(0, 1, 1)), (std::vector<double>{5, 6, 7, 8, 9}));
 }
@@ -132,7 +133,8 @@ TEST(Tensor, LargeCopyRunsInParallelChunksCorrectly) {
   Tensor c = a.contiguous();
   std::vector<double> v = values(c);
   for (int64_t i = 0; i < 400; ++i)
-    for (int64_t j = 0; j < 300; j += 37) ASSERT_EQ(v[i * 300 + j], static_cast<double>(j * 400 + i));
+    for (int64_t j = 0; j < 300; j += 37)
+      ASSERT_EQ(v[i * 300 + j], static_cast<double>(j * 400 + i));
 }
 
 TEST(Tensor, RequiresGradAndLeafFlags) {
@@ -147,21 +149,39 @@ TEST(Tensor, RequiresGradAndLeafFlags) {
 
 TEST(TensorErrors, BadViewsNameTheProblem) {
   Tensor a = iota({2, 3});
-  EXPECT_THAT([&] { a.view(V{4, -1}); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("shape '[4, -1]' is invalid for input of size 6")));
-  EXPECT_THAT([&] { a.view(V{-1, -1}); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("only one dimension can be inferred")));
+  EXPECT_THAT(
+      [&] {
+        a.view(V{4, -1});
+      },
+      ::testing::ThrowsMessage<Error>(HasSubstr("shape '[4, -1]' is invalid for input of size 6")));
+  EXPECT_THAT(
+      [&] {
+        a.view(V{-1, -1});
+      },
+      ::testing::ThrowsMessage<Error>(HasSubstr("only one dimension can be inferred")));
   EXPECT_THAT([&] { a.transpose(0, 2); },
-              ::testing::ThrowsMessage<IndexError>(HasSubstr("Dimension out of range (expected to be in range of [-2, 1], but got 2)")));
+              ::testing::ThrowsMessage<IndexError>(HasSubstr(
+                  "Dimension out of range (expected to be in range of [-2, 1], but got 2)")));
   EXPECT_THAT([&] { a.select(1, 3); },
               ::testing::ThrowsMessage<IndexError>(HasSubstr("index 3 out of range")));
-  EXPECT_THAT([&] { a.expand(V{4, 3, 4}); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("The expanded size of the tensor (4) must match the existing size (3)")));
-  EXPECT_THAT([&] { a.permute(V{0, 0}); }, ::testing::ThrowsMessage<Error>(HasSubstr("repeated dim")));
-  EXPECT_THAT([&] { Tensor::empty(V{2, -3}); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("negative dimension -3")));
-  EXPECT_THAT([&] { a.item(); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("a Tensor with 6 elements cannot be converted to Scalar")));
+  EXPECT_THAT(
+      [&] {
+        a.expand(V{4, 3, 4});
+      },
+      ::testing::ThrowsMessage<Error>(
+          HasSubstr("The expanded size of the tensor (4) must match the existing size (3)")));
+  EXPECT_THAT(
+      [&] {
+        a.permute(V{0, 0});
+      },
+      ::testing::ThrowsMessage<Error>(HasSubstr("repeated dim")));
+  EXPECT_THAT(
+      [&] {
+        Tensor::empty(V{2, -3});
+      },
+      ::testing::ThrowsMessage<Error>(HasSubstr("negative dimension -3")));
+  EXPECT_THAT([&] { a.item(); }, ::testing::ThrowsMessage<Error>(HasSubstr(
+                                     "a Tensor with 6 elements cannot be converted to Scalar")));
   EXPECT_THAT([&] { a.narrow(1, 2, 2); },
               ::testing::ThrowsMessage<IndexError>(HasSubstr("exceeds dimension size (3)")));
 }

@@ -41,7 +41,8 @@ TEST(Tracer, RecordsOpsAndRunsLikeEager) {
     return ops::add_Scalar(ops::relu(h), 1.5);
   };
   auto g = trace2(x, w, f);
-  auto r = filecheck(g->str(), "# CHECK: aten::mm(%x, %w)\n# CHECK: aten::relu\n# CHECK: aten::add(");
+  auto r =
+      filecheck(g->str(), "# CHECK: aten::mm(%x, %w)\n# CHECK: aten::relu\n# CHECK: aten::add(");
   EXPECT_TRUE(r.ok) << r.message;
   Tensor x2 = testing::random_tensor({3, 4}, ScalarType::Float32, 3);
   Stack s{IValue(x2), IValue(w)};
@@ -90,8 +91,12 @@ TEST(Tracer, RequiresGradTensorsCannotBeConstants) {
   Tensor w = ops::ones(V{2});
   Tensor param = ops::ones(V{2});
   param.set_requires_grad(true);
-  EXPECT_THAT([&] { trace2(x, w, [&](const Tensor& a, const Tensor&) -> Tensor { return ops::mul(a, param); }); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("Cannot insert a Tensor that requires grad as a constant")));
+  EXPECT_THAT(
+      [&] {
+        trace2(x, w, [&](const Tensor& a, const Tensor&) -> Tensor { return ops::mul(a, param); });
+      },
+      ::testing::ThrowsMessage<Error>(
+          HasSubstr("Cannot insert a Tensor that requires grad as a constant")));
   EXPECT_EQ(tracer::current(), nullptr);  // the guard unwound
 }
 
@@ -112,10 +117,11 @@ TEST(Tracer, ModuleWeightsAreGetAttrChainsSharedWithTheModule) {
     st->add_output(IValue(y));
   }
   st->graph->verify();
-  auto r = filecheck(st->graph->str(false),
-                     "# CHECK: %inner : __torch__.Inner = prim::GetAttr[name=\"inner\"](%self)\n"
-                     "# CHECK-NEXT: %weight : Float(2, device=cpu) = prim::GetAttr[name=\"weight\"](%inner)\n"
-                     "# CHECK-NEXT: aten::mul(%x, %weight)\n# CHECK-NOT: GetAttr");
+  auto r = filecheck(
+      st->graph->str(false),
+      "# CHECK: %inner : __torch__.Inner = prim::GetAttr[name=\"inner\"](%self)\n"
+      "# CHECK-NEXT: %weight : Float(2, device=cpu) = prim::GetAttr[name=\"weight\"](%inner)\n"
+      "# CHECK-NEXT: aten::mul(%x, %weight)\n# CHECK-NOT: GetAttr");
   EXPECT_TRUE(r.ok) << r.message;
   // The graph reads the module at run time: new weights, new result.
   inner->set_attr("weight", IValue(ops::full(V{2}, 3.0)));
@@ -124,13 +130,17 @@ TEST(Tracer, ModuleWeightsAreGetAttrChainsSharedWithTheModule) {
   EXPECT_EQ(testing::values(s[0].to_tensor()), (std::vector<double>{9, 9}));
   Stack bad{IValue(x), IValue(x)};
   EXPECT_THAT([&] { Code(*st->graph).run(bad); },
-              ::testing::ThrowsMessage<TypeError>(HasSubstr("prim::GetAttr on a value that is not a module")));
+              ::testing::ThrowsMessage<TypeError>(
+                  HasSubstr("prim::GetAttr on a value that is not a module")));
 }
 
 TEST(Tracer, OutputsAndInputsFollowTorchRules) {
   auto st = std::make_shared<tracer::TracingState>();
-  EXPECT_THAT([&] { tracer::TracingState::check_traceable_inputs({IValue(ops::ones(V{1})), IValue(int64_t{3})}); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("Type 'Tuple[Tensor, int]' cannot be traced")));
+  EXPECT_THAT(
+      [&] {
+        tracer::TracingState::check_traceable_inputs({IValue(ops::ones(V{1})), IValue(int64_t{3})});
+      },
+      ::testing::ThrowsMessage<Error>(HasSubstr("Type 'Tuple[Tensor, int]' cannot be traced")));
   EXPECT_THAT([&] { st->add_output(IValue(int64_t{3})); },
               ::testing::ThrowsMessage<Error>(HasSubstr("Only tensors, lists, tuples of tensors")));
   Tensor a = ops::ones(V{1}), b = ops::ones(V{1});
@@ -140,7 +150,8 @@ TEST(Tracer, OutputsAndInputsFollowTorchRules) {
   ASSERT_EQ(st->warnings.size(), 1u);  // strict: a list output warns
   EXPECT_THAT(st->warnings[0], HasSubstr("Encountering a list at the output of the tracer"));
   st->graph->verify();
-  Stack s{IValue::tuple({IValue(ops::full(V{1}, 5.0)), IValue::tuple({IValue(ops::full(V{1}, 7.0))})})};
+  Stack s{
+      IValue::tuple({IValue(ops::full(V{1}, 5.0)), IValue::tuple({IValue(ops::full(V{1}, 7.0))})})};
   Code(*st->graph).run(s);
   ASSERT_TRUE(s[0].is_list());
   EXPECT_EQ(testing::values(s[0].list_elems()[0].to_tensor()), (std::vector<double>{7}));
@@ -169,7 +180,8 @@ TEST(Tracer, OneTraceManyThreadsEachWithItsOwnAutocast) {
         Stack s = (*fn)({IValue(x), IValue(w)});
         const Tensor& want = i % 2 == 0 ? expected_ac : expected;
         Tensor got = s[0].to_tensor();
-        if (got.dtype() != want.dtype() || testing::values(got) != testing::values(want)) ++failures;
+        if (got.dtype() != want.dtype() || testing::values(got) != testing::values(want))
+          ++failures;
       }
     });
   }

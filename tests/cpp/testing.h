@@ -33,11 +33,16 @@ struct Tol {
 };
 inline Tol tol_for(ScalarType t) {
   switch (t) {
-    case ScalarType::Float64: return {1e-10, 1e-12};
-    case ScalarType::Float32: return {1e-5, 1e-6};
-    case ScalarType::Float16: return {2e-3, 1e-4};   // eps = 2^-10
-    case ScalarType::BFloat16: return {1.6e-2, 1e-3}; // eps = 2^-7
-    default: return {0, 0};                         // integers and bool: exact
+    case ScalarType::Float64:
+      return {1e-10, 1e-12};
+    case ScalarType::Float32:
+      return {1e-5, 1e-6};
+    case ScalarType::Float16:
+      return {2e-3, 1e-4};  // eps = 2^-10
+    case ScalarType::BFloat16:
+      return {1.6e-2, 1e-3};  // eps = 2^-7
+    default:
+      return {0, 0};  // integers and bool: exact
   }
 }
 
@@ -52,8 +57,10 @@ inline Tensor random_tensor(std::vector<int64_t> shape, ScalarType dtype, uint64
   Tensor t64 = Tensor::empty(std::vector<int64_t>{n}, ScalarType::Float64);
   for (int64_t i = 0; i < n; ++i) {
     double v = dist(rng);
-    if (dtype == ScalarType::Bool) v = v > (lo + hi) / 2;
-    else if (!is_floating(dtype)) v = std::round(v);
+    if (dtype == ScalarType::Bool)
+      v = v > (lo + hi) / 2;
+    else if (!is_floating(dtype))
+      v = std::round(v);
     t64.data<double>()[i] = v;
   }
   Tensor t = t64.view(shape).to(dtype);
@@ -74,7 +81,9 @@ inline Tensor random_tensor(std::vector<int64_t> shape, ScalarType dtype, uint64
 }
 
 // The values of `t` as doubles in row-major order, however it is strided.
-inline std::vector<double> values(const Tensor& t) { return t.to_double_vector(); }
+inline std::vector<double> values(const Tensor& t) {
+  return t.to_double_vector();
+}
 
 // Row-major multi-index walk: calls f(index_vector, linear) for every element of `shape`.
 inline void for_each_index(const std::vector<int64_t>& shape,
@@ -112,7 +121,8 @@ inline ::testing::AssertionResult close(const Tensor& got, const std::vector<dou
                     std::fabs(g[i] - w) <= tol.atol + tol.rtol * std::fabs(w);
     if (!ok && bad++ < 5) msg << "\n  [" << i << "] got " << g[i] << " want " << w;
   }
-  if (bad) return ::testing::AssertionFailure() << bad << " of " << g.size() << " mismatch:" << msg.str();
+  if (bad)
+    return ::testing::AssertionFailure() << bad << " of " << g.size() << " mismatch:" << msg.str();
   return ::testing::AssertionSuccess();
 }
 

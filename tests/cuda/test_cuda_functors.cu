@@ -41,9 +41,12 @@ void run_on_host(const ElementwiseIter& it, const F& f) {
     const auto off = calc.get(i);
     auto in = [&](int k) { return *reinterpret_cast<const TIn*>(it.data[k + 1] + off[k + 1]); };
     TOut* o = reinterpret_cast<TOut*>(it.data[0] + off[0]);
-    if constexpr (N == 1) *o = convert<TOut>(f(in(0)));
-    else if constexpr (N == 2) *o = convert<TOut>(f(in(0), in(1)));
-    else *o = convert<TOut>(f(in(0), in(1), in(2)));
+    if constexpr (N == 1)
+      *o = convert<TOut>(f(in(0)));
+    else if constexpr (N == 2)
+      *o = convert<TOut>(f(in(0), in(1)));
+    else
+      *o = convert<TOut>(f(in(0), in(1), in(2)));
   }
 }
 
@@ -55,16 +58,26 @@ void expect_matches(const Tensor& got, const Tensor& want, const std::string& wh
       << what;
   double rtol = 0;
   switch (got.dtype()) {
-    case ScalarType::Float32: rtol = 5e-7; break;
-    case ScalarType::Float64: rtol = 1e-15; break;
-    case ScalarType::Float16: rtol = 1e-3; break;
-    case ScalarType::BFloat16: rtol = 8e-3; break;
-    default: break;
+    case ScalarType::Float32:
+      rtol = 5e-7;
+      break;
+    case ScalarType::Float64:
+      rtol = 1e-15;
+      break;
+    case ScalarType::Float16:
+      rtol = 1e-3;
+      break;
+    case ScalarType::BFloat16:
+      rtol = 8e-3;
+      break;
+    default:
+      break;
   }
   const std::vector<double> g = got.to_double_vector(), w = want.to_double_vector();
   for (size_t i = 0; i < g.size(); ++i) {
     if (std::isnan(w[i])) {
-      EXPECT_TRUE(std::isnan(g[i])) << what << " [" << i << "]: " << g[i] << " where the CPU has NaN";
+      EXPECT_TRUE(std::isnan(g[i]))
+          << what << " [" << i << "]: " << g[i] << " where the CPU has NaN";
     } else if (rtol == 0 || std::isinf(w[i])) {
       EXPECT_EQ(g[i], w[i]) << what << " [" << i << "]";
     } else {
@@ -79,7 +92,8 @@ Tensor input(V shape, ScalarType t, uint64_t seed, double lo, double hi, bool no
   return testing::random_tensor(std::move(shape), t, seed, lo, hi, noncontig);
 }
 
-// ---- Unary ---------------------------------------------------------------------------------------
+// ---- Unary
+// ---------------------------------------------------------------------------------------
 
 struct UnaryCase {
   std::string name;
@@ -119,10 +133,12 @@ std::vector<UnaryCase> unary_cases() {
       {"tanh", UnaryOp::tanh, [](const Tensor& x) { return ops::tanh(x); }},
       {"sigmoid", UnaryOp::sigmoid, [](const Tensor& x) { return ops::sigmoid(x); }},
       {"erf", UnaryOp::erf, [](const Tensor& x) { return ops::erf(x); }},
-      {"reciprocal", UnaryOp::reciprocal, [](const Tensor& x) { return ops::reciprocal(x); }, 0.25, 3},
+      {"reciprocal", UnaryOp::reciprocal, [](const Tensor& x) { return ops::reciprocal(x); }, 0.25,
+       3},
       {"silu", UnaryOp::silu, [](const Tensor& x) { return ops::silu(x); }},
       {"gelu", UnaryOp::gelu, [](const Tensor& x) { return ops::gelu(x, std::string("none")); }},
-      {"gelu_tanh", UnaryOp::gelu_tanh, [](const Tensor& x) { return ops::gelu(x, std::string("tanh")); }},
+      {"gelu_tanh", UnaryOp::gelu_tanh,
+       [](const Tensor& x) { return ops::gelu(x, std::string("tanh")); }},
       {"floor", UnaryOp::floor, [](const Tensor& x) { return ops::floor(x); }},
       {"ceil", UnaryOp::ceil, [](const Tensor& x) { return ops::ceil(x); }},
       {"round", UnaryOp::round, [](const Tensor& x) { return ops::round(x); }, -4, 4},
@@ -131,16 +147,16 @@ std::vector<UnaryCase> unary_cases() {
       {"round_decimals_-1", UnaryOp::round_decimals,
        [](const Tensor& x) { return ops::round_decimals(x, int64_t{-1}); }, -90, 90, 10, -1},
       {"relu", UnaryOp::relu, [](const Tensor& x) { return ops::relu(x); }},
-      {"clamp", UnaryOp::clamp, [](const Tensor& x) { return ops::clamp(x, S(int64_t{-1}), S(int64_t{2})); },
-       -3, 3, -1, 2},
-      {"clamp_min", UnaryOp::clamp_min, [](const Tensor& x) { return ops::clamp_min(x, S(int64_t{1})); },
-       -3, 3, 1},
-      {"clamp_max", UnaryOp::clamp_max, [](const Tensor& x) { return ops::clamp_max(x, S(int64_t{-1})); },
-       -3, 3, -1},
+      {"clamp", UnaryOp::clamp,
+       [](const Tensor& x) { return ops::clamp(x, S(int64_t{-1}), S(int64_t{2})); }, -3, 3, -1, 2},
+      {"clamp_min", UnaryOp::clamp_min,
+       [](const Tensor& x) { return ops::clamp_min(x, S(int64_t{1})); }, -3, 3, 1},
+      {"clamp_max", UnaryOp::clamp_max,
+       [](const Tensor& x) { return ops::clamp_max(x, S(int64_t{-1})); }, -3, 3, -1},
       {"add_scalar", UnaryOp::add_scalar,
        [](const Tensor& x) { return ops::add_Scalar(x, S(int64_t{3}), S(int64_t{1})); }, -3, 3, 3},
-      {"mul_scalar", UnaryOp::mul_scalar, [](const Tensor& x) { return ops::mul_Scalar(x, S(int64_t{3})); },
-       -3, 3, 3},
+      {"mul_scalar", UnaryOp::mul_scalar,
+       [](const Tensor& x) { return ops::mul_Scalar(x, S(int64_t{3})); }, -3, 3, 3},
       {"pow_scalar_2", UnaryOp::pow_scalar,
        [](const Tensor& x) { return ops::pow_Tensor_Scalar(x, S(int64_t{2})); }, -3, 3, 2},
       {"pow_scalar_3", UnaryOp::pow_scalar,
@@ -165,15 +181,21 @@ TEST(CudaFunctorsOnHost, EveryUnaryOpMatchesTheCpuKernelForEveryDtype) {
 
 TEST(CudaFunctorsOnHost, NonSpecialFloatPowerComputesLikeTheCpu) {
   // 2.5 is no special case: float32/float64 go through pow in double, float16/bfloat16 in float.
-  for (ScalarType t : {ScalarType::Float32, ScalarType::Float64, ScalarType::Float16, ScalarType::BFloat16}) {
-    const UnaryCase c{"pow_scalar_2.5", UnaryOp::pow_scalar,
-                      [](const Tensor& x) { return ops::pow_Tensor_Scalar(x, Scalar(2.5)); }, 0.1, 3, 2.5};
+  for (ScalarType t :
+       {ScalarType::Float32, ScalarType::Float64, ScalarType::Float16, ScalarType::BFloat16}) {
+    const UnaryCase c{"pow_scalar_2.5",
+                      UnaryOp::pow_scalar,
+                      [](const Tensor& x) { return ops::pow_Tensor_Scalar(x, Scalar(2.5)); },
+                      0.1,
+                      3,
+                      2.5};
     const Tensor x = input({4, 6}, t, 5, c.lo, c.hi);
     expect_matches(host_unary(c, x, t), c.cpu(x), std::string("pow 2.5 ") + dtype_name(t));
   }
 }
 
-// ---- Binary --------------------------------------------------------------------------------------
+// ---- Binary
+// --------------------------------------------------------------------------------------
 
 struct BinaryCase {
   std::string name;
@@ -185,30 +207,44 @@ struct BinaryCase {
 
 std::vector<BinaryCase> binary_cases() {
   return {
-      {"add", BinaryOp::add, [](const Tensor& a, const Tensor& b) { return ops::add(a, b, Scalar(int64_t{2})); },
-       -3, 3, 2},
+      {"add", BinaryOp::add,
+       [](const Tensor& a, const Tensor& b) { return ops::add(a, b, Scalar(int64_t{2})); }, -3, 3,
+       2},
       {"mul", BinaryOp::mul, [](const Tensor& a, const Tensor& b) { return ops::mul(a, b); }},
-      {"div", BinaryOp::div, [](const Tensor& a, const Tensor& b) { return ops::div(a, b); }, 0.5, 3},
+      {"div", BinaryOp::div, [](const Tensor& a, const Tensor& b) { return ops::div(a, b); }, 0.5,
+       3},
       {"div_trunc", BinaryOp::div_trunc,
-       [](const Tensor& a, const Tensor& b) { return ops::div_Tensor_mode(a, b, std::string("trunc")); }, 1, 4},
-      {"div_floor", BinaryOp::div_floor,
-       [](const Tensor& a, const Tensor& b) { return ops::div_Tensor_mode(a, b, std::string("floor")); }, 1, 4},
-      {"pow", BinaryOp::pow, [](const Tensor& a, const Tensor& b) { return ops::pow(a, b); }, 0, 3},
-      {"fmod", BinaryOp::fmod, [](const Tensor& a, const Tensor& b) { return ops::fmod(a, b); }, 1, 4},
-      {"remainder", BinaryOp::remainder, [](const Tensor& a, const Tensor& b) { return ops::remainder(a, b); },
+       [](const Tensor& a, const Tensor& b) {
+         return ops::div_Tensor_mode(a, b, std::string("trunc"));
+       },
        1, 4},
+      {"div_floor", BinaryOp::div_floor,
+       [](const Tensor& a, const Tensor& b) {
+         return ops::div_Tensor_mode(a, b, std::string("floor"));
+       },
+       1, 4},
+      {"pow", BinaryOp::pow, [](const Tensor& a, const Tensor& b) { return ops::pow(a, b); }, 0, 3},
+      {"fmod", BinaryOp::fmod, [](const Tensor& a, const Tensor& b) { return ops::fmod(a, b); }, 1,
+       4},
+      {"remainder", BinaryOp::remainder,
+       [](const Tensor& a, const Tensor& b) { return ops::remainder(a, b); }, 1, 4},
       {"atan2", BinaryOp::atan2, [](const Tensor& a, const Tensor& b) { return ops::atan2(a, b); }},
-      {"maximum", BinaryOp::maximum, [](const Tensor& a, const Tensor& b) { return ops::maximum(a, b); }},
-      {"minimum", BinaryOp::minimum, [](const Tensor& a, const Tensor& b) { return ops::minimum(a, b); }},
+      {"maximum", BinaryOp::maximum,
+       [](const Tensor& a, const Tensor& b) { return ops::maximum(a, b); }},
+      {"minimum", BinaryOp::minimum,
+       [](const Tensor& a, const Tensor& b) { return ops::minimum(a, b); }},
       {"eq", BinaryOp::eq, [](const Tensor& a, const Tensor& b) { return ops::eq(a, b); }},
       {"ne", BinaryOp::ne, [](const Tensor& a, const Tensor& b) { return ops::ne(a, b); }},
       {"lt", BinaryOp::lt, [](const Tensor& a, const Tensor& b) { return ops::lt(a, b); }},
       {"le", BinaryOp::le, [](const Tensor& a, const Tensor& b) { return ops::le(a, b); }},
       {"gt", BinaryOp::gt, [](const Tensor& a, const Tensor& b) { return ops::gt(a, b); }},
       {"ge", BinaryOp::ge, [](const Tensor& a, const Tensor& b) { return ops::ge(a, b); }},
-      {"logical_and", BinaryOp::logical_and, [](const Tensor& a, const Tensor& b) { return ops::logical_and(a, b); }},
-      {"logical_or", BinaryOp::logical_or, [](const Tensor& a, const Tensor& b) { return ops::logical_or(a, b); }},
-      {"logical_xor", BinaryOp::logical_xor, [](const Tensor& a, const Tensor& b) { return ops::logical_xor(a, b); }},
+      {"logical_and", BinaryOp::logical_and,
+       [](const Tensor& a, const Tensor& b) { return ops::logical_and(a, b); }},
+      {"logical_or", BinaryOp::logical_or,
+       [](const Tensor& a, const Tensor& b) { return ops::logical_or(a, b); }},
+      {"logical_xor", BinaryOp::logical_xor,
+       [](const Tensor& a, const Tensor& b) { return ops::logical_xor(a, b); }},
   };
 }
 
@@ -218,14 +254,16 @@ TEST(CudaFunctorsOnHost, EveryBinaryOpMatchesTheCpuKernelOverBroadcastStridedOpe
     for (ScalarType t : kAll) {
       if (!in_set(dtypes_of(c.op), t)) continue;
       // [3, 1, 5] against a transposed [4, 5]: broadcasting and strides on both sides.
-      const Tensor a = input({3, 1, 5}, t, 100 + checked, c.op == BinaryOp::pow ? 0.5 : -3, 3, false);
+      const Tensor a =
+          input({3, 1, 5}, t, 100 + checked, c.op == BinaryOp::pow ? 0.5 : -3, 3, false);
       const Tensor b = input({4, 5}, t, 200 + checked, c.b_lo, c.b_hi);
       const Tensor want = c.cpu(a, b);
       Tensor out = Tensor::empty(want.sizes(), want.dtype());
       const ElementwiseIter it = make_iter(out, {a, b});
       visit_op(c.op, [&]<BinaryOp Op>() {
         dispatch_set<dtypes_of(Op)>(dt(t), [&]<typename T>() {
-          run_on_host<binary_out_t<Op, T>, T, 2>(it, BinaryFn<T, Op>{static_cast<opmath_t<T>>(c.p0)});
+          run_on_host<binary_out_t<Op, T>, T, 2>(it,
+                                                 BinaryFn<T, Op>{static_cast<opmath_t<T>>(c.p0)});
         });
       });
       expect_matches(out, want, c.name + " " + dtype_name(t));
@@ -235,7 +273,8 @@ TEST(CudaFunctorsOnHost, EveryBinaryOpMatchesTheCpuKernelOverBroadcastStridedOpe
   EXPECT_GT(checked, 150);
 }
 
-// ---- Ternary -------------------------------------------------------------------------------------
+// ---- Ternary
+// -------------------------------------------------------------------------------------
 
 TEST(CudaFunctorsOnHost, TernaryOpsMatchTheCpuKernels) {
   int checked = 0;
@@ -260,7 +299,8 @@ TEST(CudaFunctorsOnHost, TernaryOpsMatchTheCpuKernels) {
                    std::string("where ") + dtype_name(t));
     if (t != ScalarType::Bool) {
       const Tensor want = ops::addcmul(a, b, c, Scalar(int64_t{2}));
-      expect_matches(host(TernaryOp::addcmul, a, b, c, 2, t), want, std::string("addcmul ") + dtype_name(t));
+      expect_matches(host(TernaryOp::addcmul, a, b, c, 2, t), want,
+                     std::string("addcmul ") + dtype_name(t));
       const Tensor lo = input({3, 1}, t, 700 + checked, -2, 0, false);
       const Tensor hi = input({4}, t, 800 + checked, 0, 2, false);
       expect_matches(host(TernaryOp::clamp, a, lo, hi, 0, t), ops::clamp_Tensor(a, lo, hi),
@@ -274,7 +314,8 @@ TEST(CudaFunctorsOnHost, TernaryOpsMatchTheCpuKernels) {
   }
 }
 
-// ---- Conversions and the iteration ---------------------------------------------------------------
+// ---- Conversions and the iteration
+// ---------------------------------------------------------------
 
 TEST(CudaFunctorsOnHost, ConvertAgreesWithTheCpuCopyForAllDtypePairs) {
   for (ScalarType from : kAll) {
@@ -285,13 +326,13 @@ TEST(CudaFunctorsOnHost, ConvertAgreesWithTheCpuCopyForAllDtypePairs) {
       Tensor out = Tensor::empty(src.sizes(), to);
       const ElementwiseIter it = make_iter(out, {src});
       dispatch_all(dt(to), [&]<typename D>() {
-        dispatch_all(dt(from), [&]<typename S>() {
-          run_on_host<D, S, 1>(it, [](S v) { return v; });
-        });
+        dispatch_all(dt(from),
+                     [&]<typename S>() { run_on_host<D, S, 1>(it, [](S v) { return v; }); });
       });
       expect_matches(out, want, std::string(dtype_name(from)) + " -> " + dtype_name(to));
       // Bitwise, not only close: a conversion rounds exactly as the CPU's.
-      EXPECT_EQ(out.to_double_vector(), want.to_double_vector()) << dtype_name(from) << " -> " << dtype_name(to);
+      EXPECT_EQ(out.to_double_vector(), want.to_double_vector())
+          << dtype_name(from) << " -> " << dtype_name(to);
     }
   }
 }
