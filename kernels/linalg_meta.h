@@ -11,14 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/elementwise.h"
-#include "kernels/cpu/onednn.h"
+#include "kernels/operands.h"
 #include "runtime/error.h"
 #include "runtime/tensor.h"
 
 namespace ampjit::meta {
-
-using cpu::onednn::cpp_type_name;  // torch's C++ type names, as its messages print them
 
 inline std::vector<int64_t> shape_of(IntArrayRef s) {
   return {s.begin(), s.end()};
@@ -30,7 +27,7 @@ inline Tensor write_out(Tensor out, const Tensor& result) {
   AMPJIT_CHECK(out.dtype() == result.dtype(),
                "Expected out tensor to have dtype {}, but got {} instead",
                cpp_type_name(result.dtype()), cpp_type_name(out.dtype()));
-  cpu::resize_out(out, result.sizes());
+  kernels::resize_out(out, result.sizes());
   out.copy_(result);
   return out;
 }

@@ -8,7 +8,7 @@
 namespace ampjit {
 
 const DTypeTraits kDTypeTraits[kNumScalarTypes] = {
-#define AMPJIT_DTYPE(E, C, N, A, T, F, I, S) {ScalarType::E, N, A, T, sizeof(C), F, I, S},
+#define AMPJIT_DTYPE(E, C, N, A, T, P, F, I, S) {ScalarType::E, N, A, T, P, sizeof(C), F, I, S},
 #include "runtime/dtypes.def"
 #undef AMPJIT_DTYPE
 };
@@ -19,6 +19,10 @@ const char* dtype_name(ScalarType t) {
 
 const char* torch_type_name(ScalarType t) {
   return t == ScalarType::Undefined ? "Undefined" : traits(t).c10_name;
+}
+
+const char* cpp_type_name(ScalarType t) {
+  return t == ScalarType::Undefined ? "Undefined" : traits(t).cpp_name;
 }
 
 std::optional<ScalarType> parse_dtype(std::string_view name) {

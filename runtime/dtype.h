@@ -10,7 +10,7 @@
 namespace ampjit {
 
 enum class ScalarType : int8_t {
-#define AMPJIT_DTYPE(E, C, N, A, T, F, I, S) E,
+#define AMPJIT_DTYPE(E, C, N, A, T, P, F, I, S) E,
 #include "runtime/dtypes.def"
 #undef AMPJIT_DTYPE
   Undefined,
@@ -22,6 +22,7 @@ struct DTypeTraits {
   const char* name;      // torch name without the "torch." prefix: "float32"
   const char* alias;     // torch's alias ("float" for float32), "" when none
   const char* c10_name;  // torch's C++ name: "Float", "BFloat16", "Long"
+  const char* cpp_name;  // the C++ type torch's kernel messages print: "float", "long int"
   uint8_t itemsize;
   bool is_floating;
   bool is_integral;  // bool is neither floating nor integral, as in torch
@@ -48,6 +49,7 @@ inline bool is_reduced_floating(ScalarType t) {
 }
 const char* dtype_name(ScalarType t);       // "float32"
 const char* torch_type_name(ScalarType t);  // "Float" (torch's C++ name, as its messages use)
+const char* cpp_type_name(ScalarType t);    // "long int" (the C++ type, as kernel messages print)
 // Parses "float32", "float", "torch.float32", "half", ...; nullopt when unknown.
 std::optional<ScalarType> parse_dtype(std::string_view name);
 
@@ -62,19 +64,19 @@ ScalarType promote_types(ScalarType a, ScalarType b);
 // The C++ type of a scalar type, and back.
 template <ScalarType T>
 struct CTypeOf;
-#define AMPJIT_DTYPE(E, C, N, A, T, F, I, S) \
-  template <>                                \
-  struct CTypeOf<ScalarType::E> {            \
-    using type = C;                          \
+#define AMPJIT_DTYPE(E, C, N, A, T, P, F, I, S) \
+  template <>                                   \
+  struct CTypeOf<ScalarType::E> {               \
+    using type = C;                             \
   };
 #include "runtime/dtypes.def"
 #undef AMPJIT_DTYPE
 template <typename C>
 constexpr ScalarType scalar_type_of();
-#define AMPJIT_DTYPE(E, C, N, A, T, F, I, S) \
-  template <>                                \
-  constexpr ScalarType scalar_type_of<C>() { \
-    return ScalarType::E;                    \
+#define AMPJIT_DTYPE(E, C, N, A, T, P, F, I, S) \
+  template <>                                   \
+  constexpr ScalarType scalar_type_of<C>() {    \
+    return ScalarType::E;                       \
   }
 #include "runtime/dtypes.def"
 #undef AMPJIT_DTYPE
@@ -86,8 +88,8 @@ constexpr ScalarType scalar_type_of();
 template <typename F>
 decltype(auto) dispatch_all(ScalarType t, const char* op, F&& f) {
   switch (t) {
-#define AMPJIT_DTYPE(E, C, N, A, T, FL, I, S) \
-  case ScalarType::E:                         \
+#define AMPJIT_DTYPE(E, C, N, A, T, P, FL, I, S) \
+  case ScalarType::E:                            \
     return f.template operator()<C>();
 #include "runtime/dtypes.def"
 #undef AMPJIT_DTYPE

@@ -6,11 +6,33 @@
 #include <stdexcept>
 #include <string>
 
+#include "runtime/diagnostic.h"
+
 namespace ampjit {
 
+// Every error carries a Diagnostic (Note [One diagnostic type]): what() is its rendering, and a
+// layer that adds context adds a note and rethrows the same object, which keeps its class.
 class Error : public std::runtime_error {  // Python: RuntimeError
  public:
-  using std::runtime_error::runtime_error;
+  explicit Error(std::string message) : Error(std::move(message), SourceRange()) {}
+  Error(std::string message, SourceRange range)
+      : std::runtime_error(std::string()),
+        diagnostic_{
+            Severity::Error, WarningCategory::User, std::move(message), std::move(range), {}},
+        rendered_(diagnostic_.render()) {}
+
+  const char* what() const noexcept override { return rendered_.c_str(); }
+  const Diagnostic& diagnostic() const { return diagnostic_; }
+  const std::string& message() const { return diagnostic_.message; }  // without location or notes
+  const SourceRange& range() const { return diagnostic_.range; }
+  void add_note(DiagnosticNote note) {
+    diagnostic_.notes.push_back(std::move(note));
+    rendered_ = diagnostic_.render();
+  }
+
+ private:
+  Diagnostic diagnostic_;
+  std::string rendered_;
 };
 class TypeError : public Error {  // Python: TypeError
  public:
@@ -31,6 +53,19 @@ class NotImplementedError : public Error {  // Python: NotImplementedError
 class OutOfMemoryError : public Error {  // Python: ampjit.cuda.OutOfMemoryError (a RuntimeError)
  public:
   using Error::Error;
+};
+// Source that does not compile (script, graph text): "file:line:col: what", the source line and
+// a caret, then one "called from" note per enclosing call when the error is inside a callee.
+// Python: ampjit.jit.CompileError (a RuntimeError).
+class CompileError : public Error {
+ public:
+  CompileError(std::string what, SourceRange range) : Error(std::move(what), std::move(range)) {}
+  // The same error, noted as happening inside a call made at `call_site`.
+  CompileError called_from(const SourceRange& call_site) const {
+    CompileError e = *this;
+    e.add_note({"called from", call_site});
+    return e;
+  }
 };
 
 }  // namespace ampjit

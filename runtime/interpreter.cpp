@@ -152,8 +152,8 @@ void Code::emit_node(const Node& n) {
     return;
   } else if (k == sym::prim::Loop) {
     // i = 0; carried = inits; cond = init_cond
-    // top: LoopCheck(i < max && cond) else -> exit; body; (cond, carried) = body outputs; i++; jump
-    // top
+    // top: LoopCheck(i < max && cond) else -> exit; body; (cond, carried) = body outputs;
+    //      i++; jump top
     const Block& body = *n.blocks()[0];
     const uint32_t i_reg = reg(body.inputs()[0]);
     Instruction zero{Instruction::kConst};
@@ -249,17 +249,34 @@ std::string Code::dump() const {
 // ---- Execution ----------------------------------------------------------------------------
 
 namespace {
-// Re-raises `e` as the same exception class with the node's source location appended.
-[[noreturn]] void rethrow_at(const Instruction& in, const std::exception& e) {
-  std::string msg = e.what();
-  if (in.node && in.node->source_range().valid())
-    msg += fmt::format("\n  (in {} at {})", in.node->kind().qualified(),
-                       in.node->source_range().location_str());
-  if (dynamic_cast<const TypeError*>(&e)) throw TypeError(msg);
-  if (dynamic_cast<const ValueError*>(&e)) throw ValueError(msg);
-  if (dynamic_cast<const IndexError*>(&e)) throw IndexError(msg);
-  if (dynamic_cast<const NotImplementedError*>(&e)) throw NotImplementedError(msg);
-  throw Error(msg);
+// The graph node an error was raised in, and the calls it was inlined from, as notes on the error
+// (Note [One diagnostic type]).
+void note_node(Error& e, const Instruction& in) {
+  if (!in.node) return;
+  if (in.node->source_range().valid())
+    e.add_note({std::string(in.node->kind().qualified()), in.node->source_range(),
+                DiagnosticNote::Style::Context});
+  for (const InlinedCall& call : in.node->inlined_calls())
+    e.add_note({"called from", call.call_site});
+}
+
+template <typename E>
+[[noreturn]] void raise_at(const Instruction& in, E e) {
+  note_node(e, in);
+  throw e;
+}
+
+// Rethrows the exception in flight with the node noted: an ampjit Error is the same object, so it
+// keeps its class (an OutOfMemoryError stays one); another std::exception becomes an Error.
+[[noreturn]] void rethrow_at(const Instruction& in) {
+  try {
+    throw;
+  } catch (Error& e) {
+    note_node(e, in);
+    throw;
+  } catch (const std::exception& e) {
+    raise_at(in, Error(e.what()));
+  }
 }
 
 // The autocast object of a `with` (prim::Enter / prim::Exit), or nullptr for any other value.
@@ -297,8 +314,8 @@ void Code::run(Stack& stack) const {
         for (uint32_t i = 0; i < in.nargs; ++i) args.push_back(regs[ops[in.args + i]]);
         try {
           dispatch(*in.entry, args);
-        } catch (const std::exception& e) {
-          rethrow_at(in, e);
+        } catch (const std::exception&) {
+          rethrow_at(in);
         }
         for (uint32_t i = 0; i < in.nouts; ++i) regs[ops[in.outs + i]] = std::move(args[i]);
         ++pc;
@@ -340,8 +357,8 @@ void Code::run(Stack& stack) const {
         const IValue& v = regs[in.a];
         const auto& el = v.is_tuple() ? v.tuple_elems() : v.list_elems();
         if (el.size() != in.nouts) {
-          rethrow_at(in, ValueError(fmt::format("expected {} values to unpack, got {}", in.nouts,
-                                                el.size())));
+          raise_at(in, ValueError(fmt::format("expected {} values to unpack, got {}", in.nouts,
+                                              el.size())));
         }
         std::vector<IValue> copy = el;
         for (uint32_t i = 0; i < in.nouts; ++i) regs[ops[in.outs + i]] = std::move(copy[i]);
@@ -354,7 +371,7 @@ void Code::run(Stack& stack) const {
         int64_t i = regs[in.b].to_int();
         if (i < 0) i += static_cast<int64_t>(el.size());
         if (i < 0 || i >= static_cast<int64_t>(el.size()))
-          rethrow_at(in, IndexError("tuple index out of range"));
+          raise_at(in, IndexError("tuple index out of range"));
         regs[ops[in.outs]] = el[static_cast<size_t>(i)];
         ++pc;
         break;
@@ -363,12 +380,12 @@ void Code::run(Stack& stack) const {
         const IValue& o = regs[in.a];
         auto* m = o.is_object() ? dynamic_cast<const ModuleObject*>(o.object()) : nullptr;
         if (!m)
-          rethrow_at(in, TypeError(fmt::format("prim::GetAttr on a value that is not a module ({})",
-                                               o.repr())));
+          raise_at(in, TypeError(fmt::format("prim::GetAttr on a value that is not a module ({})",
+                                             o.repr())));
         try {
           regs[ops[in.outs]] = m->attr(constants_[in.b].to_string_ref());
-        } catch (const std::exception& e) {
-          rethrow_at(in, e);
+        } catch (const std::exception&) {
+          rethrow_at(in);
         }
         ++pc;
         break;
@@ -377,8 +394,8 @@ void Code::run(Stack& stack) const {
         const IValue& o = regs[in.a];
         auto* m = o.is_object() ? dynamic_cast<ModuleObject*>(o.object()) : nullptr;
         if (!m)
-          rethrow_at(in, TypeError(fmt::format(
-                             "prim::SetAttr on a value that is not an object ({})", o.repr())));
+          raise_at(in, TypeError(fmt::format("prim::SetAttr on a value that is not an object ({})",
+                                             o.repr())));
         m->set_attr(constants_[in.b].to_string_ref(), regs[in.c]);
         ++pc;
         break;
@@ -391,7 +408,11 @@ void Code::run(Stack& stack) const {
       case Instruction::kCall: {
         Stack call_args;
         for (uint32_t i = 0; i < in.nargs; ++i) call_args.push_back(regs[ops[in.args + i]]);
-        in.fn->run(call_args);
+        try {
+          in.fn->run(call_args);
+        } catch (const std::exception&) {
+          rethrow_at(in);  // the call site joins the chain of notes, innermost first
+        }
         for (uint32_t i = 0; i < in.nouts; ++i) regs[ops[in.outs + i]] = std::move(call_args[i]);
         ++pc;
         break;
@@ -407,8 +428,8 @@ void Code::run(Stack& stack) const {
       case Instruction::kRegionEnter:
         try {
           regions.enter(region_specs_[in.b], in.node, in.node->source_range());
-        } catch (const std::exception& e) {
-          rethrow_at(in, e);
+        } catch (const std::exception&) {
+          rethrow_at(in);
         }
         ++pc;
         break;
@@ -427,8 +448,8 @@ void Code::run(Stack& stack) const {
         try {
           regions.enter(autocast_object_spec(*m, in.node->source_range()), m,
                         in.node->source_range());
-        } catch (const std::exception& e) {
-          rethrow_at(in, e);
+        } catch (const std::exception&) {
+          rethrow_at(in);
         }
         // __enter__ returns the object itself (`with autocast() as ac:`).
         for (uint32_t i = 0; i < in.nouts; ++i) regs[ops[in.outs + i]] = o;
@@ -460,12 +481,13 @@ void Code::run(Stack& stack) const {
 namespace {
 // Note [Autocast objects at run time]
 // A script `with torch.autocast(...):` compiles to prim::Enter / prim::Exit on an autocast object
-// (reference §1.3). In torchscript semantics the object's __enter__ and __exit__ return at once
-// when scripting: the JIT autocast pass alone gives the region its meaning, by inserting casts into
-// the optimized graph. So at run time both do nothing and yield None: these handlers. (Code
-// compiled for eager semantics does not use them: Enter/Exit become kWithEnter/kWithExit, Note
-// [Autocast regions at run time] in interop/autocast_regions.h.) `with` on any other object would
-// call its methods, which ampjit's objects do not have.
+// (torch/csrc/jit/passes/autocast.cpp, parseAutocast). In torchscript semantics the object's
+// __enter__ and __exit__ return at once when scripting: the JIT autocast pass alone gives the
+// region its meaning, by inserting casts into the optimized graph. So at run time both do nothing
+// and yield None: these handlers. (Code compiled for eager semantics does not use them: Enter/Exit
+// become kWithEnter/kWithExit, Note [Autocast regions at run time] in
+// runtime/autocast/autocast_regions.h.) `with` on any other object would call its methods, which
+// ampjit's objects do not have.
 void enter_or_exit(const Node& n, Stack& io) {
   const IValue& o = io.at(0);
   auto* m = o.is_object() ? dynamic_cast<const ModuleObject*>(o.object()) : nullptr;

@@ -11,9 +11,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "interop/autocast_regions.h"
-#include "interop/semantics.h"
+#include "runtime/autocast/autocast_regions.h"
 #include "runtime/autocast/autocast_state.h"
+#include "runtime/autocast/semantics.h"
 #include "runtime/ir/ir.h"
 #include "runtime/schema.h"
 
@@ -65,7 +65,7 @@ using PrimHandler = void (*)(const Node& node, Stack& inputs_then_outputs);
 void register_prim_handler(Symbol kind, PrimHandler handler);
 
 // A Code is compiled for one autocast semantics: it decides what prim::Enter / prim::Exit on an
-// autocast object do (Note [Autocast regions at run time], interop/autocast_regions.h).
+// autocast object do (Note [Autocast regions at run time], runtime/autocast/autocast_regions.h).
 // prim::AutocastRegion nodes enter and leave their region in both.
 class Code {
  public:
@@ -95,25 +95,25 @@ class Code {
 };
 
 // Note [Function specialization]
-// As torch's GraphFunction does (reference §1.1), a Function runs an *optimized copy* of its graph:
-// inlined, and rewritten by the JIT autocast pass seeded from the caller's eager autocast state.
-// Because that state differs between calls, a Function keeps one optimized graph and Code per
-// specialization key, built lazily (at the first call under that key) and published once, so
-// later calls under the same key take no lock. `graph()` never changes and never shows casts.
-// The key is: the autocast semantics the call runs under (the Function's own, else the process-wide
-// default at call time: Note [Autocast semantics], interop/semantics.h); in torchscript semantics,
-// whether the autocast pass runs (set_jit_autocast_mode, set_ignore_amp) and, if it does, both
-// devices' enabled flags and dtypes. In eager semantics the pass never runs (the eager dispatcher
-// alone autocasts, and autocast objects' Enter/Exit really enter and leave their regions), so one
-// optimized graph serves every eager state. torch keys only on the two enabled flags, so a
-// function first called under bfloat16 CPU autocast keeps casting to bfloat16 under a float16
-// region; ampjit keys on the dtypes too (a stale-cache artifact not worth reproducing). Toggling
-// the JIT autocast mode takes effect at the next call (torch: only for keys not yet built).
-// The pipeline lives in script/ (script/passes/pipeline.cpp), which installs it with
-// set_graph_optimizer when the library loads; without an optimizer (or for a Function marked not
-// optimizable) calls run the plain graph.
-// A pipeline that throws (the autocast pass's diagnostics) caches nothing: every call under that
-// key raises the same error.
+// As torch's GraphFunction does (torch/csrc/jit/api/function_impl.cpp, preoptimizeGraph), a
+// Function runs an *optimized copy* of its graph: inlined, and rewritten by the JIT autocast pass
+// seeded from the caller's eager autocast state. Because that state differs between calls, a
+// Function keeps one optimized graph and Code per specialization key, built lazily (at the first
+// call under that key) and published once, so later calls under the same key take no lock.
+// `graph()` never changes and never shows casts. The key is: the autocast semantics the call runs
+// under (the Function's own, else the process-wide default at call time: Note [Autocast semantics],
+// runtime/autocast/semantics.h); in torchscript semantics, whether the autocast pass runs
+// (set_jit_autocast_mode, set_ignore_amp) and, if it does, both devices' enabled flags and dtypes.
+// In eager semantics the pass never runs (the eager dispatcher alone autocasts, and autocast
+// objects' Enter/Exit really enter and leave their regions), so one optimized graph serves every
+// eager state. torch keys only on the two enabled flags, so a function first called under bfloat16
+// CPU autocast keeps casting to bfloat16 under a float16 region; ampjit keys on the dtypes too (a
+// stale-cache artifact not worth reproducing). Toggling the JIT autocast mode takes effect at the
+// next call (torch: only for keys not yet built). The pipeline lives in script/
+// (script/passes/pipeline.cpp), which installs it with set_graph_optimizer when the library loads;
+// without an optimizer (or for a Function marked not optimizable) calls run the plain graph. A
+// pipeline that throws (the autocast pass's diagnostics) caches nothing: every call under that key
+// raises the same error.
 using GraphOptimizer = void (*)(Graph& graph, const AutocastContext& eager, bool disable_autocast);
 // Installs the optimization pipeline; returns the previous one.
 GraphOptimizer set_graph_optimizer(GraphOptimizer optimizer);

@@ -45,8 +45,8 @@ enum class OpId : uint16_t {
 };
 constexpr size_t kNumOps = static_cast<size_t>(OpId::NumOps);
 
-// Autocast cast policies (reference §2.2). The autocast layer reads the op's column for the
-// device of its tensors.
+// Autocast cast policies (aten/src/ATen/autocast_mode.h, CastPolicy). The autocast layer reads the
+// op's column for the device of its tensors.
 enum class AutocastPolicy : uint8_t {
   None,
   LowerPrecisionFp,

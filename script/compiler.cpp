@@ -33,6 +33,7 @@
 
 #include "runtime/autocast/autocast_state.h"
 #include "runtime/dtype.h"
+#include "runtime/ir/queries.h"
 #include "runtime/module_object.h"
 #include "runtime/op_table.h"
 #include "script/parser.h"
@@ -485,10 +486,6 @@ struct FunctionEmitter {
   // Types
   TypePtr parse_type(const Expr& e);
   IValue eval_constant(const Expr& e);
-  std::optional<IValue> constant_value(Value* v) {
-    if (v->node()->kind() != sym::prim::Constant) return std::nullopt;
-    return v->node()->has_attr(sym::attr::value) ? v->node()->attr(sym::attr::value) : IValue();
-  }
 
   // Module attributes
   SV module_attr(const SV& mod, const std::string& name, const SourceRange& r);
@@ -3153,7 +3150,7 @@ Value* FunctionEmitter::call_functional(const std::string& name, std::vector<Arg
   const char* call = spec->call;
   if (spec->inplace_call) {
     Value* ip = param("inplace");
-    auto c = ip ? constant_value(ip) : std::nullopt;
+    const IValue* c = ip ? constant_value(ip) : nullptr;
     if (ip && !c) fail(r, fmt::format("{}(): inplace must be a constant in script", name));
     if (c && c->to_bool()) call = spec->inplace_call;
   }
@@ -3248,7 +3245,7 @@ Value* FunctionEmitter::call_autocast(const std::string& cls, std::vector<Arg>& 
   if ((!dtype || is_none(dtype->type())) && cls == "torch.autocast" &&
       resolve_autocast_semantics(session.options.semantics) == AutocastSemantics::Eager) {
     // Eager semantics: None, which entering reads as the device's autocast dtype current then,
-    // as eager's torch.autocast() does at construction (interop/autocast_regions.h). The
+    // as eager's torch.autocast() does at construction (runtime/autocast/autocast_regions.h). The
     // per-device classes default to a fixed dtype.
     dtype = none(r);
   } else if (!dtype || is_none(dtype->type())) {

@@ -16,12 +16,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "interop/semantics.h"
+#include "runtime/autocast/semantics.h"
+#include "runtime/error.h"
 #include "runtime/interpreter.h"
 #include "runtime/ir/ir.h"
 #include "runtime/ivalue.h"
 #include "script/ast.h"
-#include "script/compile_error.h"
 
 namespace ampjit::script {
 

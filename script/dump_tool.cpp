@@ -19,14 +19,10 @@
 #include <fmt/format.h>
 
 #include "runtime/dtype.h"
-#include "script/compile_error.h"
+#include "runtime/error.h"
 #include "script/compiler.h"
 #include "script/parser.h"
-#include "script/passes/autocast_pass.h"
-#include "script/passes/common_subexpression_elimination.h"
-#include "script/passes/constant_propagation.h"
-#include "script/passes/dead_code_elimination.h"
-#include "script/passes/inline_calls.h"
+#include "script/passes/pipeline.h"
 #include "script/static_resolver.h"
 
 extern char** environ;
@@ -37,31 +33,9 @@ namespace ampjit::script {
 
 namespace {
 
-struct PassInfo {
-  const char* name;       // the short name --passes takes
-  const char* long_name;  // the pass's file name
-  std::function<void(Graph&, const AutocastContext&)> run;
-};
-
-// In pipeline order (script/passes/pipeline.h: torch's preoptimizeGraph).
-const std::vector<PassInfo>& pass_table() {
-  static const std::vector<PassInfo> table = {
-      {"inline", "inline_calls", [](Graph& g, const AutocastContext&) { inline_calls(g); }},
-      {"constprop", "constant_propagation",
-       [](Graph& g, const AutocastContext&) { constant_propagation(g); }},
-      {"autocast", "autocast_pass",
-       [](Graph& g, const AutocastContext& eager) { autocast_pass(g, eager); }},
-      {"cse", "common_subexpression_elimination",
-       [](Graph& g, const AutocastContext&) { common_subexpression_elimination(g); }},
-      {"dce", "dead_code_elimination",
-       [](Graph& g, const AutocastContext&) { dead_code_elimination(g); }},
-  };
-  return table;
-}
-
 std::string pass_names_joined(const char* sep) {
   std::string s;
-  for (const PassInfo& p : pass_table()) s += (s.empty() ? "" : sep) + std::string(p.name);
+  for (const Pass& p : pipeline_passes()) s += (s.empty() ? "" : sep) + std::string(p.name);
   return s;
 }
 
@@ -80,50 +54,47 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
 const std::vector<std::string>& pipeline_pass_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> v;
-    for (const PassInfo& p : pass_table()) v.emplace_back(p.name);
+    for (const Pass& p : pipeline_passes()) v.emplace_back(p.name);
     return v;
   }();
   return names;
 }
 
 std::vector<std::string> parse_pass_list(std::string_view list) {
-  std::vector<bool> wanted(pass_table().size(), false);
+  const std::span<const Pass> passes = pipeline_passes();
+  std::vector<bool> wanted(passes.size(), false);
   for (std::string_view item : split(list, ',')) {
     if (item == "all") {
       wanted.assign(wanted.size(), true);
       continue;
     }
     if (item.empty()) throw UsageError(fmt::format("--passes: empty pass name in '{}'", list));
-    bool found = false;
-    for (size_t i = 0; i < pass_table().size(); ++i)
-      if (item == pass_table()[i].name || item == pass_table()[i].long_name)
-        wanted[i] = found = true;
-    if (!found)
+    const Pass* p = find_pass(item);
+    if (!p)
       throw UsageError(fmt::format("--passes: unknown pass '{}'; the passes are {} (or all)", item,
                                    pass_names_joined(", ")));
+    wanted[static_cast<size_t>(p - passes.data())] = true;
   }
   std::vector<std::string> out;
   for (size_t i = 0; i < wanted.size(); ++i)
-    if (wanted[i]) out.emplace_back(pass_table()[i].name);
+    if (wanted[i]) out.emplace_back(passes[i].name);
   return out;
 }
 
 bool dump_pass_runs(const std::string& pass, const DumpOptions& options) {
-  return pass != "autocast" || options.semantics == AutocastSemantics::TorchScript;
+  const Pass* p = find_pass(pass);
+  return p && (!p->autocast || options.semantics == AutocastSemantics::TorchScript);
 }
 
 void run_dump_pass(Graph& g, const std::string& pass, const AutocastContext& eager) {
-  for (const PassInfo& p : pass_table()) {
-    if (pass != p.name) continue;
-    p.run(g, eager);
-    try {
-      g.verify();
-    } catch (const Error& e) {
-      throw Error(fmt::format("the graph is invalid after the {} pass: {}", pass, e.what()));
-    }
-    return;
+  const Pass* p = find_pass(pass);
+  if (!p) throw UsageError(fmt::format("unknown pass '{}'", pass));
+  p->run(g, eager);
+  try {
+    g.verify();
+  } catch (const Error& e) {
+    throw Error(fmt::format("the graph is invalid after the {} pass: {}", p->name, e.what()));
   }
-  throw UsageError(fmt::format("unknown pass '{}'", pass));
 }
 
 // ---- Options -----------------------------------------------------------------------------------

@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
-#include "interop/semantics.h"
 #include "runtime/autocast/autocast_state.h"
+#include "runtime/autocast/semantics.h"
 #include "runtime/error.h"
 #include "runtime/ir/ir.h"
 
@@ -43,9 +43,9 @@ struct DumpOptions {
   std::vector<std::string> passes;  // short names, in pipeline order
   bool print_after_each = false;
   AutocastContext eager;  // the state the autocast pass starts from (all off by default)
-  // Note [Autocast semantics] (interop/semantics.h): in eager semantics the autocast pass does not
-  // run (a Function's pipeline skips it; the dispatcher autocasts at run time), so neither does
-  // the tool's.
+  // Note [Autocast semantics] (runtime/autocast/semantics.h): in eager semantics the autocast pass
+  // does not run (a Function's pipeline skips it; the dispatcher autocasts at run time), so neither
+  // does the tool's.
   AutocastSemantics semantics = AutocastSemantics::TorchScript;
   DumpFormat format = DumpFormat::Text;
   std::string png;  // render the final graph with graphviz to this file

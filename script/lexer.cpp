@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "script/compile_error.h"
+#include "runtime/error.h"
 
 namespace ampjit::script {
 

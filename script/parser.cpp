@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "script/compile_error.h"
+#include "runtime/error.h"
 #include "script/lexer.h"
 
 namespace ampjit::script {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # House rules checked on every CI run (scripts/test.sh), in seconds, before anything is built:
 #  - every C++ and CUDA file is formatted with the checked-in .clang-format (the .def op tables are
-#    data, one entry a line, and are left as written).
+#    data, one entry a line, and are left as written);
+#  - includes only go down the pipeline (scripts/check_layers.py).
 # Fix formatting with: git ls-files '*.cpp' '*.h' '*.cu' '*.cuh' | xargs clang-format -i
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,4 +15,5 @@ if ((${#bad[@]})); then
   echo "lint: run: clang-format -i ${bad[*]}" >&2
   exit 1
 fi
-echo "lint: every C++ file formatted"
+/usr/bin/python3 scripts/check_layers.py
+echo "lint: every C++ file formatted; includes go down the pipeline"

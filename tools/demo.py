@@ -79,7 +79,7 @@ def main():
 
 if __name__ == "__main__":
     main()
-    # The limitation matrix of seed 000, each row's program run live in both autocast semantics
+    # The limitation matrix (docs/limitations.md), each row's program run live in both autocast semantics
     # (tools/demo_matrix.py; the rows are docs/limitations.md's, the programs tests/conformance/programs.py).
     print("\n")
     import demo_matrix

@@ -84,7 +84,7 @@ def main(argv=None):
     widths = [name_w, rest * 36 // 100, rest * 34 // 100, rest - rest * 36 // 100 - rest * 34 // 100]
     header = ["row: its program", "PyTorch 1.13 (documented)", "ampjit torchscript (observed now)",
               "ampjit eager (observed now)"]
-    print("The limitation matrix of seed 000: {} rows, each row's program run now under ampjit in both "
+    print("The limitation matrix (docs/limitations.md): {} rows, each row's program run now under ampjit in both "
           "semantics (docs/limitations.md has every column's text)".format(len(entries)))
     section = None
     warned = equal = unexpected = 0

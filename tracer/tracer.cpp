@@ -5,8 +5,6 @@
 
 #include <cctype>
 
-#include "interop/autocast_regions.h"
-
 namespace ampjit::tracer {
 
 namespace {
@@ -38,7 +36,7 @@ void trace_layer(const OpEntry& op, Stack& stack) {
   TracingState* st = t_state.get();
   if (!st) return redispatch(DispatchLayer::Tracer, op, stack);
   Graph& g = *st->graph;
-  const SourceRange where = st->location_provider ? st->location_provider() : SourceRange();
+  const SourceRange where = st->location();
   std::vector<Value*> inputs;
   inputs.reserve(stack.size());
   for (size_t i = 0; i < stack.size(); ++i) {
@@ -321,8 +319,7 @@ void TracingState::warn(std::string message) {
   warnings.push_back(std::move(message));
 }
 
-// ---- Autocast regions (Notes [Traced autocast scopes] and [Eager-semantics tracing])
-// ---------------
+// ---- Autocast regions (Notes [Traced autocast scopes] and [Eager-semantics tracing]) ------------
 
 void TracingState::enter_autocast(AutocastScope scope) {
   if (semantics == AutocastSemantics::Eager) {
@@ -391,6 +388,80 @@ TracingGuard::TracingGuard(std::shared_ptr<TracingState> state)
 TracingGuard::~TracingGuard() {
   t_state = std::move(prev_);
 }
+
+// Note [Compiled functions called while tracing]
+// As torch's runAndInsertCall: a scripted or traced function called by traced code is recorded as
+// one prim::CallFunction (its ops are not recorded one by one), and it runs with the recording
+// off. So the eager autocast state around the call while tracing is not part of the trace: when
+// the trace runs, the callee runs under whatever autocast state is current then. In torchscript
+// semantics that loses an eager `with autocast(...)` region around the call (PyTorch returns
+// float32 there, silently); the interop layer warns, naming the region (docs/limitations.md,
+// "traced calling script": interop/traced_calls.h). In eager semantics the call is recorded inside
+// the region's prim::AutocastRegion node, which applies it at run time.
+void record_call(TracingState& st, const std::shared_ptr<Function>& fn, Stack& s) {
+  Graph& g = *st.graph;
+  const SourceRange where = st.location();
+  std::vector<Value*> inputs;
+  for (const IValue& v : s) {
+    if (v.is_tensor())
+      inputs.push_back(st.value_of(v.to_tensor()));
+    else
+      inputs.push_back(g.insert_constant(v, where));
+  }
+  {
+    // The callee runs untraced (neither its ops nor its autocast regions are recorded); in eager
+    // semantics the tracer had excluded the autocast layer (it runs it below the recording), so
+    // the callee gets it back.
+    const bool eager = st.semantics == AutocastSemantics::Eager;
+    TracingGuard paused(nullptr);
+    LayerGuard autocast(DispatchLayer::Autocast, LayerGuard::Unexclude, eager);
+    fn->run(s);
+  }
+  Node* call = g.insert(g.create(sym::prim::CallFunction, inputs, s.size()));
+  call->set_source_range(where);
+  call->set_attr(sym::attr::value, IValue(Ref<ObjectBase>(new FunctionObject(fn))));
+  call->set_attr(sym::attr::name, IValue(fn->name()));
+  // Results: tensors are bound to the call's outputs (tuples and lists of them unpacked), so
+  // the code after the call uses them instead of baking them in as constants.
+  std::function<void(Value*, const IValue&)> bind = [&](Value* out, const IValue& r) {
+    if (r.is_tensor()) {
+      const TensorImpl* t = r.tensor_impl();
+      out->set_type(Type::tensor_of(
+          t->dtype, std::vector<int64_t>(t->sizes.begin(), t->sizes.end()), t->device));
+      st.bind(r.to_tensor(), out);
+    } else if ((r.is_tuple() && out->type()->kind() == TypeKind::Tuple) ||
+               (r.is_list() && out->type()->kind() == TypeKind::List)) {
+      const auto& elems = r.is_tuple() ? r.tuple_elems() : r.list_elems();
+      Node* u = g.insert(g.create(r.is_tuple() ? sym::prim::TupleUnpack : sym::prim::ListUnpack,
+                                  {out}, elems.size()));
+      u->set_source_range(where);
+      for (size_t k = 0; k < elems.size(); ++k) {
+        u->output(k)->set_type(r.is_tuple() ? out->type()->contained()[k] : out->type()->elem());
+        bind(u->output(k), elems[k]);
+      }
+    }
+  };
+  for (size_t i = 0; i < s.size(); ++i) {
+    call->output(i)->set_type(fn->graph()->outputs()[i]->type()->unrefined());
+    bind(call->output(i), s[i]);
+  }
+}
+
+// Regions that graphs enter at run time while this thread traces reach the tracer as the Python
+// context manager's do (Note [Autocast regions at run time]).
+namespace {
+bool enter_traced_region(const AutocastRegionEvent& region) {
+  TracingState* st = current();
+  if (st == nullptr) return false;
+  st->enter_autocast(region);
+  return true;
+}
+void exit_traced_region() {
+  if (TracingState* st = current()) st->exit_autocast();
+}
+const AutocastRegionHooks kRegionHooks{&enter_traced_region, &exit_traced_region};
+const bool kRegionHooksInstalled = (set_autocast_region_hooks(&kRegionHooks), true);
+}  // namespace
 
 Symbol meta_autocast_enabled() {
   static Symbol s = meta("autocast");

@@ -1,7 +1,7 @@
 // The tracer: while tracing is on for a thread, every op that reaches the tracer dispatch layer
 // (which sits below autocast, as in PyTorch) becomes a node of the graph being built. So casts
 // inserted by eager autocast during tracing are recorded as explicit aten::to nodes with fixed
-// dtypes (reference §3), and Python control flow is unrolled.
+// dtypes (torch/csrc/jit/frontend/tracer.cpp), and Python control flow is unrolled.
 //
 // Values are tracked by tensor identity: example inputs map to graph inputs, results of recorded
 // ops to node outputs, an in-place op rebinds its tensor to the new node output, and any other
@@ -14,8 +14,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "interop/semantics.h"
+#include "runtime/autocast/autocast_regions.h"
+#include "runtime/autocast/semantics.h"
 #include "runtime/dispatcher.h"
+#include "runtime/interpreter.h"
 #include "runtime/ir/ir.h"
 #include "runtime/module_object.h"
 
@@ -24,18 +26,19 @@ namespace ampjit::tracer {
 // Note [Traced autocast scopes]
 // In torch, `with autocast(...)` inside traced code only flips thread-local flags: the casts it
 // causes are recorded as aten::to nodes with fixed dtypes, and nothing marks the region, so a
-// traced autocast(False) is silently lost when script later inlines the trace (reference §3).
-// ampjit's autocast context manager also tells the tracer when a region is entered and left
-// (device, dtype, enabled, and the `with` line), and so does the interpreter for the regions a
-// graph run during tracing enters (Note [Autocast regions at run time],
-// interop/autocast_regions.h). In torchscript semantics every node recorded inside keeps that as
-// metadata: the printed graph stays torch's, and the interop layer reads the metadata to warn where
-// torch cannot. In eager semantics the region becomes a node (Note [Eager-semantics tracing]).
+// traced autocast(False) is silently lost when script later inlines the trace
+// (torch/csrc/jit/frontend/tracer.cpp). ampjit's autocast context manager also tells the tracer
+// when a region is entered and left (device, dtype, enabled, and the `with` line), and so does the
+// interpreter for the regions a graph run during tracing enters (Note [Autocast regions at run
+// time], runtime/autocast/autocast_regions.h). In torchscript semantics every node recorded inside
+// keeps that as metadata: the printed graph stays torch's, and the interop layer reads the metadata
+// to warn where torch cannot. In eager semantics the region becomes a node (Note [Eager-semantics
+// tracing]).
 //
 // Note [Eager-semantics tracing]
-// A trace taken in eager semantics (Note [Autocast semantics], interop/semantics.h) must give what
-// the Python function gives under *any* later eager autocast state, so it records what the user
-// wrote, not what autocast made of it:
+// A trace taken in eager semantics (Note [Autocast semantics], runtime/autocast/semantics.h) must
+// give what the Python function gives under *any* later eager autocast state, so it records what
+// the user wrote, not what autocast made of it:
 //  - Ops are recorded as called. The dispatcher runs autocast above the tracer, so for the
 //    duration of the trace the autocast layer is excluded on the tracing thread and the tracer
 //    layer calls it itself, below the recording (trace_layer: record the call, then run
@@ -54,14 +57,9 @@ namespace ampjit::tracer {
 // The result is a Function pinned to eager semantics (jit.trace), so it never runs the JIT
 // autocast pass.
 //
-// The autocast state a node was recorded under.
-struct AutocastScope {
-  DeviceType device = DeviceType::CPU;
-  ScalarType dtype = ScalarType::BFloat16;
-  bool enabled = true;
-  bool cache_enabled = true;
-  SourceRange where;  // the `with autocast(...)` line
-};
+// The autocast state a node was recorded under: a region as the run-time regions report it
+// (Python's autocast context manager and graphs run while tracing both enter it).
+using AutocastScope = AutocastRegionEvent;
 
 class TracingState {
  public:
@@ -88,6 +86,7 @@ class TracingState {
 
   // Where the op being recorded was called from (set by the frontend's location provider).
   std::function<SourceRange()> location_provider;
+  SourceRange location() const { return location_provider ? location_provider() : SourceRange(); }
   // What the trace records (Note [Eager-semantics tracing]); set before tracing starts.
   AutocastSemantics semantics = AutocastSemantics::TorchScript;
   // Autocast scopes entered during tracing (innermost last).
@@ -127,6 +126,12 @@ class TracingState {
 
 // The thread's tracing state (nullptr when not tracing).
 TracingState* current();
+
+// Records a call of a compiled function (scripted or traced) made while tracing as one
+// prim::CallFunction, running `fn` with the recording off (Note [Compiled functions called while
+// tracing]); `s` holds the arguments and receives the results, which later ops use as the call's
+// outputs.
+void record_call(TracingState& st, const std::shared_ptr<Function>& fn, Stack& s);
 
 // Turns tracing on for this thread for the guard's lifetime (and the tracer layer with it).
 class TracingGuard {

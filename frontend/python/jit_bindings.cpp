@@ -6,8 +6,9 @@
 #include <unordered_set>
 
 #include "frontend/python/convert.h"
-#include "interop/semantics.h"
-#include "interop/warnings.h"
+#include "interop/traced_calls.h"
+#include "runtime/autocast/semantics.h"
+#include "runtime/diagnostic.h"
 #include "runtime/dispatcher.h"
 #include "runtime/interpreter.h"
 #include "runtime/ir/python_print.h"
@@ -121,8 +122,7 @@ std::string module_class_name(const PyModule& m) {
   return m.obj->class_name;
 }
 
-// ---- Compiled functions
-// ---------------------------------------------------------------------------
+// ---- Compiled functions -------------------------------------------------------------------------
 
 // A graph function as Python calls it: a name, a declaration for diagnostics, and, for a
 // module's method, the module it is bound to (the graph's first input).
@@ -212,79 +212,6 @@ bool matches(const Type& t, PyObject* o) {
   return true;
 }
 
-// Note [Compiled functions called while tracing]
-// As torch's runAndInsertCall: a scripted or traced function called by traced code is recorded as
-// one prim::CallFunction (its ops are not recorded one by one), and it runs with the recording
-// off. So the eager autocast state around the call while tracing is not part of the trace: when
-// the trace runs, the callee runs under whatever autocast state is current then. In torchscript
-// semantics that loses an eager `with autocast(...)` region around the call (PyTorch returns
-// float32 there, silently); ampjit warns, naming the region (seed 000, "traced calling script").
-// In eager semantics the call is recorded inside the region's prim::AutocastRegion node, which
-// applies it at run time.
-void record_traced_call(tracer::TracingState& st, const PyFunction& f, Stack& s) {
-  Graph& g = *st.graph;
-  const SourceRange where = st.location_provider ? st.location_provider() : SourceRange();
-  if (st.semantics == AutocastSemantics::TorchScript) {
-    for (auto it = st.autocast_scopes.rbegin(); it != st.autocast_scopes.rend(); ++it) {
-      if (!it->enabled) break;  // an inner disabled region: nothing autocasts around the call
-      warn_autocast_interop(
-          fmt::format(
-              "the autocast region at {} does not apply to the scripted function '{}' called "
-              "inside it "
-              "while tracing: the trace records the call, which runs without that autocast "
-              "(PyTorch "
-              "does this silently; trace with autocast_semantics='eager' to record the region)",
-              it->where.location_str(), f.fn->name()),
-          where);
-      break;
-    }
-  }
-  std::vector<Value*> inputs;
-  for (const IValue& v : s) {
-    if (v.is_tensor())
-      inputs.push_back(st.value_of(v.to_tensor()));
-    else
-      inputs.push_back(g.insert_constant(v, where));
-  }
-  {
-    // The callee runs untraced (neither its ops nor its autocast regions are recorded); in eager
-    // semantics the tracer had excluded the autocast layer (it runs it below the recording), so
-    // the callee gets it back.
-    const bool eager = st.semantics == AutocastSemantics::Eager;
-    tracer::TracingGuard paused(nullptr);
-    LayerGuard autocast(DispatchLayer::Autocast, LayerGuard::Unexclude, eager);
-    f.fn->run(s);
-  }
-  Node* call = g.insert(g.create(sym::prim::CallFunction, inputs, s.size()));
-  call->set_source_range(where);
-  call->set_attr(sym::attr::value, IValue(Ref<ObjectBase>(new FunctionObject(f.fn))));
-  call->set_attr(sym::attr::name, IValue(f.fn->name()));
-  // Results: tensors are bound to the call's outputs (tuples and lists of them unpacked), so
-  // the code after the call uses them instead of baking them in as constants.
-  std::function<void(Value*, const IValue&)> bind = [&](Value* out, const IValue& r) {
-    if (r.is_tensor()) {
-      const TensorImpl* t = r.tensor_impl();
-      out->set_type(Type::tensor_of(
-          t->dtype, std::vector<int64_t>(t->sizes.begin(), t->sizes.end()), t->device));
-      st.bind(r.to_tensor(), out);
-    } else if ((r.is_tuple() && out->type()->kind() == TypeKind::Tuple) ||
-               (r.is_list() && out->type()->kind() == TypeKind::List)) {
-      const auto& elems = r.is_tuple() ? r.tuple_elems() : r.list_elems();
-      Node* u = g.insert(g.create(r.is_tuple() ? sym::prim::TupleUnpack : sym::prim::ListUnpack,
-                                  {out}, elems.size()));
-      u->set_source_range(where);
-      for (size_t k = 0; k < elems.size(); ++k) {
-        u->output(k)->set_type(r.is_tuple() ? out->type()->contained()[k] : out->type()->elem());
-        bind(u->output(k), elems[k]);
-      }
-    }
-  };
-  for (size_t i = 0; i < s.size(); ++i) {
-    call->output(i)->set_type(f.fn->graph()->outputs()[i]->type()->unrefined());
-    bind(call->output(i), s[i]);
-  }
-}
-
 bp::object function_call(const PyFunction& f, bp::tuple args) {
   const size_t n = static_cast<size_t>(bp::len(args));
   const size_t want = f.arg_names.size();
@@ -320,7 +247,7 @@ bp::object function_call(const PyFunction& f, bp::tuple args) {
       s.push_back(to_ivalue(o));
   }
   if (tracer::TracingState* st = tracer::current(); st && f.self.is_none()) {
-    record_traced_call(*st, f, s);
+    record_traced_call(*st, f.fn, s);  // Note [Compiled functions called while tracing]
   } else {
     // Ops inside a graph never call back into Python, so the GIL is released for the whole run,
     // unless this thread is tracing (the tracer asks Python for source locations).
@@ -365,8 +292,7 @@ bool jit_set_autocast_mode(bool enabled) {
   return set_jit_autocast_mode(enabled);
 }
 
-// ---- Tracing
-// -------------------------------------------------------------------------------------
+// ---- Tracing ------------------------------------------------------------------------------------
 
 // _trace(fn, args, arg_names, module_or_None, strict, name) -> (function, [warnings])
 // Runs fn(*args) with this thread's tracing on and returns the recorded graph as a function.
@@ -481,8 +407,7 @@ void tracer_exit_autocast() {
   if (tracer::TracingState* st = tracer::current()) st->exit_autocast();
 }
 
-// ---- Autocast semantics (Note [Autocast semantics], interop/semantics.h)
-// --------------------------
+// ---- Autocast semantics (Note [Autocast semantics], runtime/autocast/semantics.h) ---------------
 
 std::string get_semantics() {
   return autocast_semantics_name(autocast_semantics());
@@ -503,22 +428,21 @@ void function_set_semantics(const PyFunction& f, bp::object s) {
   f.fn->set_autocast_semantics(parse_autocast_semantics(str(), "autocast_semantics"));
 }
 
-// ---- Interop warnings (Note [Interop warnings], interop/warnings.h)
-// -------------------------------
+// ---- Interop warnings (Note [Interop warnings], runtime/diagnostic.h) ---------------------------
 
 PyObject* g_interop_warning = nullptr;  // ampjit.jit.AutocastInteropWarning, installed at import
 
 // warnings.warn_explicit at the warning's location, with one registry per file so that the default
 // "once per location" filter works as for warnings raised in that file.
-void python_warning_handler(const Warning& w) {
+void python_warning_handler(const Diagnostic& w) {
   PyGILState_STATE gil = PyGILState_Ensure();
   PyObject* category = w.category == WarningCategory::AutocastInterop && g_interop_warning
                            ? g_interop_warning
                            : PyExc_UserWarning;
   int rc;
-  if (w.where.valid()) {
+  if (w.range.valid()) {
     static PyObject* registries = PyDict_New();
-    const std::string file = w.where.filename();
+    const std::string file = w.range.filename();
     PyObject* key = PyUnicode_FromString(file.c_str());
     PyObject* registry = key ? PyDict_GetItemWithError(registries, key) : nullptr;
     if (key && !registry && !PyErr_Occurred()) {
@@ -528,7 +452,7 @@ void python_warning_handler(const Warning& w) {
     }
     Py_XDECREF(key);
     rc = registry ? PyErr_WarnExplicit(category, w.message.c_str(), file.c_str(),
-                                       w.where.start_line(), nullptr, registry)
+                                       w.range.start_line(), nullptr, registry)
                   : -1;
   } else {
     rc = PyErr_WarnEx(category, w.message.c_str(), 1);

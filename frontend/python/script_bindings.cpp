@@ -18,7 +18,7 @@
 #include <unordered_map>
 
 #include "frontend/python/convert.h"
-#include "interop/semantics.h"
+#include "runtime/autocast/semantics.h"
 #include "runtime/module_object.h"
 #include "script/compiler.h"
 
@@ -52,8 +52,7 @@ std::string fetch_python_error() {
   return out;
 }
 
-// ---- The resolver
-// --------------------------------------------------------------------------------
+// ---- The resolver -------------------------------------------------------------------------------
 
 class PyResolver : public script::Resolver {
  public:
@@ -126,8 +125,7 @@ class PyResolver : public script::Resolver {
   std::unordered_map<std::string, script::Resolved> memo_;
 };
 
-// ---- Modules
-// ----------------------------------------------------------------------------------------
+// ---- Modules ------------------------------------------------------------------------------------
 
 // The static type of a module attribute's value (torch infers it the same way; an empty list is a
 // list of tensors).

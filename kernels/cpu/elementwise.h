@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "kernels/integer_math.h"
+#include "kernels/operands.h"
 #include "runtime/error.h"
 #include "runtime/strided_loop.h"
 #include "runtime/tensor.h"
@@ -14,16 +15,13 @@
 
 namespace ampjit::cpu {
 
-inline bool same_sizes(const Tensor& a, const Tensor& b) {
-  const auto sa = a.sizes(), sb = b.sizes();
-  if (sa.size() != sb.size()) return false;
-  for (size_t i = 0; i < sa.size(); ++i)  // a loop, not memcmp: shapes are a few ints
-    if (sa[i] != sb[i]) return false;
-  return true;
-}
-
-// Byte strides of `t` viewed with `shape` (broadcast dims get stride 0).
-DimVector broadcast_byte_strides(const Tensor& t, IntArrayRef shape);
+using kernels::broadcast_all;
+using kernels::broadcast_byte_strides;
+using kernels::cast_to;
+using kernels::resize_out;
+using kernels::same_sizes;
+using kernels::wrap_scalar;
+using kernels::write_result;
 
 // out[i] = f(in[0][i], ..., in[N-1][i]) over out's shape. Inputs broadcast to out's shape and have
 // dtype TIn; out has dtype TOut. f receives opmath_t<TIn> values and returns something that
@@ -96,7 +94,6 @@ void pointwise(const Tensor& out, const std::array<Tensor, N>& ins, F f) {
 // it with f applied to op-math values. Call it inside ONE dtype dispatch:
 //   dispatch_floating(rt, "op", [&]<typename T>() { return map<T>("op", {a, b}, rt, f); });
 // (Note [One dispatch per op]: nesting dispatches multiplies instantiations and compile time.)
-DimVector broadcast_all(std::span<const Tensor> ts, const char* op);
 template <typename T, typename TOut = T, size_t N, typename F>
 Tensor map(const char* op, const std::array<Tensor, N>& ins, ScalarType out_type, F f) {
   bool same = true;
@@ -110,28 +107,6 @@ Tensor map(const char* op, const std::array<Tensor, N>& ins, ScalarType out_type
   return out;
 }
 
-// Returns `t` converted to `dtype` (no copy when it already is).
-inline Tensor cast_to(const Tensor& t, ScalarType dtype) {
-  return t.dtype() == dtype ? t : t.to(dtype);
-}
-
-// Writes `result` into `out` for in-place and out= variants, with torch's checks: the result
-// dtype must be castable to out's dtype; an out= tensor of the wrong shape is resized.
-// `inplace` selects the in-place message ("output with shape [..] doesn't match the broadcast
-// shape [..]") when self cannot hold the broadcast result.
-Tensor& write_result(Tensor& out, const Tensor& result, const char* op, bool inplace);
-
-// A Python number as a 0-dim wrapped-number tensor: it promotes like the Scalar it came from.
-inline Tensor wrap_scalar(const Scalar& s) {
-  Tensor t = Tensor::empty(IntArrayRef{}, s.type());
-  t.fill_(s);
-  t.impl()->is_wrapped_number = true;
-  return t;
-}
-
 using integer_math::wrapping_neg;
-
-// Resizes an out= tensor to `sizes` (reallocating when the element count changes).
-void resize_out(Tensor& out, IntArrayRef sizes);
 
 }  // namespace ampjit::cpu

@@ -462,33 +462,6 @@ void round_from_float(const float* src, void* dst, ScalarType type, int64_t n) {
                [&](int64_t b, int64_t e) { round_run(src + b, d + b, e - b, bf16); });
 }
 
-const char* cpp_type_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::UInt8:
-      return "unsigned char";
-    case ScalarType::Int8:
-      return "signed char";
-    case ScalarType::Int16:
-      return "short int";
-    case ScalarType::Int32:
-      return "int";
-    case ScalarType::Int64:
-      return "long int";
-    case ScalarType::Float16:
-      return "c10::Half";
-    case ScalarType::Float32:
-      return "float";
-    case ScalarType::Float64:
-      return "double";
-    case ScalarType::Bool:
-      return "bool";
-    case ScalarType::BFloat16:
-      return "c10::BFloat16";
-    default:
-      return "Undefined";
-  }
-}
-
 constexpr std::align_val_t kScratchAlign{64};
 
 void Scratch::AlignedDelete::operator()(float* p) const {

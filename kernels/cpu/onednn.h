@@ -74,8 +74,6 @@ void widen_rows_to_float(const void* src, ScalarType type, float* dst, int64_t n
 // Rounds n floats into `type` (Float16 or BFloat16), to nearest even, NaN kept.
 void round_from_float(const float* src, void* dst, ScalarType type, int64_t n);
 
-const char* cpp_type_name(ScalarType t);
-
 // A per-thread float32 scratch buffer reused across calls (fresh pages for every large gemm would
 // cost a page fault per 4 KiB), 64-byte aligned like tensor storage (oneDNN's AVX-512 kernels
 // lose ~10-30% on operands that are not). Requests up to 64 MiB reuse the thread's buffer;

@@ -10,13 +10,13 @@
 #include <climits>
 #include <optional>
 
-#include "kernels/cpu/elementwise.h"
 #include "kernels/cuda/blas.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_context.h"
 #include "kernels/cuda/register.h"
 #include "kernels/cuda/tensor_iter.h"
 #include "kernels/linalg_meta.h"
+#include "kernels/operands.h"
 
 namespace ampjit::cuda {
 namespace {
@@ -198,7 +198,7 @@ Tensor addmm_k(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const
 }
 Tensor addmm_inplace_k(Tensor self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
                        const Scalar& alpha) {
-  return cpu::write_result(self, addmm_k(self, mat1, mat2, beta, alpha), "addmm_", true);
+  return kernels::write_result(self, addmm_k(self, mat1, mat2, beta, alpha), "addmm_", true);
 }
 Tensor addmm_out_k(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
                    const Scalar& alpha, Tensor out) {
@@ -221,7 +221,8 @@ Tensor baddbmm_k(const Tensor& self, const Tensor& batch1, const Tensor& batch2,
 }
 Tensor baddbmm_inplace_k(Tensor self, const Tensor& batch1, const Tensor& batch2,
                          const Scalar& beta, const Scalar& alpha) {
-  return cpu::write_result(self, baddbmm_k(self, batch1, batch2, beta, alpha), "baddbmm_", true);
+  return kernels::write_result(self, baddbmm_k(self, batch1, batch2, beta, alpha), "baddbmm_",
+                               true);
 }
 
 Tensor addbmm_k(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,

@@ -6,19 +6,19 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/cpu/elementwise.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_context.h"
 #include "kernels/cuda/register.h"
 #include "kernels/cuda/tensor_iter.h"
+#include "kernels/operands.h"
 #include "kernels/pointwise_meta.h"
 #include "runtime/type_promotion.h"
 
 namespace ampjit::cuda {
 namespace {
 
-using cpu::wrap_scalar;
-using cpu::write_result;
+using kernels::wrap_scalar;
+using kernels::write_result;
 using OptScalar = std::optional<Scalar>;
 using OptTensor = std::optional<Tensor>;
 using meta::check_alpha;
@@ -52,7 +52,7 @@ Tensor binary(BinaryOp op, const char* name, const Tensor& a, const Tensor& b, S
   DeviceGuard g(d);
   const std::array ins{cast(on_device(a, d), rt), cast(on_device(b, d), rt)};
   Tensor out =
-      Tensor::empty(cpu::broadcast_all(ins, name), is_predicate(op) ? ScalarType::Bool : rt, d);
+      Tensor::empty(kernels::broadcast_all(ins, name), is_predicate(op) ? ScalarType::Bool : rt, d);
   launch_binary(op, dt(rt), make_iter(out, {ins[0], ins[1]}), p0);
   return out;
 }
@@ -63,7 +63,7 @@ Tensor ternary(TernaryOp op, const char* name, const Tensor& a, const Tensor& b,
   DeviceGuard g(d);
   const std::array ins{cast(on_device(a, d), rt), cast(on_device(b, d), rt),
                        cast(on_device(c, d), rt)};
-  Tensor out = Tensor::empty(cpu::broadcast_all(ins, name), rt, d);
+  Tensor out = Tensor::empty(kernels::broadcast_all(ins, name), rt, d);
   launch_ternary(op, dt(rt), make_iter(out, {ins[0], ins[1], ins[2]}), p0);
   return out;
 }

@@ -1,7 +1,7 @@
 // ElementwiseIter construction: broadcasting, dimension coalescing and the contiguity test.
 #include "kernels/cuda/tensor_iter.h"
 
-#include "kernels/cpu/elementwise.h"
+#include "kernels/operands.h"
 #include "runtime/error.h"
 
 namespace ampjit::cuda {
@@ -27,14 +27,14 @@ ElementwiseIter make_iter(const Tensor& out, std::initializer_list<Tensor> ins) 
   it.numel = out.numel();
   const IntArrayRef shape = out.sizes();
   DimVector strides[kMaxOperands];
-  strides[0] = cpu::broadcast_byte_strides(out, shape);
+  strides[0] = kernels::broadcast_byte_strides(out, shape);
   it.data[0] = static_cast<char*>(out.raw_data());
   it.dtype[0] = dt(out.dtype());
   int k = 1;
   for (const Tensor& t : ins) {
     AMPJIT_CHECK(t.device() == out.device(), "cuda: operand on {} where {} was expected",
                  t.device().str(), out.device().str());
-    strides[k] = cpu::broadcast_byte_strides(t, shape);
+    strides[k] = kernels::broadcast_byte_strides(t, shape);
     it.data[k] = static_cast<char*>(t.raw_data());
     it.dtype[k] = dt(t.dtype());
     ++k;

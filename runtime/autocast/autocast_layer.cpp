@@ -1,5 +1,5 @@
 // The eager autocast dispatcher layer: applies the op's cast policy for the device of its tensors
-// (reference §2.2-2.3), then runs the layers below it.
+// (aten/src/ATen/autocast_mode.h, CastPolicy and is_eligible), then runs the layers below it.
 //
 // As in torch, where every wrapper excludes its own autocast key: a listed op's casts and the op
 // itself run with this layer excluded, so ops that a kernel calls internally are not autocast

@@ -201,7 +201,8 @@ Tensor autocast_cached_cast(ScalarType to, const Tensor& t, DeviceType device) {
     cast = cast_below_autocast(t, to);
     // Autograd would make the cast of a weight that requires grad a non-leaf that requires grad;
     // a trace that meets it later (the cache outlives the trace) then refuses it as a constant,
-    // which is torch's behavior and the reason cache_enabled=False exists (reference §2.4).
+    // which is torch's behavior and the reason cache_enabled=False exists
+    // (aten/src/ATen/autocast_mode.cpp, cached_cast).
     cast.impl()->requires_grad = true;
     cast.impl()->is_leaf = false;
   }

@@ -1,7 +1,7 @@
 // Eager autocast state and its torch-shaped C++ API: per thread, the enabled flag and
 // lower-precision dtype of each device type, the nesting counter, cache_enabled and the weight-cast
-// cache; plus AutocastGuard, which does what torch's `with torch.autocast(...)` does (reference
-// §2.1).
+// cache; plus AutocastGuard, which does what torch's `with torch.autocast(...)` does
+// (aten/src/ATen/autocast_mode.cpp and torch/amp/autocast_mode.py).
 //
 //   {
 //     AutocastGuard ac(DeviceType::CPU);          // bfloat16, cache as before
@@ -50,7 +50,8 @@ void set_autocast_cache_enabled(bool enabled);
 void clear_autocast_cache();
 size_t autocast_cache_size();  // casts held by this thread's weight-cast cache
 
-// Eligibility (reference §2.3): defined, floating point, not float64, on `device`.
+// Eligibility (aten/src/ATen/autocast_mode.h, is_eligible): defined, floating point, not float64,
+// on `device`.
 bool is_autocast_eligible(const Tensor& t, DeviceType device);
 
 // torch's cached_cast: `t` cast to `to` when it is eligible on `device` and of another dtype, else
@@ -91,7 +92,8 @@ struct AutocastContext {
   bool any_enabled() const { return cpu_enabled || cuda_enabled; }
   bool operator==(const AutocastContext&) const = default;
 };
-// This thread's eager state, as torch seeds its JIT pass (reference §1.2).
+// This thread's eager state, as torch seeds its JIT pass (torch/csrc/jit/passes/autocast.cpp,
+// Autocast()).
 AutocastContext current_autocast_context();
 
 // Whether a TorchScript class name (mangling such as `___torch_mangle_3.` ignored) is one of

@@ -3,12 +3,15 @@
 // single ops are applied on top of it.
 //
 // Note [Autocast profiles]
-// The profiles are the JSON files in runtime/autocast/profiles/ (copies of shared/reference data;
-// profiles.json says which list feeds which profile), turned into a C++ table at build time by
-// tools/gen_autocast_profiles.py. Nothing is read at run time.
+// The profiles are the JSON files in runtime/autocast/profiles/ (PyTorch's op lists as data: the
+// lists of aten/src/ATen/autocast_mode.cpp, docs/source/amp.rst and the JIT pass, and the CPU
+// policy torch 1.13.1 applies as measured; profiles.json says which list feeds which profile),
+// turned into a C++ table at build time by tools/gen_autocast_profiles.py. Nothing is read at run
+// time.
 //   torch-1.13 (default)  cpu: PyTorch 1.13.1 as measured (cpu-autocast-torch-1.13.json; its
 //                         `none` ops get no policy); cuda: the 2.x source lists (`cuda`).
-//   documented            cpu: the torch.cpu.amp op reference of seed 002 (`cpu_legacy_seed002`);
+//   documented            cpu: the torch.cpu.amp op lists of PyTorch's docs/source/amp.rst
+//   (`cpu_legacy_seed002`);
 //                         cuda: the amp.rst lists (`docs_amp_rst`), Python-level names mapped to
 //                         ATen names by profiles.json `python_to_aten` (__matmul__ -> matmul,
 //                         GRUCell -> gru_cell, __rdiv__ -> reciprocal, cross_entropy ->
@@ -93,8 +96,9 @@ extern const size_t kNumProfiles;
 extern const char* const kDefaultProfile;
 extern const BannedMessage kBannedMessages[];
 extern const size_t kNumBannedMessages;
-// The JIT autocast pass's lists (autocast-policies.json `jit_pass`, reference §1.6): one list for
-// every device, apart from the eager profiles (the pass never reads the op table's column).
+// The JIT autocast pass's lists (autocast-policies.json `jit_pass`,
+// torch/csrc/jit/passes/autocast.cpp): one list for every device, apart from the eager profiles
+// (the pass never reads the op table's column).
 extern const ProfileEntry kJitPass[];
 extern const size_t kNumJitPass;
 }  // namespace autocast_data

@@ -385,6 +385,7 @@ void clone_block_into(const Block& src, Block* dst, Graph& g,
     }
     for (const auto& [k, v] : n->attrs()) c->set_attr(k, v);
     c->meta() = n->meta();
+    for (const InlinedCall& call : n->inlined_calls()) c->add_inlined_call(call);
     c->set_source_range(n->source_range());
     c->set_op(n->op());
     if (insert_before)

@@ -67,6 +67,12 @@ class Value {
   std::vector<Use> uses_;
 };
 
+// A call a node was inlined from: the callee's name and the call's source range.
+struct InlinedCall {
+  std::string callee;
+  SourceRange call_site;
+};
+
 class Node {
  public:
   Symbol kind() const { return kind_; }
@@ -108,6 +114,13 @@ class Node {
     op_ = op;
     return this;
   }
+  // The calls this node was inlined from, innermost first (empty: written where it stands), as
+  // TorchScript's inlined call stack: diagnostics name each call site (Note [One diagnostic
+  // type]). Never printed; survives copies.
+  const std::vector<InlinedCall>& inlined_calls() const { return inlined_calls_; }
+  // Records that the node now stands where `call` was (an outer call than those recorded).
+  void add_inlined_call(InlinedCall call) { inlined_calls_.push_back(std::move(call)); }
+
   // Metadata the tracer and interop layer attach (e.g. the autocast state a node was traced under).
   // Never printed; survives copies within a graph.
   std::vector<std::pair<Symbol, IValue>>& meta() { return meta_; }
@@ -140,6 +153,7 @@ class Node {
   std::vector<Block*> blocks_;
   std::vector<std::pair<Symbol, IValue>> attrs_;
   std::vector<std::pair<Symbol, IValue>> meta_;
+  std::vector<InlinedCall> inlined_calls_;
   SourceRange range_;
   const OpEntry* op_ = nullptr;
   size_t topo_ = 0;  // position key within the block (for is_before)

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "runtime/ir/queries.h"
 #include "runtime/op_table.h"
 
 namespace ampjit {
@@ -98,18 +99,6 @@ class Printer {
   }
 
   void line(int indent, const std::string& s) { out_ += std::string(2 * indent, ' ') + s + "\n"; }
-
-  static bool has_side_effects(const Node& n) {
-    if (!n.op()) {
-      const Symbol k = n.kind();
-      return k == sym::prim::RaiseException || k == sym::prim::CallFunction ||
-             k == sym::prim::Enter || k == sym::prim::Exit || !k.is_prim();
-    }
-    if (n.op()->has(kNondeterministic)) return true;
-    for (const Argument& a : n.op()->schema.args)
-      if (a.is_write) return true;
-    return false;
-  }
 
   // Whether `v` is printed inside its single use instead of getting a name.
   bool inlinable(const Value* v) const {

@@ -102,8 +102,8 @@ class Verifier {
       return;
     }
     if (k == sym::prim::AutocastRegion) {
-      // Note [Autocast regions at run time] (interop/autocast_regions.h): constant settings, one
-      // block without inputs whose outputs are the node's.
+      // Note [Autocast regions at run time] (runtime/autocast/autocast_regions.h): constant
+      // settings, one block without inputs whose outputs are the node's.
       if (!n->inputs().empty() || n->blocks().size() != 1 || !n->blocks()[0]->inputs().empty())
         fail(n, "prim::AutocastRegion has no inputs and one block without inputs");
       if (n->blocks()[0]->outputs().size() != n->outputs().size())

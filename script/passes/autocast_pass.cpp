@@ -8,24 +8,24 @@
 #include <unordered_set>
 #include <vector>
 
-#include "interop/autocast_regions.h"
-#include "interop/warnings.h"
+#include "runtime/autocast/autocast_regions.h"
 #include "runtime/autocast/policy_profiles.h"
+#include "runtime/diagnostic.h"
+#include "runtime/ir/queries.h"
 #include "tracer/tracer.h"
 
 namespace ampjit {
 
 namespace {
 
-// torch's Error text, then where the node came from.
+// torch's Error text, then where the node came from: its line, and each call it was inlined from.
 [[noreturn]] void fail(const Node* n, const std::string& msg) {
   std::string text = msg;
   if (n && n->source_range().valid()) text += "\n" + n->source_range().highlight();
-  // A node inlined from a callee also names the call (inline_calls records it).
-  if (const IValue* at = n ? n->find_meta(Symbol::intern("meta", "inlined_at_text")) : nullptr;
-      at && at->is_string())
-    text += "\n  called from " + at->to_string_ref();
-  throw Error(text);
+  Error e(text);
+  if (n)
+    for (const InlinedCall& call : n->inlined_calls()) e.add_note({"called from", call.call_site});
+  throw e;
 }
 
 // The pass's policy for a node kind, from the generated `jit_pass` lists (ops the lists name that
@@ -54,29 +54,8 @@ bool is_autocast_object(const Value* v) {
   return t.kind() == TypeKind::Object && is_autocast_class_name(t.name());
 }
 
-// The value of a prim::Constant input, or nothing when the value is computed.
-const IValue* constant_of(const Value* v) {
-  const Node* n = v->node();
-  if (n->kind() != sym::prim::Constant) return nullptr;
-  static const IValue none;
-  return n->has_attr(sym::attr::value) ? &n->attr(sym::attr::value) : &none;
-}
-
 // The eager state the pass was seeded with (for the interop warnings of this file).
 thread_local const AutocastContext* t_eager = nullptr;
-
-// A location "file:line:col" (node metadata) as a SourceRange.
-SourceRange parse_location(const std::string& loc) {
-  const size_t c2 = loc.rfind(':');
-  const size_t c1 = c2 == std::string::npos ? std::string::npos : loc.rfind(':', c2 - 1);
-  if (c1 == std::string::npos) return {};
-  try {
-    return SourceRange::location(loc.substr(0, c1), std::stoi(loc.substr(c1 + 1, c2 - c1 - 1)),
-                                 std::stoi(loc.substr(c2 + 1)));
-  } catch (...) {
-    return {};
-  }
-}
 
 // Note [Interop warnings of the JIT autocast pass]
 // Two places where torch 1.13's pass is silently wrong, and ampjit says so (torchscript semantics
@@ -86,8 +65,8 @@ SourceRange parse_location(const std::string& loc) {
 //    (called from script under autocast, or under eager autocast) its lower-precision ops are
 //    cast anyway. Warned at the scripted call site the ops were inlined from (else at the op).
 //  - A scripted `with autocast(enabled=False)` does not disable *eager* autocast: the dispatcher
-//    still autocasts the region's ops at run time (seed 000, last section). Warned at the `with`
-//    line, when a specialization is built under an eager state that enables that device.
+//    still autocasts the region's ops at run time (the limitation matrix's last section). Warned at
+//    the `with` line, when a specialization is built under an eager state that enables that device.
 // The pass runs once per specialization, so each fires once per function and eager state.
 void warn_stripped_traced_disable(const Node* n, const AutocastContext& ctx) {
   const IValue* scope_on = n->find_meta(tracer::meta_autocast_scope_enabled());
@@ -96,18 +75,17 @@ void warn_stripped_traced_disable(const Node* n, const AutocastContext& ctx) {
   const bool cuda = dev && dev->is_int() && dev->to_int() == static_cast<int64_t>(DeviceType::CUDA);
   if (!(cuda ? ctx.cuda_enabled : ctx.cpu_enabled)) return;
   const IValue* where = n->find_meta(tracer::meta_autocast_where());
-  const IValue* at = n->find_meta(Symbol::intern("meta", "inlined_at"));
-  const IValue* from = n->find_meta(Symbol::intern("meta", "inlined_from"));
-  const std::string fn = from && from->is_string() ? " '" + from->to_string_ref() + "'" : "";
+  // Warned at the scripted call the trace was inlined from (the innermost), else at the op.
+  const InlinedCall* call = n->inlined_calls().empty() ? nullptr : &n->inlined_calls().front();
+  const std::string fn = call ? " '" + call->callee + "'" : "";
   warn_autocast_interop(
       fmt::format(
-          "autocast(enabled=False) at {} in the traced function{} is lost when script calls it or "
-          "it runs "
-          "under eager autocast: {} is autocast to {} here (PyTorch does this silently; trace with "
-          "autocast_semantics='eager' to keep the region)",
+          "autocast(enabled=False) at {} in the traced function{} is lost when script calls it "
+          "or it runs under eager autocast: {} is autocast to {} here (PyTorch does this "
+          "silently; trace with autocast_semantics='eager' to keep the region)",
           where && where->is_string() ? where->to_string_ref() : "?", fn, n->kind().qualified(),
           dtype_name(cuda ? ctx.cuda_dtype : ctx.cpu_dtype)),
-      at && at->is_string() ? parse_location(at->to_string_ref()) : n->source_range());
+      call ? call->call_site : n->source_range());
 }
 
 struct Region {
@@ -133,7 +111,7 @@ std::optional<Region> parse_autocast(const Node* enter, const AutocastContext& c
     if (set->kind() != sym::prim::SetAttr || u.offset != 0) continue;
     const std::string& name = set->attr(sym::attr::name).to_string_ref();
     const Node* where = set->source_range().valid() ? set : enter;
-    const IValue* c = constant_of(set->input(1));
+    const IValue* c = constant_value(set->input(1));
     if (name == "_enabled") {
       if (!c || !c->is_bool()) fail(where, "Autocast _enabled argument must be a constant");
       enabled = c->to_bool();

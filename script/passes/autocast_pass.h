@@ -1,6 +1,7 @@
 // The JIT autocast pass: turns `with autocast(...)` regions (and the eager autocast state a graph
 // is optimized under) into explicit cast ops, exactly as PyTorch 1.13's
-// torch/csrc/jit/passes/autocast.cpp does (reference §1.3-1.7), limitations included.
+// torch/csrc/jit/passes/autocast.cpp does (torch/csrc/jit/passes/autocast.cpp), limitations
+// included.
 //
 // Given (inside `with torch.autocast("cpu", dtype=torch.bfloat16):`, eager autocast off):
 //   %ac : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()
@@ -19,15 +20,15 @@
 //   ...
 //   %y : Tensor = aten::mm(%5, %9)
 //
-// What it does, in torch's words and order (reference §1.3-1.6):
+// What it does, in torch's words and order (torch/csrc/jit/passes/autocast.cpp):
 //  - Each block is walked in order with its own stack of regions; the current context is the top
 //    region's, or the block's initial one. Sub-blocks (if/loop bodies) are walked after their node,
 //    starting from the current context; a region opened in a block must close in it.
-//  - prim::Enter on an autocast object (is_autocast_class_name) opens a region: the object must
-//  come
-//    from prim::CreateObject ("Unsupported autocast syntax"), its prim::SetAttr uses must set
-//    `_enabled` (a constant bool), `device` (a constant "cpu" or "cuda") and `fast_dtype` (a
-//    constant, defined dtype), and the Enter's result must be unused ("`with autocast() as ...`").
+//  - prim::Enter on an autocast object (is_autocast_class_name) opens a region: the object
+//    must come from prim::CreateObject ("Unsupported autocast syntax"), its prim::SetAttr uses
+//    must set `_enabled` (a constant bool), `device` (a constant "cpu" or "cuda") and
+//    `fast_dtype` (a constant, defined dtype), and the Enter's result must be unused
+//    ("`with autocast() as ...`").
 //    The region's context is the current one with only its device's slot replaced, so a CPU region
 //    inside a CUDA region keeps CUDA enabled. prim::Exit closes it.
 //  - An op on the `jit_pass` lists (data: autocast-policies.json, generated into

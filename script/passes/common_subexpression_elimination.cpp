@@ -25,7 +25,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "script/passes/dead_code_elimination.h"
+#include "runtime/ir/queries.h"
 
 namespace ampjit {
 
@@ -168,6 +168,17 @@ struct KeyHash {
     return h;
   }
 };
+// Nodes inlined from different calls stay apart: each keeps the call its diagnostics name.
+bool same_calls(const std::vector<InlinedCall>& a, const std::vector<InlinedCall>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].callee != b[i].callee || a[i].call_site.source != b[i].call_site.source ||
+        a[i].call_site.start != b[i].call_site.start || a[i].call_site.end != b[i].call_site.end ||
+        a[i].call_site.location_str() != b[i].call_site.location_str())
+      return false;
+  return true;
+}
+
 struct KeyEq {
   bool operator()(const Key& ka, const Key& kb) const {
     const Node* a = ka.node;
@@ -178,7 +189,8 @@ struct KeyEq {
       return false;
     for (size_t i = 0; i < a->outputs().size(); ++i)
       if (!a->output(i)->type()->equals(*b->output(i)->type())) return false;
-    return a->kind() == sym::prim::Constant || same_fields(a->meta(), b->meta());
+    return a->kind() == sym::prim::Constant || (same_fields(a->meta(), b->meta()) &&
+                                                same_calls(a->inlined_calls(), b->inlined_calls()));
   }
 };
 using Table = std::unordered_set<Key, KeyHash, KeyEq>;

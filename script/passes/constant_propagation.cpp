@@ -4,24 +4,11 @@
 #include <optional>
 
 #include "runtime/dispatcher.h"
-#include "script/passes/dead_code_elimination.h"
+#include "runtime/ir/queries.h"
 
 namespace ampjit {
 
 namespace {
-
-// The value of a prim::Constant output (a constant without `value` is None); nullopt otherwise.
-std::optional<IValue> constant_of(const Value* v) {
-  const Node* n = v->node();
-  if (n->kind() != sym::prim::Constant) return std::nullopt;
-  return n->has_attr(sym::attr::value) ? n->attr(sym::attr::value) : IValue();
-}
-
-std::optional<bool> constant_bool(const Value* v) {
-  std::optional<IValue> c = constant_of(v);
-  if (!c || !(c->is_bool() || c->is_int())) return std::nullopt;
-  return c->to_int() != 0;
-}
 
 bool holds_tensor(const IValue& v) {
   if (v.is_tensor() || v.is_object()) return true;
@@ -127,7 +114,7 @@ class ConstantPropagation {
   }
 
   static bool never_runs(const Node* loop) {
-    std::optional<IValue> trips = constant_of(loop->input(0));
+    const IValue* trips = constant_value(loop->input(0));
     if (trips && trips->is_int() && trips->to_int() <= 0) return true;
     std::optional<bool> cond = constant_bool(loop->input(1));
     return cond && !*cond;
@@ -135,7 +122,7 @@ class ConstantPropagation {
 
   static bool forward_tuple_index(Node* n) {
     const Node* t = n->input(0)->node();
-    std::optional<IValue> index = constant_of(n->input(1));
+    const IValue* index = constant_value(n->input(1));
     if (t->kind() != sym::prim::TupleConstruct || !index || !index->is_int()) return false;
     const int64_t size = static_cast<int64_t>(t->inputs().size());
     int64_t i = index->to_int();
@@ -181,9 +168,9 @@ class ConstantPropagation {
       if (type_may_hold_tensor(*out->type())) return false;
     Stack stack;
     for (const Value* in : n->inputs()) {
-      std::optional<IValue> c = constant_of(in);
+      const IValue* c = constant_value(in);
       if (!c || (tensors_may_change_ && holds_tensor(*c))) return false;
-      stack.push_back(std::move(*c));
+      stack.push_back(*c);
     }
     try {
       // The kernel's own semantics: neither autocast nor a tracer active on this thread applies.

@@ -9,6 +9,8 @@
 // then walks each block backwards, so the users of a dead node are gone before the node itself.
 #include "script/passes/dead_code_elimination.h"
 
+#include "runtime/ir/queries.h"
+
 #include <set>
 #include <unordered_set>
 #include <utility>
@@ -16,28 +18,6 @@
 namespace ampjit {
 
 namespace {
-
-bool is_constant_false(const Value* v) {
-  const Node* n = v->node();
-  return n->kind() == sym::prim::Constant && n->has_attr(sym::attr::value) &&
-         n->attr(sym::attr::value).is_bool() && !n->attr(sym::attr::value).to_bool();
-}
-
-// prim kinds whose only effect is their outputs (some may raise, as ops may: unused, they go).
-bool is_pure_prim(Symbol k) {
-  return k == sym::prim::Constant || k == sym::prim::TupleConstruct ||
-         k == sym::prim::TupleUnpack || k == sym::prim::TupleIndex ||
-         k == sym::prim::ListConstruct || k == sym::prim::ListUnpack || k == sym::prim::GetAttr ||
-         k == sym::prim::CreateObject || k == sym::prim::Uninitialized ||
-         k == sym::prim::unchecked_cast;
-}
-
-bool any_in_blocks(const Node& n, bool (*pred)(const Node&)) {
-  for (const Block* b : n.blocks())
-    for (const Node* inner : *b)
-      if (pred(*inner)) return true;
-  return false;
-}
 
 class DeadCodeElimination {
  public:
@@ -184,29 +164,6 @@ class DeadCodeElimination {
 };
 
 }  // namespace
-
-bool may_write_inputs(const Node& n) {
-  if (const OpEntry* op = n.op()) {
-    for (const Argument& a : op->schema.args)
-      if (a.is_write) return true;
-    // The kernel updates running_mean and running_var in training mode, which the schema does not
-    // annotate (nor does torch's; its alias analysis special-cases batch_norm the same way).
-    if (op->id == OpId::batch_norm) {
-      return !is_constant_false(n.input(static_cast<size_t>(op->schema.arg_index("training"))));
-    }
-    return false;
-  }
-  const Symbol k = n.kind();
-  if (k == sym::prim::If || k == sym::prim::Loop) return any_in_blocks(n, may_write_inputs);
-  return !is_pure_prim(k);
-}
-
-bool has_side_effects(const Node& n) {
-  if (const OpEntry* op = n.op()) return op->has(kNondeterministic) || may_write_inputs(n);
-  const Symbol k = n.kind();
-  if (k == sym::prim::If || k == sym::prim::Loop) return any_in_blocks(n, has_side_effects);
-  return !is_pure_prim(k);
-}
 
 bool dead_code_elimination(Graph& g) {
   return DeadCodeElimination().run(g);

@@ -25,13 +25,7 @@
 //         -> (%x)
 //     return (%y)
 //
-// Note [Side effects]
-// A node must run even when nothing uses its results when it writes one of its arguments
-// (in-place and out= ops, batch_norm's running statistics in training), draws random numbers
-// (kNondeterministic: removing or merging it changes every later random value), raises, prints,
-// sets an attribute, enters or exits an autocast region, calls a function, or is a kind this file
-// does not know to be pure. An If or a Loop has side effects when a node in its blocks has.
-// Common subexpression elimination and constant propagation read the same two predicates.
+// Which nodes have side effects: Note [Side effects] in runtime/ir/queries.h.
 #pragma once
 #include "runtime/ir/ir.h"
 
@@ -39,12 +33,5 @@ namespace ampjit {
 
 // Returns whether anything was removed.
 bool dead_code_elimination(Graph& g);
-
-// Whether `n` must run even when its outputs are unused (Note [Side effects]).
-bool has_side_effects(const Node& n);
-// Whether `n` may write to (mutate) one of its inputs: in-place and out= arguments, batch_norm's
-// running statistics unless `training` is a constant false, and every node of a kind that is not
-// a pure op or a known pure prim (calls, SetAttr, unknown kinds).
-bool may_write_inputs(const Node& n);
 
 }  // namespace ampjit

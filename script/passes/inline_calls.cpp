@@ -6,20 +6,12 @@
 namespace ampjit {
 
 namespace {
-const Symbol kInlinedAt = Symbol::intern("meta", "inlined_at");
-const Symbol kInlinedFrom = Symbol::intern("meta", "inlined_from");
-const Symbol kInlinedAtText = Symbol::intern("meta", "inlined_at_text");
-
-// Inlined nodes remember the innermost call they came from (the interop warnings name it).
-// (`at`: "file:line:col"; `text`: the same with the source line and a caret, for errors.)
-void mark_inlined(Node* n, const IValue& at, const IValue& text, const IValue& from) {
-  if (!n->find_meta(kInlinedAt)) {
-    n->meta().emplace_back(kInlinedAt, at);
-    n->meta().emplace_back(kInlinedAtText, text);
-    n->meta().emplace_back(kInlinedFrom, from);
-  }
+// Inlined nodes remember the calls they came from, innermost first (the diagnostics of the later
+// passes name them): a node already inlined from deeper calls gets this call as its outer one.
+void mark_inlined(Node* n, const InlinedCall& call) {
+  n->add_inlined_call(call);
   for (Block* sub : n->blocks())
-    for (Node* c : sub->nodes()) mark_inlined(c, at, text, from);
+    for (Node* c : sub->nodes()) mark_inlined(c, call);
 }
 
 bool inline_block(Graph& g, Block& b) {
@@ -39,9 +31,8 @@ bool inline_block(Graph& g, Block& b) {
     std::vector<Value*> outs = g.insert_graph(*callee, n->inputs());
     g.set_insert_point(saved);
     if (n->source_range().valid()) {
-      const IValue at(n->source_range().location_str()), text(n->source_range().highlight()),
-          from(fo->fn->name());
-      for (Node* c = before->next(); c != n; c = c->next()) mark_inlined(c, at, text, from);
+      const InlinedCall call{fo->fn->name(), n->source_range()};
+      for (Node* c = before->next(); c != n; c = c->next()) mark_inlined(c, call);
     }
     for (size_t i = 0; i < outs.size(); ++i) n->output(i)->replace_all_uses_with(outs[i]);
     n->destroy();

@@ -10,16 +10,39 @@
 
 namespace ampjit {
 
+namespace {
+// torch runs ConstantPropagationImmutableTypes before its autocast pass: the pass must see the
+// region's arguments (and branches on constants) folded. torch's ConstantPooling pools the casts'
+// flag constants; CSE does that and more, and DCE drops what the folding and the exit flags
+// (script/compiler.cpp) left unused.
+const Pass kPipeline[] = {
+    {"inline", "inline_calls", false, [](Graph& g, const AutocastContext&) { inline_calls(g); }},
+    {"constprop", "constant_propagation", false,
+     [](Graph& g, const AutocastContext&) { constant_propagation(g); }},
+    {"autocast", "autocast_pass", true,
+     [](Graph& g, const AutocastContext& eager) { autocast_pass(g, eager); }},
+    {"cse", "common_subexpression_elimination", false,
+     [](Graph& g, const AutocastContext&) { common_subexpression_elimination(g); }},
+    {"dce", "dead_code_elimination", false,
+     [](Graph& g, const AutocastContext&) { dead_code_elimination(g); }},
+};
+}  // namespace
+
+std::span<const Pass> pipeline_passes() {
+  return kPipeline;
+}
+
+const Pass* find_pass(std::string_view name) {
+  for (const Pass& p : kPipeline)
+    if (name == p.name || name == p.long_name) return &p;
+  return nullptr;
+}
+
 void optimize_graph(Graph& g, const AutocastContext& eager, bool disable_autocast) {
-  inline_calls(g);
-  // torch runs ConstantPropagationImmutableTypes before its autocast pass: the pass must see the
-  // region's arguments (and branches on constants) folded.
-  constant_propagation(g);
-  if (!disable_autocast && jit_autocast_mode()) autocast_pass(g, eager);
-  // torch's ConstantPooling pools the casts' flag constants; CSE does that and more, and DCE drops
-  // what the folding and the exit flags (script/compiler.cpp) left unused.
-  common_subexpression_elimination(g);
-  dead_code_elimination(g);
+  for (const Pass& p : kPipeline) {
+    if (p.autocast && (disable_autocast || !jit_autocast_mode())) continue;
+    p.run(g, eager);
+  }
 }
 
 namespace {

@@ -15,7 +15,7 @@ import matrix
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "matrix_row(section, pytorch, torchscript, eager, test): the "
-                                       "limitation-matrix row (seed 000) a conformance test shows")
+                                       "limitation-matrix row (docs/limitations.md) a conformance test shows")
 
 
 @pytest.fixture(params=["torchscript", "eager"])

@@ -1,11 +1,11 @@
-"""The limitation matrix as data: every conformance test declares the row of seed 000 it shows.
+"""The limitation matrix as data: every conformance test declares the row of the limitation matrix (docs/limitations.md) it shows.
 
     @row("Mixing tracing and scripting autocast (script calling traced)",
          pytorch="...", torchscript="...", eager="...")
     def test_traced_disable_is_stripped(semantics):
         ...
 
-Each row is one behavior of one section of seed 000 ("JIT scripting & Autocast", Known
+Each row is one behavior of one section of the limitation matrix ("JIT scripting & Autocast", Known
 limitations), with three columns: what PyTorch 1.13 does, what ampjit does in `torchscript`
 semantics, and in `eager` semantics. The registry (``rows()``, ``markdown()``) is what
 docs/limitations.md is generated from or checked against, so the table cannot drift from the tests.

@@ -821,7 +821,7 @@ def dis_in_scripted_callee(torch):
         return fn(x, y)
 
 
-# ---- PyTorch's test/test_jit_autocast.py, on CPU (reference §4) -------------------------------------
+# ---- PyTorch's test/test_jit_autocast.py, on CPU  -------------------------------------
 # Translated from CUDA/float16 to CPU/bfloat16 (torch.cpu.amp.autocast), as the reference's CPU
 # analogues; the cases a section above already shows are not repeated (test_torch_jit_autocast.py
 # maps each of torch's cases to its row).

@@ -26,7 +26,7 @@ AutocastInteropWarning may fire in eager semantics (nothing there differs from e
 
 In `torchscript` semantics the same programs are only run, never compared: each step (import with
 the helpers compiled, script(main), the calls, tracing and calling traces) either works or fails
-with one of torch's documented diagnostics (seed 000: the @autocast decorator, a non-constant
+with one of torch's documented diagnostics (the limitation matrix: the @autocast decorator, a non-constant
 `enabled`, `with autocast() as`), each only where the program has that construct; or, where
 float16 meets bfloat16, or when a trace (casts baked in, regions stripped) is called, directly or
 as a pre-traced helper, with the dtype error TorchScript's casts lead to (TORCHSCRIPT_DTYPE_ERRORS).
@@ -45,7 +45,7 @@ Larger run (recorded when the test was written; build of 7923d2b, Release, 2 cor
      eager semantics every one of the 10000 programs gives exactly the eager result in every
      variant, call state and flag. (The first such run failed one program, seed 109592: a
      torchscript-semantics dtype error from a pre-traced helper that calls a scripted one under
-     its decorator region, seed 000's "traced calling script"; accepted since, see calls_trace.)
+     its decorator region, the limitation matrix's "traced calling script"; accepted since, see calls_trace.)
   With AMPJIT_PROPERTY_KNOWN_BUGS=1 and N=1000 (28 s): 59 fail; with their dtype-less
   torch.autocast("cpu") regions given dtype=torch.bfloat16, 48 pass (the two open default-dtype
   bugs below: 42 in traces only, 6 in script too) and 11 cannot be checked that way (eager rejects
@@ -82,7 +82,7 @@ CALL_STATES = (
     ("autocast(cpu, float16)", lambda: torch.autocast("cpu", dtype=torch.float16)),
 )
 
-# torch's diagnostics for what TorchScript does not support (seed 000), each with the program_gen
+# torch's diagnostics for what TorchScript does not support (the limitation matrix, docs/limitations.md), each with the program_gen
 # features that may draw it; anything else is a failure.
 DOCUMENTED = {
     "@autocast() decorator is not supported in script mode": {"decorator_plain", "decorator_scripted"},
@@ -257,7 +257,7 @@ def run_torchscript_semantics(prog, report):
     # has CPU float16, and in script always (TorchScript's autocast takes any dtype in script).
     mixes_float16 = prog.config.cpu_float16 or ".half()" in prog.source or "torch.float16" in prog.source
     # A torchscript trace has the casts of its autocast regions baked in and the regions stripped,
-    # and the jit functions it called ran autocast at trace time only (seed 000, both "mixing tracing
+    # and the jit functions it called ran autocast at trace time only (the limitation matrix, both "mixing tracing
     # and scripting" rows): called in another state its ops can meet mixed dtypes. So can every step
     # that calls a pre-traced helper.
     calls_trace = "call_traced" in prog.features

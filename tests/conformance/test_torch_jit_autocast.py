@@ -1,4 +1,4 @@
-"""PyTorch's own test/test_jit_autocast.py (1.13/2.x, reference §4), the cases that run on CPU.
+"""PyTorch's own test/test_jit_autocast.py (1.13/2.x), the cases that run on CPU.
 
 torch's cases are CUDA/float16; the CPU analogues here use torch.cpu.amp.autocast and bfloat16 (the
 reference's translation). Cases a seed-000 section already shows are rows of that section; TORCH_CASES

@@ -281,7 +281,7 @@ TEST_F(Autocast, Promote) {
 
 TEST_F(Autocast, PromoteOnTensorListsAndIndexCopy) {
   // torch-1.13 promotes stack; cat is registered but casts nothing there (the measured `none`),
-  // while seed 002 and 2.x list it as promote.
+  // while amp.rst's CPU lists and 2.x list it as promote.
   const std::vector<std::pair<const char*, const char*>> cases = {{"aten::stack", "torch-1.13"},
                                                                   {"aten::cat", "torch-2"}};
   int present = 0;
@@ -589,7 +589,7 @@ TEST_F(Autocast, ProfileNamesAndGeneratedTable) {
   EXPECT_EQ(autocast_profile_names(),
             (std::vector<std::string>{"torch-1.13", "documented", "torch-2"}));
   EXPECT_EQ(get_autocast_profile(), "torch-1.13");
-  // Sizes of the source lists (cpu-autocast-torch-1.13.json: 12 + 96 + 2; seed 002: 10 + 136 + 3).
+  // Sizes of the source lists (cpu-autocast-torch-1.13.json: 12 + 96 + 2; amp.rst: 10 + 136 + 3).
   EXPECT_EQ(autocast_data::kProfiles[0].lists[0].size(), 110u);
   EXPECT_EQ(autocast_data::kProfiles[1].lists[0].size(), 149u);
   // Every entry is applied to the op table or reported as skipped.
@@ -620,7 +620,7 @@ TEST_F(Autocast, ProfileNamesAndGeneratedTable) {
 }
 
 TEST_F(Autocast, SwitchingProfiles) {
-  // CPU seed 002 lists these as fp32; PyTorch 1.13 does not autocast them.
+  // amp.rst's CPU lists have these as fp32; PyTorch 1.13 does not autocast them.
   int present = 0;
   for (const char* op : {"aten::batch_norm", "aten::avg_pool2d", "aten::cumsum", "aten::gelu",
                          "aten::dropout", "aten::cumprod"}) {

@@ -2,7 +2,7 @@
 // objects, and Function specialization per eager autocast state (Note [Function specialization]).
 // Graphs are written as text, in the form the script compiler emits for
 // `with torch.autocast(device_type=..., dtype=..., enabled=...):`, and checked FileCheck style.
-// The last part translates PyTorch's test/test_jit_autocast.py (reference §4) for the cases that
+// The last part translates PyTorch's test/test_jit_autocast.py  for the cases that
 // run on CPU and need no script frontend.
 #include <gmock/gmock.h>
 
@@ -20,6 +20,7 @@
 namespace ampjit {
 namespace {
 
+using ::ampjit::testing::error_of;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using ST = ScalarType;
@@ -105,17 +106,6 @@ std::vector<ST> dtypes_of(const Stack& s) {
 
 Tensor rnd(ST dt = ST::Float32, uint64_t seed = 1) {
   return testing::random_tensor({2, 2}, dt, seed);
-}
-
-// The message of the Error `f` throws ("" when it throws none).
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // ---- The cast ops -------------------------------------------------------------------------------
@@ -235,8 +225,7 @@ TEST(AutocastCastOps, IsAutocastEnabledReadsThisThreadsEagerFlags) {
   EXPECT_TRUE(op_entry(OpId::is_autocast_cpu_enabled).has(kNondeterministic));  // never folded
 }
 
-// ---- Autocast objects in the interpreter
-// ------------------------------------------------------------
+// ---- Autocast objects in the interpreter --------------------------------------------------------
 
 TEST(AutocastObjects, CreateSetAttrEnterExitRunAndDoNothing) {
   const std::string text = "graph(%a : Tensor, %b : Tensor):\n" + cpu_region("ac") +
@@ -286,8 +275,7 @@ TEST(AutocastObjects, ClassNamesIgnoreTorchMangling) {
   EXPECT_FALSE(is_autocast_class_name("__torch__.torch.amp.autocast_mode.autocastX"));
 }
 
-// ---- The pass: regions, policies
-// ------------------------------------------------------------------
+// ---- The pass: regions, policies ----------------------------------------------------------------
 
 TEST(AutocastPass, CpuRegionCastsMatmulInputsToBFloat16) {
   auto g = autocast("graph(%a : Tensor, %b : Tensor):\n" + cpu_region("ac") +
@@ -547,8 +535,7 @@ TEST(AutocastPass, IsAutocastEnabledBecomesTrueWhereThePassAutocasts) {
   )");
 }
 
-// ---- The pass: nesting, blocks
-// ----------------------------------------------------------------------
+// ---- The pass: nesting, blocks ------------------------------------------------------------------
 
 TEST(AutocastPass, NestedCpuRegionKeepsCudaEnabled) {
   auto g = autocast(
@@ -645,8 +632,7 @@ TEST(AutocastPass, RegionsInsideBranchesCloseThere) {
               HasSubstr("prim::Exit does not match the innermost prim::Enter of its block"));
 }
 
-// ---- The pass: diagnostics (torch's messages, then the location)
-// ----------------------------------------
+// ---- The pass: diagnostics (torch's messages, then the location) --------------------------------
 
 std::string region_with(const std::string& enabled, const std::string& device,
                         const std::string& dtype, const std::string& extra_inputs = "") {
@@ -750,8 +736,7 @@ TEST(AutocastPassDiagnostics, CallsUnderAnotherStateThanTheInitialOne) {
       autocast("graph(%a : Tensor):\n  %y : Tensor = prim::CallFunction(%a)\n  return (%y)\n"));
 }
 
-// ---- Specialization per eager autocast state
-// ----------------------------------------------------------
+// ---- Specialization per eager autocast state ----------------------------------------------------
 
 std::shared_ptr<Function> make_function(const std::string& text, const std::string& name = "f") {
   return std::make_shared<Function>(name, std::shared_ptr<Graph>(parsed(text)));
@@ -905,8 +890,7 @@ TEST(Pipeline, OptimizeGraphInlinesThenAutocasts) {
   EXPECT_EQ(count(*h, "_autocast_to_"), 0u);
 }
 
-// ---- torch's test/test_jit_autocast.py, CPU cases (reference §4, numbered as there)
-// --------------------
+// ---- torch's test/test_jit_autocast.py, CPU cases (numbered as there) -------------
 
 // A graph of `fn(a, b, c, d)` with `body` inside `with torch.autocast("cpu", bfloat16, enabled):`.
 std::unique_ptr<Graph> in_cpu_region(const std::string& body, const std::string& outputs,

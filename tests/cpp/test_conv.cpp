@@ -9,6 +9,7 @@
 namespace ampjit {
 namespace {
 
+using testing::error_of;
 using ::testing::HasSubstr;
 using testing::random_tensor;
 using testing::tol_for;
@@ -16,15 +17,6 @@ using testing::values;
 using V = std::vector<int64_t>;
 constexpr ScalarType f32 = ScalarType::Float32, f64 = ScalarType::Float64,
                      bf16 = ScalarType::BFloat16, i64 = ScalarType::Int64;
-
-std::string what_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 Tensor rnd(V shape, ScalarType dt, uint64_t seed, bool noncontig = false) {
   return random_tensor(std::move(shape), dt, seed, -2.0, 2.0, noncontig);
@@ -266,75 +258,75 @@ TEST(ConvTranspose2d, StridePaddingOutputPaddingGroupsDilation) {
 
 TEST(Conv, Errors) {
   Tensor x = rnd({2, 3, 10, 10}, f32, 1);
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::conv2d(x, rnd({8, 4, 3, 3}, f32, 2));
             }),
             "Given groups=1, weight of size [8, 4, 3, 3], expected input[2, 3, 10, 10] to have 4 "
             "channels, "
             "but got 3 channels instead");
   EXPECT_EQ(
-      what_of([&] {
+      error_of([&] {
         ops::conv2d(rnd({2, 3}, f32, 1), rnd({8, 3, 3, 3}, f32, 2));
       }),
       "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [2, 3]");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::conv2d(rnd({1, 3, 2, 2}, f32, 1), rnd({8, 3, 3, 3}, f32, 2));
             }),
             "Calculated padded input size per channel: (2 x 2). Kernel size: (3 x 3). Kernel size "
             "can't be "
             "greater than actual input size");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::conv2d(x, rnd({8, 3, 3, 3}, bf16, 2));
             }),
             "Input type (float) and weight type (c10::BFloat16) should be the same");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::conv2d(x, rnd({8, 3, 3, 3}, f32, 2), rnd({8}, f64, 3));
             }),
             "Input type (float) and bias type (double) should be the same");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::conv2d(x, rnd({8, 3, 3, 3}, f32, 2), rnd({7}, f32, 3));
             }),
             "Given weight of size [8, 3, 3, 3], expected bias to be 1-dimensional with 8 elements, "
             "but got "
             "bias of size [7] instead");
   EXPECT_EQ(
-      what_of([&] {
+      error_of([&] {
         ops::conv2d(x, rnd({3, 1, 3, 3}, f32, 2), std::nullopt, V{1}, V{0}, V{1}, 2);
       }),
       "Given groups=2, expected weight to be divisible by 2 at dimension 0, but got weight of size "
       "[3, 1, 3, 3] instead");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::conv2d(x, rnd({8, 3, 3}, f32, 2));
             }),
             "Expected 3-dimensional input for 3-dimensional weight [8, 3, 3], but got "
             "4-dimensional input of "
             "size [2, 3, 10, 10] instead");
   EXPECT_EQ(
-      what_of([&] {
+      error_of([&] {
         ops::conv2d(x, rnd({8, 3, 3, 3}, f32, 2), std::nullopt, V{1, 2, 3});
       }),
       "expected stride to be a single integer value or a list of 2 values to match the convolution "
       "dimensions, but got stride=[1, 2, 3]");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::conv2d(x, rnd({8, 3, 3, 3}, f32, 2), std::nullopt, V{0});
             }),
             "non-positive stride is not supported");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::conv2d(x, rnd({8, 3, 3, 3}, f32, 2), std::nullopt, V{1}, V{-1});
             }),
             "negative padding is not supported");
-  EXPECT_THAT(what_of([&] {
+  EXPECT_THAT(error_of([&] {
                 ops::conv2d(rnd({1, 3, 5, 5}, i64, 1), rnd({2, 3, 3, 3}, i64, 2));
               }),
               HasSubstr("conv2d: not implemented for dtype int64"));
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::conv_transpose2d(x, rnd({4, 8, 3, 3}, f32, 2));
             }),
             "Given transposed=1, weight of size [4, 8, 3, 3], expected input[2, 3, 10, 10] to have "
             "4 channels, "
             "but got 3 channels instead");
   EXPECT_EQ(
-      what_of([&] {
+      error_of([&] {
         ops::conv_transpose2d(x, rnd({3, 8, 3, 3}, f32, 2), std::nullopt, V{2, 1}, V{0}, V{2, 0});
       }),
       "output padding must be smaller than either stride or dilation, but got output_padding: (2 x "
@@ -531,41 +523,41 @@ TEST(AdaptiveAvgPool2d, OutputSizesAndDtypes) {
 
 TEST(Pool, Errors) {
   Tensor x = rnd({1, 3, 6, 6}, f32, 1);
-  EXPECT_EQ(what_of([&] { ops::max_pool2d(x, V{3}, V{1}, V{2}); }),
+  EXPECT_EQ(error_of([&] { ops::max_pool2d(x, V{3}, V{1}, V{2}); }),
             "pad should be smaller than or equal to half of kernel size, but got padW = 2, padH = "
             "2, kW = 3, kH = 3");
-  EXPECT_EQ(what_of([&] { ops::max_pool2d(x, V{0}); }),
+  EXPECT_EQ(error_of([&] { ops::max_pool2d(x, V{0}); }),
             "kernel size should be greater than zero, but got kH: 0 kW: 0");
-  EXPECT_EQ(what_of([&] { ops::max_pool2d(x, V{2}, V{0}); }),
+  EXPECT_EQ(error_of([&] { ops::max_pool2d(x, V{2}, V{0}); }),
             "stride should be greater than zero, but got dH: 0 dW: 0");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::max_pool2d(x, V{2, 2, 2});
             }),
             "max_pool2d: kernel_size must either be a single int, or a tuple of two ints");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::max_pool2d(rnd({1, 3, 2, 2}, f32, 2), V{3}, V{1}, V{0});
             }),
             "Given input size: (3x2x2). Calculated output size: (3x0x0). Output size is too small");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::max_pool2d(rnd({6, 6}, f32, 2), V{2});
             }),
             "max_pool2d: Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for "
             "input, but "
             "got: [6, 6]");
-  EXPECT_EQ(what_of([&] { ops::avg_pool2d(x, V{2}, V{}, V{0}, false, true, int64_t{0}); }),
+  EXPECT_EQ(error_of([&] { ops::avg_pool2d(x, V{2}, V{}, V{0}, false, true, int64_t{0}); }),
             "divisor must be not zero");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::adaptive_avg_pool2d(x, V{-1, 2});
             }),
             "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
             "received {-1, 2}");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::adaptive_avg_pool2d(rnd({1, 0, 4}, f32, 2), V{2, 2});
             }),
             "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, "
             "but input has "
             "sizes [1, 0, 4] with dimension 1 being empty");
-  EXPECT_THAT(what_of([&] {
+  EXPECT_THAT(error_of([&] {
                 ops::max_pool2d(rnd({1, 1, 4, 4}, ScalarType::Int32, 1), V{2});
               }),
               HasSubstr("max_pool2d: not implemented for dtype int32"));

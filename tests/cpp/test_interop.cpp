@@ -11,11 +11,11 @@
 #include <optional>
 #include <thread>
 
-#include "interop/autocast_regions.h"
-#include "interop/semantics.h"
-#include "interop/warnings.h"
+#include "runtime/autocast/autocast_regions.h"
 #include "runtime/autocast/autocast_state.h"
 #include "runtime/autocast/policy_profiles.h"
+#include "runtime/autocast/semantics.h"
+#include "runtime/diagnostic.h"
 #include "runtime/interpreter.h"
 #include "runtime/ir/filecheck.h"
 #include "runtime/ir/python_print.h"
@@ -106,12 +106,12 @@ auto under(const Outer& o, F&& f) {
 }
 
 // Collects warnings instead of printing them.
-std::vector<Warning>* g_collected = nullptr;
-void collect(const Warning& w) {
+std::vector<Diagnostic>* g_collected = nullptr;
+void collect(const Diagnostic& w) {
   g_collected->push_back(w);
 }
 struct CollectWarnings {
-  std::vector<Warning> got;
+  std::vector<Diagnostic> got;
   WarningHandler prev;
   CollectWarnings() {
     g_collected = &got;
@@ -198,8 +198,7 @@ TEST(AutocastSemanticsSwitch, ParseNamesTheAllowedValues) {
   }
 }
 
-// ---- prim::AutocastRegion: IR
-// ---------------------------------------------------------------------
+// ---- prim::AutocastRegion: IR -------------------------------------------------------------------
 
 // y = mm(a, b) outside; inside `with autocast("cpu", dtype, enabled)`: z = mm(a, b), w = z * 2.
 std::string region_graph(bool enabled, int dtype_code = 15, bool cache = false) {
@@ -292,8 +291,7 @@ TEST(AutocastRegionIR, PythonPrintShowsAWithStatement) {
   EXPECT_NE(code.find("    z, w = ", with), std::string::npos) << code;
 }
 
-// ---- prim::AutocastRegion: passes
-// ------------------------------------------------------------------
+// ---- prim::AutocastRegion: passes ---------------------------------------------------------------
 
 TEST(AutocastRegionPasses, CseNeverMergesAcrossTheRegionBoundary) {
   // Inside and outside the region mm(a, b) is the same op on the same inputs, but not the same
@@ -400,8 +398,7 @@ TEST(AutocastRegionPasses, TheJitAutocastPassTreatsTheRegionAsAScope) {
   )");
 }
 
-// ---- prim::AutocastRegion: run time
-// ----------------------------------------------------------------
+// ---- prim::AutocastRegion: run time -------------------------------------------------------------
 
 // What the region graph gives, computed eagerly with the same settings.
 Stack eager_region(const Tensor& a, const Tensor& b, bool enabled, ST dtype) {
@@ -538,8 +535,7 @@ TEST(AutocastRegionRun, RegionsInLoopsAndBranches) {
   }
 }
 
-// ---- Autocast objects: prim::Enter / prim::Exit per semantics
-// --------------------------------------
+// ---- Autocast objects: prim::Enter / prim::Exit per semantics -----------------------------------
 
 // `with autocast(<device>, dtype=<dtype>, enabled=<enabled>):` as the script compiler emits it, the
 // settings given as values (so `enabled` may be a graph input), around z = mm(a, b). `prelude`
@@ -660,7 +656,7 @@ TEST(AutocastObjects, EagerChecksAndWarnsAsEagerInit) {
   EXPECT_EQ(w.got[0].category, WarningCategory::User);
   EXPECT_THAT(w.got[0].message,
               HasSubstr("In CPU autocast, but the target dtype is not supported"));
-  EXPECT_EQ(w.got[0].where.location_str(), "f.py:2:4");
+  EXPECT_EQ(w.got[0].range.location_str(), "f.py:2:4");
   // An unknown device is an error naming it, with the location.
   auto tpu = parsed(
       with_graph("%t", "%dt", "", "  %tpu : str = prim::Constant[value=\"tpu\"]()\n", "%tpu"));
@@ -684,8 +680,7 @@ TEST(AutocastObjects, WithOnAnotherObjectIsNotSupportedInEitherSemantics) {
   }
 }
 
-// ---- Function specialization per semantics
-// ---------------------------------------------------------
+// ---- Function specialization per semantics ------------------------------------------------------
 
 TEST(FunctionSemantics, OwnSettingBeatsTheGlobalOneAndIsPartOfTheKey) {
   auto g = std::shared_ptr<Graph>(parsed(with_graph("%on")));
@@ -770,8 +765,7 @@ TEST(FunctionSemantics, EightThreadsWithTheirOwnSemanticsAndStates) {
   EXPECT_EQ(failures.load(), 0);
 }
 
-// ---- Eager-semantics tracing from C++
-// --------------------------------------------------------------
+// ---- Eager-semantics tracing from C++ -----------------------------------------------------------
 
 // Traces f(a, b) in `sem`; regions are entered through the interop stack, as the interpreter does.
 template <typename F>
@@ -857,8 +851,7 @@ TEST(EagerTracing, AGraphRunDuringTracingRecordsItsRegions) {
   EXPECT_EQ((*fn)({a, b})[0].to_tensor().dtype(), ST::BFloat16);
 }
 
-// ---- The warning channel
-// ----------------------------------------------------------------------------
+// ---- The warning channel ------------------------------------------------------------------------
 
 TEST(InteropWarnings, HandlerGetsCategoryMessageAndLocation) {
   CollectWarnings w;
@@ -867,7 +860,7 @@ TEST(InteropWarnings, HandlerGetsCategoryMessageAndLocation) {
   ASSERT_EQ(w.got.size(), 1u);
   EXPECT_EQ(w.got[0].category, WarningCategory::AutocastInterop);
   EXPECT_EQ(w.got[0].message, "the traced autocast(enabled=False) is lost");
-  EXPECT_EQ(w.got[0].where.location_str(), "m.py:7:4");
+  EXPECT_EQ(w.got[0].range.location_str(), "m.py:7:4");
   EXPECT_STREQ(warning_category_name(WarningCategory::AutocastInterop), "AutocastInteropWarning");
   EXPECT_STREQ(warning_category_name(WarningCategory::User), "UserWarning");
 }

@@ -1,6 +1,8 @@
 // The interpreter: straight-line code, control flow, tuples and lists, calls, errors, threads.
 #include <gmock/gmock.h>
 
+#include <functional>
+#include <stdexcept>
 #include <thread>
 
 #include "runtime/interpreter.h"
@@ -135,6 +137,80 @@ TEST(Interpreter, ErrorsCarryTheNodesSourceLocation) {
   Stack none;
   EXPECT_THAT([&] { Code(*raise).run(none); },
               ::testing::ThrowsMessage<Error>(HasSubstr("bad input")));
+}
+
+// Note [One diagnostic type]: an error keeps its class through any number of interpreter frames
+// (an out-of-memory error inside a called function is still an OutOfMemoryError), and each frame
+// adds the node it was raised in as a note, innermost first.
+struct ThrowingNegKernel {
+  static inline std::function<void()> raise;
+  static void kernel(Stack&) { raise(); }
+  BoxedKernel saved = op_entry(OpId::neg).kernels[static_cast<int>(DeviceType::CPU)];
+  explicit ThrowingNegKernel(std::function<void()> r) {
+    raise = std::move(r);
+    register_kernel(OpId::neg, DeviceType::CPU, &kernel);
+  }
+  ~ThrowingNegKernel() { register_kernel(OpId::neg, DeviceType::CPU, saved); }
+};
+
+std::shared_ptr<Function> neg_then_call() {
+  auto callee = std::make_shared<Function>(
+      "inner", std::shared_ptr<Graph>(parse_graph("graph(%x : Tensor):\n"
+                                                  "  %y : Tensor = aten::neg(%x) # inner.py:2:8\n"
+                                                  "  return (%y)\n")));
+  auto g = std::make_shared<Graph>();
+  Value* x = g->add_input("x");
+  Node* call = g->insert(g->create(sym::prim::CallFunction, {x}, 1));
+  call->set_attr(sym::attr::value, IValue(Ref<ObjectBase>(new FunctionObject(callee))));
+  call->set_source_range(SourceRange::location("outer.py", 5, 4));
+  g->register_output(call->output());
+  return std::make_shared<Function>("outer", g);
+}
+
+TEST(InterpreterErrors, KeepTheirClassAndGainANotePerFrame) {
+  ThrowingNegKernel oom([] { throw OutOfMemoryError("out of memory (test)"); });
+  auto outer = neg_then_call();
+  // Run as compiled (the call is a frame of its own) and as the Function runs it (optimized: the
+  // callee inlined, its node remembering the call).
+  Stack s{IValue(Tensor(ops::ones(V{2})))};
+  EXPECT_THAT([&] { Code(*outer->graph()).run(s); },
+              ::testing::ThrowsMessage<OutOfMemoryError>(
+                  ::testing::StrEq("out of memory (test)\n  (in aten::neg at inner.py:2:8)\n"
+                                   "  (in prim::CallFunction at outer.py:5:4)")));
+  try {
+    Stack t{IValue(Tensor(ops::ones(V{2})))};
+    outer->run(t);
+    FAIL() << "no error";
+  } catch (const OutOfMemoryError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "out of memory (test)\n  (in aten::neg at inner.py:2:8)\n  called from outer.py:5:4");
+    EXPECT_EQ(e.message(), "out of memory (test)");
+    ASSERT_EQ(e.diagnostic().notes.size(), 2u);
+    EXPECT_EQ(e.diagnostic().notes[1].range.location_str(), "outer.py:5:4");
+  }
+}
+
+TEST(InterpreterErrors, OtherExceptionsBecomeErrorsWithTheNode) {
+  ThrowingNegKernel range([] { throw std::out_of_range("vector::_M_range_check"); });
+  auto g =
+      parse_graph("graph(%x : Tensor):\n  %y : Tensor = aten::neg(%x) # m.py:3:1\n  return (%y)\n");
+  Stack s{IValue(Tensor(ops::ones(V{2})))};
+  EXPECT_THAT([&] { Code(*g).run(s); },
+              ::testing::ThrowsMessage<Error>(
+                  ::testing::StrEq("vector::_M_range_check\n  (in aten::neg at m.py:3:1)")));
+}
+
+TEST(Diagnostics, RenderTheRangeTheLineACaretAndEachNote) {
+  auto src = std::make_shared<Source>("def f(x):\n    return g(x)\n", "f.py");
+  const SourceRange call(src, 21, 25);  // g(x)
+  Error e("undefined value g", SourceRange(src, 21, 22));
+  e.add_note({"called from", call});
+  e.add_note({"aten::add", SourceRange::location("m.py", 7, 2), DiagnosticNote::Style::Context});
+  EXPECT_EQ(std::string(e.what()),
+            "f.py:2:12: undefined value g\n    return g(x)\n           ~\n"
+            "  called from f.py:2:12\n    return g(x)\n           ~~~~\n"
+            "  (in aten::add at m.py:7:2)");
+  EXPECT_EQ(Error("no range").what(), std::string("no range"));
 }
 
 TEST(Interpreter, UnknownNodesAreRejectedAtCompileTime) {

@@ -11,6 +11,7 @@
 namespace ampjit {
 namespace {
 
+using testing::error_of;
 using ::testing::HasSubstr;
 using testing::random_tensor;
 using testing::tol_for;
@@ -135,15 +136,6 @@ std::vector<ScalarType> all_types() {
   v.push_back(i64);
   v.push_back(ScalarType::Int32);
   return v;
-}
-
-std::string what_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 // --- mm, bmm, mv, dot -----------------------------------------------------------------------
@@ -274,7 +266,7 @@ TEST(Mm, OutVariant) {
   Tensor ot = parent.t();
   ops::mm_out(a, b, ot);
   EXPECT_TRUE(matches(ot, ref_matmul(a, b), f32));
-  EXPECT_THAT(what_of([&] {
+  EXPECT_THAT(error_of([&] {
                 ops::mm_out(a, b, Tensor::empty(V{4, 3}, f64));
               }),
               HasSubstr("Expected out tensor to have dtype float, but got double instead"));
@@ -282,15 +274,15 @@ TEST(Mm, OutVariant) {
 
 TEST(Mm, Errors) {
   Tensor a = rnd({2, 3}, f32, 1), b = rnd({4, 5}, f32, 2);
-  EXPECT_EQ(what_of([&] { ops::mm(a, b); }),
+  EXPECT_EQ(error_of([&] { ops::mm(a, b); }),
             "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::mm(a, rnd({3, 5}, bf16, 3));
             }),
             "expected m1 and m2 to have the same dtype, but got: float != c10::BFloat16");
-  EXPECT_EQ(what_of([&] { ops::mm(rnd({2, 3, 4}, f32, 1), b); }), "self must be a matrix");
-  EXPECT_EQ(what_of([&] { ops::mm(a, rnd({3}, f32, 1)); }), "mat2 must be a matrix");
-  EXPECT_THAT(what_of([&] {
+  EXPECT_EQ(error_of([&] { ops::mm(rnd({2, 3, 4}, f32, 1), b); }), "self must be a matrix");
+  EXPECT_EQ(error_of([&] { ops::mm(a, rnd({3}, f32, 1)); }), "mat2 must be a matrix");
+  EXPECT_THAT(error_of([&] {
                 ops::mm(rnd({2, 2}, ScalarType::Bool, 1), rnd({2, 2}, ScalarType::Bool, 2));
               }),
               HasSubstr("not implemented for dtype bool"));
@@ -317,17 +309,17 @@ TEST(Bmm, AllDtypesLayoutsAndOut) {
 TEST(Bmm, Errors) {
   Tensor a = rnd({2, 3, 4}, f32, 1);
   EXPECT_EQ(
-      what_of([&] {
+      error_of([&] {
         ops::bmm(a, rnd({2, 5, 6}, f32, 2));
       }),
       "Expected size for first two dimensions of batch2 tensor to be: [2, 4] but got: [2, 5].");
   EXPECT_EQ(
-      what_of([&] {
+      error_of([&] {
         ops::bmm(a, rnd({3, 4, 6}, f32, 2));
       }),
       "Expected size for first two dimensions of batch2 tensor to be: [2, 4] but got: [3, 4].");
-  EXPECT_EQ(what_of([&] { ops::bmm(rnd({3, 4}, f32, 1), a); }), "batch1 must be a 3D tensor");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] { ops::bmm(rnd({3, 4}, f32, 1), a); }), "batch1 must be a 3D tensor");
+  EXPECT_EQ(error_of([&] {
               ops::bmm(a, rnd({2, 4, 6}, bf16, 2));
             }),
             "expected scalar type Float but found BFloat16");
@@ -339,11 +331,11 @@ TEST(Mv, AllDtypesAndLayouts) {
     Tensor m = rnd({7, 9}, dt, seed++, true), v = rnd({9}, dt, seed++, true);
     EXPECT_TRUE(matches(ops::mv(m, v), ref_matmul(m, v), dt)) << dtype_name(dt);
   }
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::mv(rnd({2, 3}, f32, 1), rnd({4}, f32, 2));
             }),
             "size mismatch, got input (2), mat (2x3), vec (4)");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::mv(rnd({2, 3}, f32, 1), rnd({3, 1}, f32, 2));
             }),
             "vector + matrix @ vector expected, got 1, 2, 2");
@@ -364,12 +356,12 @@ TEST(Dot, AllDtypesAndStrides) {
 }
 
 TEST(Dot, Errors) {
-  EXPECT_EQ(what_of([&] { ops::dot(rnd({3}, f32, 1), rnd({4}, f32, 2)); }),
+  EXPECT_EQ(error_of([&] { ops::dot(rnd({3}, f32, 1), rnd({4}, f32, 2)); }),
             "inconsistent tensor size, expected tensor [3] and src [4] to have the same number of "
             "elements, but got 3 and 4 elements respectively");
-  EXPECT_EQ(what_of([&] { ops::dot(rnd({3}, f32, 1), rnd({3}, bf16, 2)); }),
+  EXPECT_EQ(error_of([&] { ops::dot(rnd({3}, f32, 1), rnd({3}, bf16, 2)); }),
             "dot : expected both vectors to have same dtype, but found Float and BFloat16");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::dot(rnd({2, 2}, f32, 1), rnd({2, 2}, f32, 2));
             }),
             "1D tensors expected, but got 2D and 2D tensors");
@@ -416,22 +408,22 @@ TEST(Matmul, OutVariantAndErrors) {
   Tensor out = Tensor::empty(V{1}, f32);
   ops::matmul_out(a, b, out);
   EXPECT_TRUE(matches(out, ref_matmul(a, b), f32));
-  EXPECT_EQ(what_of([&] { ops::matmul(Tensor::empty(V{}, f32), b); }),
+  EXPECT_EQ(error_of([&] { ops::matmul(Tensor::empty(V{}, f32), b); }),
             "both arguments to matmul need to be at least 1D, but they are 0D and 2D");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::matmul(rnd({2, 3}, f32, 1), b);
             }),
             "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)");
   EXPECT_EQ(
-      what_of([&] {
+      error_of([&] {
         ops::matmul(a, rnd({2, 5, 6}, f32, 3));
       }),
       "Expected size for first two dimensions of batch2 tensor to be: [2, 4] but got: [2, 5].");
-  EXPECT_THAT(what_of([&] {
+  EXPECT_THAT(error_of([&] {
                 ops::matmul(rnd({2, 3, 4}, f32, 1), rnd({3, 4, 6}, f32, 3));
               }),
               HasSubstr("must match the size of tensor b (3) at non-singleton dimension 0"));
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::matmul(a, rnd({4, 5}, bf16, 3));
             }),
             "expected m1 and m2 to have the same dtype, but got: float != c10::BFloat16");
@@ -481,7 +473,7 @@ TEST(Addmm, InPlaceAndOut) {
     EXPECT_TRUE(matches(out, ref_add(ref_matmul(m1, m2), s2, 1, 1), dt)) << dtype_name(dt);
   }
   Tensor small = rnd({4}, f32, 1);
-  EXPECT_THAT(what_of([&] {
+  EXPECT_THAT(error_of([&] {
                 ops::addmm_(small, rnd({4, 5}, f32, 2), rnd({5, 4}, f32, 3));
               }),
               HasSubstr("doesn't match the broadcast shape"));
@@ -489,20 +481,20 @@ TEST(Addmm, InPlaceAndOut) {
 
 TEST(Addmm, Errors) {
   Tensor m1 = rnd({2, 3}, f32, 1), m2 = rnd({3, 4}, f32, 2);
-  EXPECT_EQ(what_of([&] { ops::addmm(rnd({4}, bf16, 3), m1, m2); }),
+  EXPECT_EQ(error_of([&] { ops::addmm(rnd({4}, bf16, 3), m1, m2); }),
             "self and mat2 must have the same dtype, but got BFloat16 and Float");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::addmm(rnd({4}, f32, 3), m1, rnd({3, 4}, f16, 4));
             }),
             "expected m1 and m2 to have the same dtype, but got: float != c10::Half");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::addmm(rnd({4}, f32, 3), m1, rnd({5, 4}, f32, 4));
             }),
             "mat1 and mat2 shapes cannot be multiplied (2x3 and 5x4)");
-  EXPECT_EQ(what_of([&] { ops::addmm(rnd({3}, f32, 3), m1, m2); }),
+  EXPECT_EQ(error_of([&] { ops::addmm(rnd({3}, f32, 3), m1, m2); }),
             "The expanded size of the tensor (4) must match the existing size (3) at non-singleton "
             "dimension 1.  Target sizes: [2, 4].  Tensor sizes: [3]");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::addmm(rnd({4}, f32, 3), rnd({2, 3, 1}, f32, 4), m2);
             }),
             "mat1 must be a matrix, got 3-D tensor");
@@ -522,7 +514,7 @@ TEST(Addmv, AllDtypes) {
           << dtype_name(dt) << " self " << shape_str(cs);
     }
   }
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::addmv(rnd({3}, f32, 1), rnd({2, 3}, f32, 2), rnd({3}, f32, 3));
             }),
             "size mismatch, got input (3), mat (2x3), vec (3)");
@@ -555,11 +547,11 @@ TEST(Addbmm, AllDtypes) {
     EXPECT_TRUE(matches(ops::addbmm(row, b1, b2), ref_addbmm(row, b1, b2, 1, 1), dt))
         << dtype_name(dt);
   }
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::addbmm(rnd({3, 5}, f32, 1), rnd({4, 3, 6}, f32, 2), rnd({3, 6, 5}, f32, 3));
             }),
             "batch1 and batch2 must have same number of batches, got 4 and 3");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::addbmm(rnd({3, 5}, f32, 1), rnd({4, 3, 6}, f32, 2), rnd({4, 7, 5}, f32, 3));
             }),
             "Incompatible matrix sizes for bmm (3x6 and 7x5)");
@@ -582,7 +574,7 @@ TEST(Baddbmm, AllDtypesInPlaceAndErrors) {
   const Ref want = ref_add(ref_matmul(b1, b2), self, 1, 1);
   ops::baddbmm_(self, b1, b2);
   EXPECT_TRUE(matches(self, want, bf16));
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::baddbmm(rnd({2, 3, 5}, f32, 1), b1, b2);
             }),
             "Input dtypes must be the same, got: input float, batch1: c10::BFloat16, batch2: "
@@ -612,15 +604,15 @@ TEST(Linear, WithAndWithoutBiasOverInputRanks) {
     Tensor w1 = rnd({5}, dt, seed++), b0 = rnd({}, dt, seed++);
     EXPECT_TRUE(matches(ops::linear(x, w1, b0), ref_add(ref_matmul(x, w1), b0, 1, 1), dt));
   }
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::linear(rnd({4, 5}, f32, 1), rnd({6, 4}, f32, 2));
             }),
             "mat1 and mat2 shapes cannot be multiplied (4x5 and 4x6)");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::linear(rnd({4, 5}, f32, 1), rnd({6, 5}, bf16, 2));
             }),
             "expected m1 and m2 to have the same dtype, but got: float != c10::BFloat16");
-  EXPECT_EQ(what_of([&] {
+  EXPECT_EQ(error_of([&] {
               ops::linear(rnd({4, 5}, f32, 1), rnd({6, 5}, f32, 2), rnd({6}, f16, 3));
             }),
             "self and mat2 must have the same dtype, but got Half and Float");

@@ -9,11 +9,13 @@
 
 #include "runtime/interpreter.h"
 #include "runtime/ir/filecheck.h"
+#include "runtime/ir/queries.h"
 #include "runtime/module_object.h"
 #include "runtime/random.h"
 #include "script/passes/common_subexpression_elimination.h"
 #include "script/passes/constant_propagation.h"
 #include "script/passes/dead_code_elimination.h"
+#include "script/passes/pipeline.h"
 #include "tests/cpp/testing.h"
 
 namespace ampjit {
@@ -22,7 +24,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 using V = std::vector<int64_t>;
-using Pass = bool (*)(Graph&);
+using PassFn = bool (*)(Graph&);
 
 // Every aten node of a test graph names an op-table overload (an argument too few leaves it
 // unresolved, and the passes then treat it as an unknown node), except the None tests, which
@@ -46,7 +48,7 @@ std::unique_ptr<Graph> parse_checked(const std::string& text) {
 
 // Parses `text`, runs `pass` (checking what it says about changing the graph), verifies the
 // result and returns it printed.
-std::string after(Pass pass, const std::string& text, bool expect_changed = true) {
+std::string after(PassFn pass, const std::string& text, bool expect_changed = true) {
   auto g = parse_checked(text);
   EXPECT_EQ(pass(*g), expect_changed) << text;
   g->verify();
@@ -59,7 +61,7 @@ void check(const std::string& printed, const std::string& checks) {
 }
 
 // A second run finds nothing left to do.
-void expect_fixpoint(Pass pass, const std::string& text) {
+void expect_fixpoint(PassFn pass, const std::string& text) {
   auto g = parse_graph(text);
   pass(*g);
   EXPECT_FALSE(pass(*g)) << g->str();
@@ -688,14 +690,14 @@ Stack copy_inputs(const Stack& in) {
 // Runs `text` on `inputs` as is and after `passes` (verifying after each), with the same seed;
 // both the outputs and the inputs (which the graph may write) must agree.
 void expect_same_results(const std::string& text, const Stack& inputs,
-                         const std::vector<Pass>& passes) {
+                         const std::vector<PassFn>& passes) {
   auto g = parse_checked(text);
   Stack in_before = copy_inputs(inputs);
   Stack before = in_before;
   manual_seed(7);
   Code(*g).run(before);
   bool changed = false;
-  for (Pass p : passes) {
+  for (PassFn p : passes) {
     changed |= p(*g);
     g->verify();
   }
@@ -807,7 +809,7 @@ TEST(PassesDifferential, SameResultsAfterEachPassAndThePipeline) {
       {IValue(testing::random_tensor({3}, ScalarType::Float32, 4)), IValue(int64_t{4}),
        IValue(true)},
   };
-  const std::vector<std::vector<Pass>> pipelines = {
+  const std::vector<std::vector<PassFn>> pipelines = {
       {constant_propagation},
       {dead_code_elimination},
       {common_subexpression_elimination},
@@ -851,37 +853,33 @@ TEST(PassesDifferential, ModuleAttributesReadOnce) {
 
 // ---- Golden files: a pass list, an input graph and the expected result ------------------------
 
-Pass pass_named(const std::string& name) {
-  if (name == "constant_propagation") return constant_propagation;
-  if (name == "dead_code_elimination") return dead_code_elimination;
-  if (name == "common_subexpression_elimination") return common_subexpression_elimination;
-  ADD_FAILURE() << "unknown pass '" << name << "'";
-  return nullptr;
-}
-
 class GoldenPasses : public ::testing::TestWithParam<std::string> {};
 
-// "# PASSES: a b c" names the passes to run in order; other lines starting with '#' are comments
-// and CHECK directives; the rest is the input graph.
+// "# PASSES: a b c" names the passes to run in order (the pipeline's names:
+// script/passes/pipeline.h); other lines starting with '#' are comments and CHECK directives; the
+// rest is the input graph.
 TEST_P(GoldenPasses, MatchesChecks) {
   std::ifstream f(GetParam());
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   std::string graph_text;
-  std::vector<Pass> passes;
+  std::vector<const Pass*> passes;
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
     if (line.starts_with("# PASSES:")) {
       std::istringstream names(line.substr(9));
-      for (std::string name; names >> name;) passes.push_back(pass_named(name));
+      for (std::string name; names >> name;) {
+        passes.push_back(find_pass(name));
+        EXPECT_NE(passes.back(), nullptr) << "unknown pass '" << name << "'";
+      }
     } else if (!line.starts_with("#")) {
       graph_text += line + "\n";
     }
   }
   ASSERT_FALSE(passes.empty()) << "no '# PASSES:' line";
   auto g = parse_checked(graph_text);
-  for (Pass p : passes) {
+  for (const Pass* p : passes) {
     ASSERT_NE(p, nullptr);
-    p(*g);
+    p->run(*g, AutocastContext{});
     g->verify();
   }
   const std::string printed = g->str();

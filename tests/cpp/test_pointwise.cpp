@@ -11,6 +11,7 @@
 namespace ampjit {
 namespace {
 
+using testing::error_of;
 using ::testing::HasSubstr;
 using testing::random_tensor;
 using testing::round_to;
@@ -848,17 +849,6 @@ TEST(Pointwise, LargeTensorsSplitAcrossThreads) {
 }
 
 // ---- Errors ------------------------------------------------------------------------------------
-
-// The message of the error `f` throws ("" when it does not throw).
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(Errors, ShapeMismatchNamesTheOpAndBothShapes) {
   Tensor a = input({2, 3}, kF32, 1, -1, 1), b = input({4}, kF32, 2, -1, 1);

@@ -14,6 +14,7 @@
 namespace ampjit {
 namespace {
 
+using ::ampjit::testing::error_of;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using V = std::vector<int64_t>;
@@ -43,17 +44,6 @@ IValue run_node(const std::string& kind, const std::vector<std::string>& types, 
 // One exact overload through the dispatcher.
 IValue call(const char* overload, std::vector<IValue> args) {
   return call_op(overload, std::move(args)).value();
-}
-
-// The message of the exception `f` throws ("" when none).
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
 }
 
 IValue ints(V v) {

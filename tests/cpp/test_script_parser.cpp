@@ -6,7 +6,7 @@
 #include <functional>
 #include <random>
 
-#include "script/compile_error.h"
+#include "runtime/error.h"
 #include "script/lexer.h"
 #include "script/parser.h"
 
@@ -30,7 +30,7 @@ std::string expr(std::string text) {
 }
 
 // "line:col: message" of the CompileError that parsing `text` raises.
-std::string error_of(std::string text) {
+std::string parse_error_of(std::string text) {
   try {
     parse_module(source_of(std::move(text)));
   } catch (const CompileError& e) {
@@ -149,7 +149,7 @@ TEST(ScriptLexer, TabsAdvanceToMultiplesOfEight) {
   EXPECT_EQ(token_list("if x:\n  \ty\n  \tz\n"),
             "KwIf Identifier:x Colon Newline Indent Identifier:y Newline Identifier:z Newline "
             "Dedent EndOfFile");
-  EXPECT_EQ(error_of("if x:\n\ty\n        z\n"),
+  EXPECT_EQ(parse_error_of("if x:\n\ty\n        z\n"),
             "3:1: inconsistent use of tabs and spaces in indentation");
 }
 
@@ -287,7 +287,7 @@ TEST(ScriptParser, With) {
   EXPECT_EQ(parse("with (a) as b: pass"), "(with (item a b) (body (pass)))");
   EXPECT_EQ(parse("with (a).b() as c, d: pass"),
             "(with (item (call (. a b)) c) (item d) (body (pass)))");
-  EXPECT_EQ(error_of("with (yield): pass"), "1:7: yield is not supported in script");
+  EXPECT_EQ(parse_error_of("with (yield): pass"), "1:7: yield is not supported in script");
 }
 
 TEST(ScriptParser, FunctionDefinitions) {
@@ -539,205 +539,217 @@ TEST(ScriptParser, StatementRangesSpanFirstToLastToken) {
 // ---- Diagnostics -------------------------------------------------------------------------------
 
 TEST(ScriptParserErrors, SyntaxErrors) {
-  EXPECT_EQ(error_of("x = = 1"), "1:5: invalid syntax");
-  EXPECT_EQ(error_of("x = 1 +\n"), "1:8: invalid syntax");
-  EXPECT_EQ(error_of("x = 1 2"), "1:7: invalid syntax");
-  EXPECT_EQ(error_of("f(a b)"), "1:3: invalid syntax. Perhaps you forgot a comma?");
-  EXPECT_EQ(error_of("[1, 2 3]"), "1:5: invalid syntax. Perhaps you forgot a comma?");
-  EXPECT_EQ(error_of("else:\n  pass"), "1:1: invalid syntax");
-  EXPECT_EQ(error_of("x = $"), "1:5: invalid syntax");
-  EXPECT_EQ(error_of("a.1"), "1:2: invalid syntax");
-  EXPECT_EQ(error_of("x[]"), "1:3: invalid syntax");
-  EXPECT_EQ(error_of("def (): pass"), "1:5: invalid syntax");
-  EXPECT_EQ(error_of("def f: pass"), "1:6: expected '('");
-  EXPECT_EQ(error_of("@dec\nx = 1"), "2:1: invalid syntax");
-  EXPECT_EQ(error_of("a if b"), "1:7: expected 'else' after 'if' expression");
-  EXPECT_EQ(error_of("for x y: pass"), "1:7: expected 'in'");
-  EXPECT_EQ(error_of("import a.\n"), "1:10: invalid syntax");
-  EXPECT_EQ(error_of("from a import b,"),
+  EXPECT_EQ(parse_error_of("x = = 1"), "1:5: invalid syntax");
+  EXPECT_EQ(parse_error_of("x = 1 +\n"), "1:8: invalid syntax");
+  EXPECT_EQ(parse_error_of("x = 1 2"), "1:7: invalid syntax");
+  EXPECT_EQ(parse_error_of("f(a b)"), "1:3: invalid syntax. Perhaps you forgot a comma?");
+  EXPECT_EQ(parse_error_of("[1, 2 3]"), "1:5: invalid syntax. Perhaps you forgot a comma?");
+  EXPECT_EQ(parse_error_of("else:\n  pass"), "1:1: invalid syntax");
+  EXPECT_EQ(parse_error_of("x = $"), "1:5: invalid syntax");
+  EXPECT_EQ(parse_error_of("a.1"), "1:2: invalid syntax");
+  EXPECT_EQ(parse_error_of("x[]"), "1:3: invalid syntax");
+  EXPECT_EQ(parse_error_of("def (): pass"), "1:5: invalid syntax");
+  EXPECT_EQ(parse_error_of("def f: pass"), "1:6: expected '('");
+  EXPECT_EQ(parse_error_of("@dec\nx = 1"), "2:1: invalid syntax");
+  EXPECT_EQ(parse_error_of("a if b"), "1:7: expected 'else' after 'if' expression");
+  EXPECT_EQ(parse_error_of("for x y: pass"), "1:7: expected 'in'");
+  EXPECT_EQ(parse_error_of("import a.\n"), "1:10: invalid syntax");
+  EXPECT_EQ(parse_error_of("from a import b,"),
             "1:16: trailing comma not allowed without surrounding parentheses");
 }
 
 TEST(ScriptParserErrors, ColonsAndBlocks) {
-  EXPECT_EQ(error_of("if x\n  pass"), "1:5: expected ':'");
-  EXPECT_EQ(error_of("def f() -> int\n  pass"), "1:15: expected ':'");
-  EXPECT_EQ(error_of("class A\n  pass"), "1:8: expected ':'");
-  EXPECT_EQ(error_of("x: = 3"), "1:4: invalid syntax");
-  EXPECT_EQ(error_of("if x:\npass"),
+  EXPECT_EQ(parse_error_of("if x\n  pass"), "1:5: expected ':'");
+  EXPECT_EQ(parse_error_of("def f() -> int\n  pass"), "1:15: expected ':'");
+  EXPECT_EQ(parse_error_of("class A\n  pass"), "1:8: expected ':'");
+  EXPECT_EQ(parse_error_of("x: = 3"), "1:4: invalid syntax");
+  EXPECT_EQ(parse_error_of("if x:\npass"),
             "2:1: expected an indented block after 'if' statement on line 1");
-  EXPECT_EQ(error_of("if x:\n  pass\nelif y:\nz"),
+  EXPECT_EQ(parse_error_of("if x:\n  pass\nelif y:\nz"),
             "4:1: expected an indented block after 'elif' statement on line 3");
-  EXPECT_EQ(error_of("if x:\n  pass\nelse:\n"),
+  EXPECT_EQ(parse_error_of("if x:\n  pass\nelse:\n"),
             "4:1: expected an indented block after 'else' statement on line 3");
-  EXPECT_EQ(error_of("for x in y:"),
+  EXPECT_EQ(parse_error_of("for x in y:"),
             "1:12: expected an indented block after 'for' statement on line 1");
-  EXPECT_EQ(error_of("\nwhile x:\n# c\n"),
+  EXPECT_EQ(parse_error_of("\nwhile x:\n# c\n"),
             "4:1: expected an indented block after 'while' statement on line 2");
-  EXPECT_EQ(error_of("with x:\n"),
+  EXPECT_EQ(parse_error_of("with x:\n"),
             "2:1: expected an indented block after 'with' statement on line 1");
-  EXPECT_EQ(error_of("def f():\n\nreturn"),
+  EXPECT_EQ(parse_error_of("def f():\n\nreturn"),
             "3:1: expected an indented block after function definition on line 1");
-  EXPECT_EQ(error_of("class A:\nx"),
+  EXPECT_EQ(parse_error_of("class A:\nx"),
             "2:1: expected an indented block after class definition on line 1");
-  EXPECT_EQ(error_of("x = 1\n    y = 2"), "2:5: unexpected indent");
-  EXPECT_EQ(error_of("  x = 1"), "1:3: unexpected indent");
-  EXPECT_EQ(error_of("if x:\n    a\n  b"),
+  EXPECT_EQ(parse_error_of("x = 1\n    y = 2"), "2:5: unexpected indent");
+  EXPECT_EQ(parse_error_of("  x = 1"), "1:3: unexpected indent");
+  EXPECT_EQ(parse_error_of("if x:\n    a\n  b"),
             "3:3: unindent does not match any outer indentation level");
 }
 
 TEST(ScriptParserErrors, Brackets) {
-  EXPECT_EQ(error_of("x = (1, 2"), "1:5: '(' was never closed");
-  EXPECT_EQ(error_of("f(a,\n  [b,\n"), "2:3: '[' was never closed");
-  EXPECT_EQ(error_of("x = 1)"), "1:6: unmatched ')'");
-  EXPECT_EQ(error_of("x = ]"), "1:5: unmatched ']'");
-  EXPECT_EQ(error_of("x = }"), "1:5: unmatched '}'");
-  EXPECT_EQ(error_of("f(a]"),
+  EXPECT_EQ(parse_error_of("x = (1, 2"), "1:5: '(' was never closed");
+  EXPECT_EQ(parse_error_of("f(a,\n  [b,\n"), "2:3: '[' was never closed");
+  EXPECT_EQ(parse_error_of("x = 1)"), "1:6: unmatched ')'");
+  EXPECT_EQ(parse_error_of("x = ]"), "1:5: unmatched ']'");
+  EXPECT_EQ(parse_error_of("x = }"), "1:5: unmatched '}'");
+  EXPECT_EQ(parse_error_of("f(a]"),
             "1:4: closing parenthesis ']' does not match opening parenthesis '('");
-  EXPECT_EQ(error_of("f(a,\n b}"),
+  EXPECT_EQ(parse_error_of("f(a,\n b}"),
             "2:3: closing parenthesis '}' does not match opening parenthesis '(' on line 1");
 }
 
 TEST(ScriptParserErrors, Literals) {
-  EXPECT_EQ(error_of("x = 'abc"), "1:5: unterminated string literal");
-  EXPECT_EQ(error_of("x = 'abc\ny = 1'"), "1:5: unterminated string literal");
-  EXPECT_EQ(error_of("x = 1\ny = \"\"\"abc\n\n"), "2:5: unterminated triple-quoted string literal");
-  EXPECT_EQ(error_of("x = 'a\\"), "1:5: unterminated string literal");
-  EXPECT_EQ(error_of("x = f'{a}'"), "1:5: f-strings are not supported in script");
-  EXPECT_EQ(error_of("x = rf\"{a}\""), "1:5: f-strings are not supported in script");
-  EXPECT_EQ(error_of("x = b'a'"), "1:5: bytes literals are not supported in script");
-  EXPECT_EQ(error_of("x = '\\x4'"), "1:6: truncated \\xXX escape");
-  EXPECT_EQ(error_of("x = '\\u12'"), "1:6: truncated \\uXXXX escape");
-  EXPECT_EQ(error_of("x = '\\U0011FFFF'"), "1:6: illegal Unicode character");
-  EXPECT_EQ(error_of("x = '\\ud800'"),
+  EXPECT_EQ(parse_error_of("x = 'abc"), "1:5: unterminated string literal");
+  EXPECT_EQ(parse_error_of("x = 'abc\ny = 1'"), "1:5: unterminated string literal");
+  EXPECT_EQ(parse_error_of("x = 1\ny = \"\"\"abc\n\n"),
+            "2:5: unterminated triple-quoted string literal");
+  EXPECT_EQ(parse_error_of("x = 'a\\"), "1:5: unterminated string literal");
+  EXPECT_EQ(parse_error_of("x = f'{a}'"), "1:5: f-strings are not supported in script");
+  EXPECT_EQ(parse_error_of("x = rf\"{a}\""), "1:5: f-strings are not supported in script");
+  EXPECT_EQ(parse_error_of("x = b'a'"), "1:5: bytes literals are not supported in script");
+  EXPECT_EQ(parse_error_of("x = '\\x4'"), "1:6: truncated \\xXX escape");
+  EXPECT_EQ(parse_error_of("x = '\\u12'"), "1:6: truncated \\uXXXX escape");
+  EXPECT_EQ(parse_error_of("x = '\\U0011FFFF'"), "1:6: illegal Unicode character");
+  EXPECT_EQ(parse_error_of("x = '\\ud800'"),
             "1:6: surrogate code point U+D800 is not supported in script strings");
-  EXPECT_EQ(error_of("x = '\\N{DASH}'"), "1:6: \\N{...} escapes are not supported in script");
-  EXPECT_EQ(error_of("x = 0777"),
+  EXPECT_EQ(parse_error_of("x = '\\N{DASH}'"), "1:6: \\N{...} escapes are not supported in script");
+  EXPECT_EQ(parse_error_of("x = 0777"),
             "1:5: leading zeros in decimal integer literals are not permitted; use an 0o prefix "
             "for octal integers");
-  EXPECT_EQ(error_of("x = 1__0"), "1:5: invalid decimal literal");
-  EXPECT_EQ(error_of("x = 1_"), "1:5: invalid decimal literal");
-  EXPECT_EQ(error_of("x = 12abc"), "1:5: invalid decimal literal");
-  EXPECT_EQ(error_of("x = 1e"), "1:5: invalid decimal literal");
-  EXPECT_EQ(error_of("x = 1.5e+"), "1:5: invalid decimal literal");
-  EXPECT_EQ(error_of("x = 0x"), "1:5: invalid hexadecimal literal");
-  EXPECT_EQ(error_of("x = 0xfg"), "1:5: invalid hexadecimal literal");
-  EXPECT_EQ(error_of("x = 0x_"), "1:5: invalid hexadecimal literal");
-  EXPECT_EQ(error_of("x = 0b102"), "1:9: invalid digit '2' in binary literal");
-  EXPECT_EQ(error_of("x = 0o8"), "1:7: invalid digit '8' in octal literal");
-  EXPECT_EQ(error_of("x = 3j"), "1:5: complex literals are not supported in script");
-  EXPECT_EQ(error_of("x = 9223372036854775808"),
+  EXPECT_EQ(parse_error_of("x = 1__0"), "1:5: invalid decimal literal");
+  EXPECT_EQ(parse_error_of("x = 1_"), "1:5: invalid decimal literal");
+  EXPECT_EQ(parse_error_of("x = 12abc"), "1:5: invalid decimal literal");
+  EXPECT_EQ(parse_error_of("x = 1e"), "1:5: invalid decimal literal");
+  EXPECT_EQ(parse_error_of("x = 1.5e+"), "1:5: invalid decimal literal");
+  EXPECT_EQ(parse_error_of("x = 0x"), "1:5: invalid hexadecimal literal");
+  EXPECT_EQ(parse_error_of("x = 0xfg"), "1:5: invalid hexadecimal literal");
+  EXPECT_EQ(parse_error_of("x = 0x_"), "1:5: invalid hexadecimal literal");
+  EXPECT_EQ(parse_error_of("x = 0b102"), "1:9: invalid digit '2' in binary literal");
+  EXPECT_EQ(parse_error_of("x = 0o8"), "1:7: invalid digit '8' in octal literal");
+  EXPECT_EQ(parse_error_of("x = 3j"), "1:5: complex literals are not supported in script");
+  EXPECT_EQ(parse_error_of("x = 9223372036854775808"),
             "1:5: integer literal is too large for a 64-bit int");
-  EXPECT_EQ(error_of("x = 0x1_0000_0000_0000_0000"),
+  EXPECT_EQ(parse_error_of("x = 0x1_0000_0000_0000_0000"),
             "1:5: integer literal is too large for a 64-bit int");
 }
 
 TEST(ScriptParserErrors, Characters) {
-  EXPECT_EQ(error_of(std::string("x = 1\ny = \0", 11)),
+  EXPECT_EQ(parse_error_of(std::string("x = 1\ny = \0", 11)),
             "2:5: source code cannot contain null bytes");
-  EXPECT_EQ(error_of("x = '\xff'"), "1:6: source is not valid UTF-8 (byte 0xff)");
-  EXPECT_EQ(error_of("# \xc3\x28"), "1:3: source is not valid UTF-8 (byte 0xc3)");
-  EXPECT_EQ(error_of("x = '\xed\xa0\x80'"),
+  EXPECT_EQ(parse_error_of("x = '\xff'"), "1:6: source is not valid UTF-8 (byte 0xff)");
+  EXPECT_EQ(parse_error_of("# \xc3\x28"), "1:3: source is not valid UTF-8 (byte 0xc3)");
+  EXPECT_EQ(parse_error_of("x = '\xed\xa0\x80'"),
             "1:6: source is not valid UTF-8 (byte 0xed)");  // a surrogate
-  EXPECT_EQ(error_of("x = '\xc0\xaf'"), "1:6: source is not valid UTF-8 (byte 0xc0)");  // overlong
-  EXPECT_EQ(error_of("x = \xe2\x82\xac"), "1:5: invalid character '\xe2\x82\xac' (U+20AC)");
-  EXPECT_EQ(error_of("x = \x01"), "1:5: invalid non-printable character U+0001");
-  EXPECT_EQ(error_of("x = 1 \\ 2"), "1:7: unexpected character after line continuation character");
-  EXPECT_EQ(error_of("x = 1 + \\"), "1:9: unexpected EOF while parsing");
-  EXPECT_EQ(error_of("x = ?"), "1:5: invalid syntax");
-  EXPECT_EQ(error_of("x = !a"), "1:5: invalid syntax");
+  EXPECT_EQ(parse_error_of("x = '\xc0\xaf'"),
+            "1:6: source is not valid UTF-8 (byte 0xc0)");  // overlong
+  EXPECT_EQ(parse_error_of("x = \xe2\x82\xac"), "1:5: invalid character '\xe2\x82\xac' (U+20AC)");
+  EXPECT_EQ(parse_error_of("x = \x01"), "1:5: invalid non-printable character U+0001");
+  EXPECT_EQ(parse_error_of("x = 1 \\ 2"),
+            "1:7: unexpected character after line continuation character");
+  EXPECT_EQ(parse_error_of("x = 1 + \\"), "1:9: unexpected EOF while parsing");
+  EXPECT_EQ(parse_error_of("x = ?"), "1:5: invalid syntax");
+  EXPECT_EQ(parse_error_of("x = !a"), "1:5: invalid syntax");
 }
 
 TEST(ScriptParserErrors, Targets) {
-  EXPECT_EQ(error_of("f() = 1"), "1:1: cannot assign to function call");
-  EXPECT_EQ(error_of("x = a + 1 = 2"), "1:5: cannot assign to expression");
-  EXPECT_EQ(error_of("1 = x"), "1:1: cannot assign to literal");
-  EXPECT_EQ(error_of("None = x"), "1:1: cannot assign to None");
-  EXPECT_EQ(error_of("a, (b, f()) = x"), "1:8: cannot assign to function call");
-  EXPECT_EQ(error_of("... = 1"), "1:1: cannot assign to ellipsis");
-  EXPECT_EQ(error_of("*a = b"), "1:1: starred assignment target must be in a list or tuple");
-  EXPECT_EQ(error_of("x = *a"), "1:5: can't use starred expression here");
-  EXPECT_EQ(error_of("*a"), "1:1: can't use starred expression here");
-  EXPECT_EQ(error_of("return *a"), "1:8: can't use starred expression here");
-  EXPECT_EQ(error_of("x = (*a)"), "1:6: cannot use starred expression here");
-  EXPECT_EQ(error_of("a < b = 1"), "1:1: cannot assign to comparison");
-  EXPECT_EQ(error_of("for f() in x: pass"), "1:5: cannot assign to function call");
-  EXPECT_EQ(error_of("with a as 1: pass"), "1:11: cannot assign to literal");
-  EXPECT_EQ(error_of("[x for 1 in y]"), "1:8: cannot assign to literal");
-  EXPECT_EQ(error_of("del f()"), "1:5: cannot delete function call");
-  EXPECT_EQ(error_of("del *a"), "1:5: cannot delete starred");
-  EXPECT_EQ(error_of("del ..."), "1:5: cannot delete ellipsis");
-  EXPECT_EQ(error_of("... += 1"), "1:1: 'name' is an illegal expression for augmented assignment");
-  EXPECT_EQ(error_of("a + 1 += 1"),
+  EXPECT_EQ(parse_error_of("f() = 1"), "1:1: cannot assign to function call");
+  EXPECT_EQ(parse_error_of("x = a + 1 = 2"), "1:5: cannot assign to expression");
+  EXPECT_EQ(parse_error_of("1 = x"), "1:1: cannot assign to literal");
+  EXPECT_EQ(parse_error_of("None = x"), "1:1: cannot assign to None");
+  EXPECT_EQ(parse_error_of("a, (b, f()) = x"), "1:8: cannot assign to function call");
+  EXPECT_EQ(parse_error_of("... = 1"), "1:1: cannot assign to ellipsis");
+  EXPECT_EQ(parse_error_of("*a = b"), "1:1: starred assignment target must be in a list or tuple");
+  EXPECT_EQ(parse_error_of("x = *a"), "1:5: can't use starred expression here");
+  EXPECT_EQ(parse_error_of("*a"), "1:1: can't use starred expression here");
+  EXPECT_EQ(parse_error_of("return *a"), "1:8: can't use starred expression here");
+  EXPECT_EQ(parse_error_of("x = (*a)"), "1:6: cannot use starred expression here");
+  EXPECT_EQ(parse_error_of("a < b = 1"), "1:1: cannot assign to comparison");
+  EXPECT_EQ(parse_error_of("for f() in x: pass"), "1:5: cannot assign to function call");
+  EXPECT_EQ(parse_error_of("with a as 1: pass"), "1:11: cannot assign to literal");
+  EXPECT_EQ(parse_error_of("[x for 1 in y]"), "1:8: cannot assign to literal");
+  EXPECT_EQ(parse_error_of("del f()"), "1:5: cannot delete function call");
+  EXPECT_EQ(parse_error_of("del *a"), "1:5: cannot delete starred");
+  EXPECT_EQ(parse_error_of("del ..."), "1:5: cannot delete ellipsis");
+  EXPECT_EQ(parse_error_of("... += 1"),
+            "1:1: 'name' is an illegal expression for augmented assignment");
+  EXPECT_EQ(parse_error_of("a + 1 += 1"),
             "1:1: 'expression' is an illegal expression for augmented assignment");
-  EXPECT_EQ(error_of("a, b += 1"),
+  EXPECT_EQ(parse_error_of("a, b += 1"),
             "1:1: 'tuple' is an illegal expression for augmented assignment");
-  EXPECT_EQ(error_of("a, b: int"), "1:1: only single target (not tuple) can be annotated");
-  EXPECT_EQ(error_of("[a]: int"), "1:1: only single target (not list) can be annotated");
-  EXPECT_EQ(error_of("f(): int"), "1:1: illegal target for annotation");
+  EXPECT_EQ(parse_error_of("a, b: int"), "1:1: only single target (not tuple) can be annotated");
+  EXPECT_EQ(parse_error_of("[a]: int"), "1:1: only single target (not list) can be annotated");
+  EXPECT_EQ(parse_error_of("f(): int"), "1:1: illegal target for annotation");
 }
 
 TEST(ScriptParserErrors, CallsAndParameters) {
-  EXPECT_EQ(error_of("f(a=1, b)"), "1:8: positional argument follows keyword argument");
-  EXPECT_EQ(error_of("f(a=1, a=2)"), "1:8: keyword argument repeated: a");
-  EXPECT_EQ(error_of("f(a.b=1)"),
+  EXPECT_EQ(parse_error_of("f(a=1, b)"), "1:8: positional argument follows keyword argument");
+  EXPECT_EQ(parse_error_of("f(a=1, a=2)"), "1:8: keyword argument repeated: a");
+  EXPECT_EQ(parse_error_of("f(a.b=1)"),
             "1:3: expression cannot contain assignment, perhaps you meant \"==\"?");
-  EXPECT_EQ(error_of("f(True=1)"), "1:3: cannot assign to True");
-  EXPECT_EQ(error_of("f(**kw)"), "1:3: '**' argument unpacking is not supported in script");
-  EXPECT_EQ(error_of("def f(a=1, b): pass"),
+  EXPECT_EQ(parse_error_of("f(True=1)"), "1:3: cannot assign to True");
+  EXPECT_EQ(parse_error_of("f(**kw)"), "1:3: '**' argument unpacking is not supported in script");
+  EXPECT_EQ(parse_error_of("def f(a=1, b): pass"),
             "1:12: parameter without a default follows parameter with a default");
-  EXPECT_EQ(error_of("def f(a, a): pass"), "1:10: duplicate argument 'a' in function definition");
-  EXPECT_EQ(error_of("def f(*): pass"), "1:7: named arguments must follow bare *");
-  EXPECT_EQ(error_of("def f(*, **k): pass"), "1:7: named arguments must follow bare *");
-  EXPECT_EQ(error_of("def f(*a, *b): pass"), "1:11: * argument may appear only once");
-  EXPECT_EQ(error_of("def f(**k, a): pass"), "1:12: arguments cannot follow var-keyword argument");
-  EXPECT_EQ(error_of("def f(*a=1): pass"),
+  EXPECT_EQ(parse_error_of("def f(a, a): pass"),
+            "1:10: duplicate argument 'a' in function definition");
+  EXPECT_EQ(parse_error_of("def f(*): pass"), "1:7: named arguments must follow bare *");
+  EXPECT_EQ(parse_error_of("def f(*, **k): pass"), "1:7: named arguments must follow bare *");
+  EXPECT_EQ(parse_error_of("def f(*a, *b): pass"), "1:11: * argument may appear only once");
+  EXPECT_EQ(parse_error_of("def f(**k, a): pass"),
+            "1:12: arguments cannot follow var-keyword argument");
+  EXPECT_EQ(parse_error_of("def f(*a=1): pass"),
             "1:9: var-positional argument cannot have default value");
-  EXPECT_EQ(error_of("def f(**a=1): pass"), "1:10: var-keyword argument cannot have default value");
-  EXPECT_EQ(error_of("def f(a, /): pass"),
+  EXPECT_EQ(parse_error_of("def f(**a=1): pass"),
+            "1:10: var-keyword argument cannot have default value");
+  EXPECT_EQ(parse_error_of("def f(a, /): pass"),
             "1:10: positional-only parameters ('/') are not supported in script");
-  EXPECT_EQ(error_of("class A(metaclass=M): pass"),
+  EXPECT_EQ(parse_error_of("class A(metaclass=M): pass"),
             "1:9: keyword arguments in class bases are not supported in script");
 }
 
 TEST(ScriptParserErrors, UnsupportedConstructsAreNamed) {
-  EXPECT_EQ(error_of("f = lambda x: x"), "1:5: lambda is not supported in script");
-  EXPECT_EQ(error_of("g(lambda: 1)"), "1:3: lambda is not supported in script");
-  EXPECT_EQ(error_of("for x in y:\n  pass\nelse:\n  pass"),
+  EXPECT_EQ(parse_error_of("f = lambda x: x"), "1:5: lambda is not supported in script");
+  EXPECT_EQ(parse_error_of("g(lambda: 1)"), "1:3: lambda is not supported in script");
+  EXPECT_EQ(parse_error_of("for x in y:\n  pass\nelse:\n  pass"),
             "3:1: else clauses on loops are not supported in script");
-  EXPECT_EQ(error_of("while x:\n  pass\nelse:\n  pass"),
+  EXPECT_EQ(parse_error_of("while x:\n  pass\nelse:\n  pass"),
             "3:1: else clauses on loops are not supported in script");
-  EXPECT_EQ(error_of("[x for x in a for y in b]"),
+  EXPECT_EQ(parse_error_of("[x for x in a for y in b]"),
             "1:15: nested comprehension loops are not supported");
-  EXPECT_EQ(error_of("[x for x in a if x for y in b]"),
+  EXPECT_EQ(parse_error_of("[x for x in a if x for y in b]"),
             "1:20: nested comprehension loops are not supported");
-  EXPECT_EQ(error_of("x = {1, 2}"), "1:5: set literals are not supported in script");
-  EXPECT_EQ(error_of("x = {1}"), "1:5: set literals are not supported in script");
-  EXPECT_EQ(error_of("x = {a for a in b}"), "1:8: set comprehensions are not supported in script");
-  EXPECT_EQ(error_of("x = {a: 1 for a in b}"),
+  EXPECT_EQ(parse_error_of("x = {1, 2}"), "1:5: set literals are not supported in script");
+  EXPECT_EQ(parse_error_of("x = {1}"), "1:5: set literals are not supported in script");
+  EXPECT_EQ(parse_error_of("x = {a for a in b}"),
+            "1:8: set comprehensions are not supported in script");
+  EXPECT_EQ(parse_error_of("x = {a: 1 for a in b}"),
             "1:11: dict comprehensions are not supported in script");
-  EXPECT_EQ(error_of("x = {a: 1, b}"), "1:13: ':' expected after dictionary key");
-  EXPECT_EQ(error_of("x = {**a}"), "1:6: dict unpacking ('**') is not supported in script");
-  EXPECT_EQ(error_of("x = (a for a in b)"),
+  EXPECT_EQ(parse_error_of("x = {a: 1, b}"), "1:13: ':' expected after dictionary key");
+  EXPECT_EQ(parse_error_of("x = {**a}"), "1:6: dict unpacking ('**') is not supported in script");
+  EXPECT_EQ(parse_error_of("x = (a for a in b)"),
             "1:8: generator expressions are not supported in script");
-  EXPECT_EQ(error_of("f(a for a in b)"), "1:5: generator expressions are not supported in script");
-  EXPECT_EQ(error_of("x = [*a for a in b]"),
+  EXPECT_EQ(parse_error_of("f(a for a in b)"),
+            "1:5: generator expressions are not supported in script");
+  EXPECT_EQ(parse_error_of("x = [*a for a in b]"),
             "1:6: iterable unpacking cannot be used in comprehension");
-  EXPECT_EQ(error_of("yield x"), "1:1: yield is not supported in script");
-  EXPECT_EQ(error_of("x = yield"), "1:5: yield is not supported in script");
-  EXPECT_EQ(error_of("x = (yield)"), "1:6: yield is not supported in script");
-  EXPECT_EQ(error_of("if (n := 10) > 5: pass"),
+  EXPECT_EQ(parse_error_of("yield x"), "1:1: yield is not supported in script");
+  EXPECT_EQ(parse_error_of("x = yield"), "1:5: yield is not supported in script");
+  EXPECT_EQ(parse_error_of("x = (yield)"), "1:6: yield is not supported in script");
+  EXPECT_EQ(parse_error_of("if (n := 10) > 5: pass"),
             "1:7: assignment expressions (':=') are not supported in script");
-  EXPECT_EQ(error_of("try:\n  pass\nexcept:\n  pass"),
+  EXPECT_EQ(parse_error_of("try:\n  pass\nexcept:\n  pass"),
             "1:1: try statements are not supported in script");
-  EXPECT_EQ(error_of("async def f(): pass"), "1:1: async functions are not supported in script");
-  EXPECT_EQ(error_of("async with x: pass"),
+  EXPECT_EQ(parse_error_of("async def f(): pass"),
+            "1:1: async functions are not supported in script");
+  EXPECT_EQ(parse_error_of("async with x: pass"),
             "1:1: async with statements are not supported in script");
-  EXPECT_EQ(error_of("async x"), "1:1: invalid syntax");
-  EXPECT_EQ(error_of("async for x in y: pass"), "1:1: async for loops are not supported in script");
-  EXPECT_EQ(error_of("x = await y"), "1:5: await is not supported in script");
-  EXPECT_EQ(error_of("[x async for x in y]"),
+  EXPECT_EQ(parse_error_of("async x"), "1:1: invalid syntax");
+  EXPECT_EQ(parse_error_of("async for x in y: pass"),
+            "1:1: async for loops are not supported in script");
+  EXPECT_EQ(parse_error_of("x = await y"), "1:5: await is not supported in script");
+  EXPECT_EQ(parse_error_of("[x async for x in y]"),
             "1:4: asynchronous comprehensions are not supported in script");
-  EXPECT_EQ(error_of("raise E from e"), "1:9: 'raise ... from ...' is not supported in script");
+  EXPECT_EQ(parse_error_of("raise E from e"),
+            "1:9: 'raise ... from ...' is not supported in script");
 }
 
 TEST(ScriptParserErrors, MessageHasLocationLineAndCaret) {
@@ -761,24 +773,24 @@ std::string repeat(const std::string& s, int n) {
 TEST(ScriptParserLimits, NestingIsCapped) {
   // Python's limits: 200 open brackets, 100 indentation levels.
   EXPECT_EQ(expr(repeat("(", 199) + "x" + repeat(")", 199)), "x");
-  EXPECT_EQ(error_of("x = " + repeat("(", 201)), "1:205: too many nested parentheses");
-  EXPECT_EQ(error_of(repeat("[", 300)), "1:201: too many nested parentheses");
+  EXPECT_EQ(parse_error_of("x = " + repeat("(", 201)), "1:205: too many nested parentheses");
+  EXPECT_EQ(parse_error_of(repeat("[", 300)), "1:201: too many nested parentheses");
   std::string deep;
   for (int i = 0; i < 120; ++i) deep += std::string(static_cast<size_t>(i), ' ') + "if x:\n";
-  EXPECT_EQ(error_of(deep), "101:101: too many levels of indentation");
+  EXPECT_EQ(parse_error_of(deep), "101:101: too many levels of indentation");
   // Everything else that nests or chains counts against one limit of 1000.
   const std::string too_deep = "expression or block nested too deeply (the limit is 1000 levels)";
-  EXPECT_THAT(error_of(repeat("-", 5000) + "x"), ::testing::EndsWith(too_deep));
-  EXPECT_THAT(error_of(repeat("not ", 5000) + "x"), ::testing::EndsWith(too_deep));
-  EXPECT_THAT(error_of("x" + repeat(" + x", 5000)), ::testing::EndsWith(too_deep));
-  EXPECT_THAT(error_of("x" + repeat(" ** x", 5000)), ::testing::EndsWith(too_deep));
-  EXPECT_THAT(error_of("x" + repeat(".a", 5000)), ::testing::EndsWith(too_deep));
-  EXPECT_THAT(error_of("x" + repeat("[0]", 5000)), ::testing::EndsWith(too_deep));
-  EXPECT_THAT(error_of("f" + repeat("()", 5000)), ::testing::EndsWith(too_deep));
-  EXPECT_THAT(error_of(repeat("a if b else ", 5000) + "c"), ::testing::EndsWith(too_deep));
-  EXPECT_THAT(error_of("if a: pass\n" + repeat("elif b: pass\n", 5000)),
+  EXPECT_THAT(parse_error_of(repeat("-", 5000) + "x"), ::testing::EndsWith(too_deep));
+  EXPECT_THAT(parse_error_of(repeat("not ", 5000) + "x"), ::testing::EndsWith(too_deep));
+  EXPECT_THAT(parse_error_of("x" + repeat(" + x", 5000)), ::testing::EndsWith(too_deep));
+  EXPECT_THAT(parse_error_of("x" + repeat(" ** x", 5000)), ::testing::EndsWith(too_deep));
+  EXPECT_THAT(parse_error_of("x" + repeat(".a", 5000)), ::testing::EndsWith(too_deep));
+  EXPECT_THAT(parse_error_of("x" + repeat("[0]", 5000)), ::testing::EndsWith(too_deep));
+  EXPECT_THAT(parse_error_of("f" + repeat("()", 5000)), ::testing::EndsWith(too_deep));
+  EXPECT_THAT(parse_error_of(repeat("a if b else ", 5000) + "c"), ::testing::EndsWith(too_deep));
+  EXPECT_THAT(parse_error_of("if a: pass\n" + repeat("elif b: pass\n", 5000)),
               ::testing::EndsWith(too_deep));
-  EXPECT_THAT(error_of(repeat("(-", 150) + "x" + repeat(" + y", 900) + repeat(")", 150)),
+  EXPECT_THAT(parse_error_of(repeat("(-", 150) + "x" + repeat(" + y", 900) + repeat(")", 150)),
               ::testing::EndsWith(too_deep));
   // Flat sequences are not nesting.
   EXPECT_EQ(parse("x = [" + repeat("1, ", 20000) + "]").size(), 40012u);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "runtime/ops.h"
@@ -131,6 +132,17 @@ inline const std::vector<ScalarType>& float_types() {
   static const std::vector<ScalarType> v = {ScalarType::Float32, ScalarType::Float64,
                                             ScalarType::Float16, ScalarType::BFloat16};
   return v;
+}
+
+// The message of the exception `f` throws ("" when it throws none): what error tests compare.
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace ampjit::testing

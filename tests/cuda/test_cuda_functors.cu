@@ -92,8 +92,7 @@ Tensor input(V shape, ScalarType t, uint64_t seed, double lo, double hi, bool no
   return testing::random_tensor(std::move(shape), t, seed, lo, hi, noncontig);
 }
 
-// ---- Unary
-// ---------------------------------------------------------------------------------------
+// ---- Unary --------------------------------------------------------------------------------------
 
 struct UnaryCase {
   std::string name;
@@ -194,8 +193,7 @@ TEST(CudaFunctorsOnHost, NonSpecialFloatPowerComputesLikeTheCpu) {
   }
 }
 
-// ---- Binary
-// --------------------------------------------------------------------------------------
+// ---- Binary -------------------------------------------------------------------------------------
 
 struct BinaryCase {
   std::string name;
@@ -273,8 +271,7 @@ TEST(CudaFunctorsOnHost, EveryBinaryOpMatchesTheCpuKernelOverBroadcastStridedOpe
   EXPECT_GT(checked, 150);
 }
 
-// ---- Ternary
-// -------------------------------------------------------------------------------------
+// ---- Ternary ------------------------------------------------------------------------------------
 
 TEST(CudaFunctorsOnHost, TernaryOpsMatchTheCpuKernels) {
   int checked = 0;
@@ -314,8 +311,7 @@ TEST(CudaFunctorsOnHost, TernaryOpsMatchTheCpuKernels) {
   }
 }
 
-// ---- Conversions and the iteration
-// ---------------------------------------------------------------
+// ---- Conversions and the iteration --------------------------------------------------------------
 
 TEST(CudaFunctorsOnHost, ConvertAgreesWithTheCpuCopyForAllDtypePairs) {
   for (ScalarType from : kAll) {

@@ -778,8 +778,7 @@ INSTANTIATE_TEST_SUITE_P(Binary, CudaOp, ::testing::ValuesIn(binary_cases()), ca
 INSTANTIATE_TEST_SUITE_P(Ternary, CudaOp, ::testing::ValuesIn(ternary_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(MixedDtypes, CudaOp, ::testing::ValuesIn(mixed_dtype_cases()), case_name);
 
-// ---- Tensor ops: fill_, zero_, clone, conversions (runtime/ops/tensor.def)
-// -----------------------
+// ---- Tensor ops: fill_, zero_, clone, conversions (runtime/ops/tensor.def) ----------------------
 
 const std::vector<OpCase>& tensor_op_cases() {
   static const std::vector<OpCase> v = {

@@ -1129,7 +1129,7 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None, *, 
     CompileError (a RuntimeError) pointing at the user's file:line:col.
 
     ``autocast_semantics`` (an ampjit extension): "torchscript" or "eager" pins the compiled
-    functions to that semantics (Note [Autocast semantics] in interop/semantics.h); None (the
+    functions to that semantics (Note [Autocast semantics] in runtime/autocast/semantics.h); None (the
     default) leaves them to the process-wide setting at call time. An ``@autocast`` decorator is
     compiled with the semantics in force at compile time: torch's error, or a region."""
     from ..nn import Module

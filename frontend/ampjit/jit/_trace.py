@@ -84,7 +84,7 @@ _C._set_tracer_warning(TracerWarning, _PACKAGE_DIR)
 class AutocastInteropWarning(UserWarning):
     """Where eager, traced and scripted code meet under autocast and PyTorch would silently give
     another result than eager execution, ampjit says so with this warning, pointing at the source
-    line (Note [Interop warnings] in interop/warnings.h)."""
+    line (Note [Interop warnings] in runtime/diagnostic.h)."""
 
 
 _C._set_interop_warning(AutocastInteropWarning)

@@ -1,4 +1,4 @@
-"""ampjit.cuda.amp: the deprecated torch.cuda.amp spellings (seed 003)."""
+"""ampjit.cuda.amp: the deprecated torch.cuda.amp spellings (torch/cuda/amp/autocast_mode.py)."""
 import functools
 import warnings
 

@@ -1,4 +1,4 @@
-// The two JIT autocast semantics and how one is chosen (DESIGN.md "Semantics").
+// The two JIT autocast semantics and how one is chosen.
 //
 //   set_autocast_semantics(AutocastSemantics::Eager);     // the process-wide default
 //   fn.set_autocast_semantics(AutocastSemantics::TorchScript);  // one Function (interpreter.h)
@@ -12,8 +12,8 @@
 //    semantics is part of the specialization key. `torchscript` runs the JIT autocast pass seeded
 //    from the caller's eager state; `eager` never runs it: the eager dispatcher alone autocasts.
 //  - What `with autocast(...)` in a graph does at run time (Note [Autocast regions at run time],
-//    interop/autocast_regions.h): prim::Enter/prim::Exit on an autocast object are inert in
-//    `torchscript` and really enter/leave the region in `eager`. A prim::AutocastRegion node (a
+//    runtime/autocast/autocast_regions.h): prim::Enter/prim::Exit on an autocast object are inert
+//    in `torchscript` and really enter/leave the region in `eager`. A prim::AutocastRegion node (a
 //    region with constant settings, what an eager-semantics trace records) always does.
 //  - What a trace records (Note [Eager-semantics tracing], tracer/tracer.h): `torchscript` records
 //    the casts eager autocast made, baked in, and keeps regions as metadata only; `eager` records

@@ -1,11 +1,12 @@
 // Autocast regions: the region node, autocast objects, and the run-time region stack (see
 // autocast_regions.h).
-#include "interop/autocast_regions.h"
+#include "runtime/autocast/autocast_regions.h"
 
-#include "interop/warnings.h"
+#include <atomic>
+
 #include "runtime/autocast/policy_profiles.h"
+#include "runtime/diagnostic.h"
 #include "runtime/tensor.h"
-#include "tracer/tracer.h"
 
 namespace ampjit {
 
@@ -136,8 +137,15 @@ AutocastRegionSpec autocast_object_spec(const ModuleObject& obj, const SourceRan
   return spec;
 }
 
-// ---- The run-time stack
-// ---------------------------------------------------------------------------
+namespace {
+std::atomic<const AutocastRegionHooks*> g_hooks{nullptr};
+}  // namespace
+
+void set_autocast_region_hooks(const AutocastRegionHooks* hooks) {
+  g_hooks.store(hooks);
+}
+
+// ---- The run-time stack -------------------------------------------------------------------------
 
 void AutocastRegionStack::enter(const AutocastRegionSpec& spec, const void* owner,
                                 const SourceRange& where) {
@@ -146,17 +154,11 @@ void AutocastRegionStack::enter(const AutocastRegionSpec& spec, const void* owne
   auto guard = std::make_unique<AutocastGuard>(
       spec.device, spec.enabled, spec.enabled ? std::optional<ScalarType>(dtype) : std::nullopt,
       spec.cache_enabled);
-  bool traced = false;
-  if (tracer::TracingState* st = tracer::current()) {
-    tracer::AutocastScope s;
-    s.device = spec.device;
-    s.dtype = dtype;
-    s.enabled = spec.enabled;
-    s.cache_enabled = is_autocast_cache_enabled();
-    s.where = where;
-    st->enter_autocast(std::move(s));  // may throw: the guard restores the state
-    traced = true;
-  }
+  const AutocastRegionHooks* hooks = g_hooks.load();
+  const bool traced =
+      hooks && hooks->enter(AutocastRegionEvent{spec.device, dtype, spec.enabled,
+                                                is_autocast_cache_enabled(), where});
+  // (enter may throw: the guard restores the state)
   entries_.push_back(Entry{owner, std::move(guard), traced});
 }
 
@@ -169,7 +171,7 @@ void AutocastRegionStack::exit(const void* owner) {
 void AutocastRegionStack::leave_top() noexcept {
   Entry& e = entries_.back();
   if (e.traced) {
-    if (tracer::TracingState* st = tracer::current()) st->exit_autocast();
+    if (const AutocastRegionHooks* hooks = g_hooks.load()) hooks->exit();
   }
   entries_.pop_back();  // ~AutocastGuard restores the state
 }

@@ -1,5 +1,5 @@
 // The process-wide autocast semantics (see semantics.h).
-#include "interop/semantics.h"
+#include "runtime/autocast/semantics.h"
 
 #include <atomic>
 #include <cstdlib>

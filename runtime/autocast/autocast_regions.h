@@ -29,7 +29,8 @@
 // flag and dtype and the cache flag; set enabled; set the dtype only when enabled; increment the
 // nesting; set the cache flag. Leaving restores them and clears the weight-cast cache when the
 // nesting returns to 0. While the thread is tracing, entering and leaving are reported to the
-// tracer as the Python context manager reports them (Note [Traced autocast scopes]).
+// tracer as the Python context manager reports them (Note [Traced autocast scopes]), through the
+// hooks below: the runtime cannot see tracer/, so the tracer installs them when the library loads.
 #pragma once
 #include <memory>
 #include <optional>
@@ -63,6 +64,23 @@ AutocastRegionSpec autocast_region_spec(const Node& region);
 // an unsupported CPU dtype disable the region with eager's UserWarning. `where` locates both.
 AutocastRegionSpec autocast_object_spec(const ModuleObject& obj, const SourceRange& where);
 
+// A region entered at run time, as the tracer hears of it.
+struct AutocastRegionEvent {
+  DeviceType device = DeviceType::CPU;
+  ScalarType dtype = ScalarType::BFloat16;
+  bool enabled = true;
+  bool cache_enabled = true;
+  SourceRange where;  // the `with autocast(...)` line
+};
+// How the run-time regions reach a tracer: `enter` returns whether this thread's tracer recorded
+// the region (then `exit` is called when it is left). Installed once, when the library loads
+// (tracer/tracer.cpp); none installed: nothing is reported.
+struct AutocastRegionHooks {
+  bool (*enter)(const AutocastRegionEvent&);
+  void (*exit)();
+};
+void set_autocast_region_hooks(const AutocastRegionHooks* hooks);
+
 // The regions one run of a graph has entered and not yet left (Note [Autocast regions at run
 // time]). `owner` identifies what entered (the autocast object, or the region node) so that leaving
 // can check it leaves the innermost region.
@@ -81,7 +99,7 @@ class AutocastRegionStack {
   struct Entry {
     const void* owner;
     std::unique_ptr<AutocastGuard> guard;
-    bool traced;  // reported to this thread's tracer
+    bool traced;  // reported to the tracer hooks
   };
   void leave_top() noexcept;
   std::vector<Entry> entries_;

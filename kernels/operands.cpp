@@ -1,7 +1,10 @@
-// Shared helpers for pointwise kernels (see elementwise.h).
-#include "kernels/cpu/elementwise.h"
+// Operand handling shared by every backend (see operands.h).
+#include "kernels/operands.h"
 
-namespace ampjit::cpu {
+#include "runtime/error.h"
+#include "runtime/type_promotion.h"
+
+namespace ampjit::kernels {
 
 DimVector broadcast_byte_strides(const Tensor& t, IntArrayRef shape) {
   const int64_t nd = static_cast<int64_t>(shape.size());
@@ -62,4 +65,4 @@ Tensor& write_result(Tensor& out, const Tensor& result, const char* op, bool inp
   return out;
 }
 
-}  // namespace ampjit::cpu
+}  // namespace ampjit::kernels
