@@ -806,3 +806,19 @@ def test_one_script_called_from_eight_threads_with_their_own_autocast(jit_pass):
         assert not errors, errors
     finally:
         _C._jit_set_autocast_mode(old)
+
+
+def test_scripted_and_traced_modules_share_one_base():
+    # One definition of what the two compiled-module kinds share (jit/_module.py): the runtime
+    # object's resync after to()/double(), forward, graph and code.
+    from ampjit.jit._module import compiled_module_base
+    m = torch.nn.Sequential(torch.nn.Linear(3, 2, bias=False), torch.nn.ReLU())
+    x = torch.randn(4, 3)
+    scripted = torch.jit.script(m)
+    traced = torch.jit.trace(m, x)
+    base = compiled_module_base()
+    for compiled in (scripted, traced):
+        assert isinstance(compiled, base) and isinstance(compiled, torch.jit.ScriptModule)
+        assert type(compiled)._sync is base._sync and type(compiled).graph is base.graph
+        compiled.double()  # resyncs the runtime object: the graph reads the float64 weight
+        assert compiled(x.double()).dtype == torch.float64

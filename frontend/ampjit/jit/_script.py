@@ -17,7 +17,8 @@ import types
 import typing
 
 from .. import _C
-from ._trace import ScriptFunction, ScriptModule, _check_semantics, _torch_class_name
+from ._module import ScriptModule, compiled_module_base
+from ._trace import ScriptFunction, _check_semantics, _torch_class_name
 
 
 class CompileError(RuntimeError):
@@ -971,7 +972,7 @@ _script_module_class = None
 def _make_script_module_class():
     from ..nn import Module
 
-    class RecursiveScriptModule(Module, ScriptModule):
+    class RecursiveScriptModule(compiled_module_base()):
         """A scripted module: an nn.Module sharing the original's parameters, buffers and
         submodules (scripted in turn), whose ``forward`` runs the compiled graph. The graph reads
         weights and plain attributes from the runtime module object at call time, so assigning a
@@ -1001,7 +1002,7 @@ def _make_script_module_class():
 
         # -- the compiled forward --
 
-        def _compiled_forward(self):
+        def _forward_function(self):
             fwd = self.__dict__["_forward"]
             if fwd is None:
                 desc = self.__dict__["_desc"]
@@ -1012,28 +1013,8 @@ def _make_script_module_class():
                 object.__setattr__(self, "_forward", fwd)
             return fwd
 
-        @property
-        def forward(self):
-            """The compiled forward: a ScriptFunction bound to this module (graph, code, call)."""
-            return self._compiled_forward()
-
-        def __call__(self, *args, **kwargs):
-            return self._compiled_forward()(*args, **kwargs)
-
-        @property
-        def graph(self):
-            return self._compiled_forward().graph
-
-        @property
-        def inlined_graph(self):
-            return self._compiled_forward().inlined_graph
-
-        @property
-        def code(self):
-            return self._compiled_forward().code
-
         def graph_for(self, *args, **kwargs):
-            return self._compiled_forward().graph_for(*args, **kwargs)
+            return self._forward_function().graph_for(*args, **kwargs)
 
         def _get_name(self):
             return "RecursiveScriptModule"
@@ -1061,20 +1042,6 @@ def _make_script_module_class():
             return True
 
         # -- keeping the runtime object in step --
-
-        def _sync(self):
-            """Re-points the graph's attributes at this module's current tensors (after ``to()``,
-            ``float()``, ``load_state_dict`` or assignment)."""
-            for name, t in list(self._parameters.items()) + list(self._buffers.items()):
-                self._c._set_attr(name, t)
-            for sub in self._modules.values():
-                if sub is not None:
-                    sub._sync()
-
-        def _apply(self, fn, _memo=None):
-            Module._apply(self, fn, _memo)
-            self._sync()
-            return self
 
         def __setattr__(self, name, value):
             d = self.__dict__
@@ -1116,7 +1083,7 @@ def _script_module(mod, semantics):
     if "forward" not in dict((m[0], m) for m in desc["methods"]):
         raise CompileError("'{}' has no forward method to script".format(type(mod).__name__))
     scripted = _script_module_class(desc, {})
-    scripted._compiled_forward()  # compile now: errors belong to script()
+    scripted._forward_function()  # compile now: errors belong to script()
     return scripted
 
 

@@ -11,6 +11,7 @@ import sys
 import warnings
 
 from .. import _C
+from ._module import ScriptModule, compiled_module_base
 
 
 class TracerWarning(Warning):
@@ -198,10 +199,6 @@ def _torch_class_name(cls):
     return ".".join(parts)
 
 
-class ScriptModule:
-    """Marker base of compiled modules (torch.jit.ScriptModule)."""
-
-
 class TracedModule(ScriptModule):
     pass
 
@@ -209,7 +206,7 @@ class TracedModule(ScriptModule):
 def _make_traced_module_class():
     from ..nn import Module
 
-    class TopLevelTracedModule(Module, TracedModule):
+    class TopLevelTracedModule(compiled_module_base(), TracedModule):
         """A traced module: an nn.Module sharing the original's parameters and buffers, whose
         ``forward`` runs the recorded graph (weights read through prim::GetAttr at call time)."""
 
@@ -229,21 +226,6 @@ def _make_traced_module_class():
                     continue
                 self._modules[name] = TopLevelTracedModule(sub, cmod._get_attr(name))
 
-        def _sync(self):
-            """Re-points the graph's attributes at this module's current tensors (after
-            ``to()``, ``float()``, ``load_state_dict`` or assignment)."""
-            for name, t in list(self._parameters.items()) + list(self._buffers.items()):
-                if t is not None:
-                    self._c._set_attr(name, t)
-            for sub in self._modules.values():
-                if sub is not None:
-                    sub._sync()
-
-        def _apply(self, fn, _memo=None):
-            Module._apply(self, fn, _memo)
-            self._sync()
-            return self
-
         def __setattr__(self, name, value):
             Module.__setattr__(self, name, value)
             if name in self.__dict__.get("_parameters", {}) or name in self.__dict__.get("_buffers", {}):
@@ -256,31 +238,19 @@ def _make_traced_module_class():
                 return methods[name]
             return Module.__getattr__(self, name)
 
-        def __call__(self, *args, **kwargs):
+        def _forward_function(self):
             fwd = self.__dict__["_methods"].get("forward")
             if fwd is None:
                 raise RuntimeError("'{}' has no traced forward".format(self.original_name))
-            return fwd(*args, **kwargs)
+            return fwd
 
         @property
         def forward(self):
-            """The traced forward: a ScriptFunction bound to this module (graph, code, call)."""
+            """The traced forward; a submodule the trace did not call has none (AttributeError)."""
             fwd = self.__dict__["_methods"].get("forward")
             if fwd is None:
                 raise AttributeError("'{}' has no traced forward".format(self.original_name))
             return fwd
-
-        @property
-        def graph(self):
-            return self.__dict__["_methods"]["forward"].graph
-
-        @property
-        def inlined_graph(self):
-            return self.__dict__["_methods"]["forward"].inlined_graph
-
-        @property
-        def code(self):
-            return self.__dict__["_methods"]["forward"].code
 
         def _get_name(self):
             return self.original_name
