@@ -25,6 +25,7 @@
 #include "runtime/autocast/autocast_state.h"
 #include "runtime/autocast/semantics.h"
 #include "runtime/error.h"
+#include "runtime/ir/graph_render.h"
 #include "runtime/ir/ir.h"
 
 namespace ampjit::script {
@@ -74,14 +75,6 @@ std::string dump_usage();
 void run_dump_pass(Graph& g, const std::string& pass, const AutocastContext& eager);
 // Whether `pass` runs under `options` (the autocast pass does not in eager semantics).
 bool dump_pass_runs(const std::string& pass, const DumpOptions& options);
-
-// The graph as a DOT digraph: nodes as records (kind, attributes, typed outputs as ports), one
-// edge per use of a value, one cluster per block; `name` labels the graph.
-std::string graph_to_dot(const Graph& g, std::string_view name);
-
-// The graph as a JSON object: inputs and outputs ({"name", "type"} / names), nodes with kind,
-// inputs, outputs, attributes, blocks and source location. Value names are the text form's.
-std::string graph_to_json(const Graph& g);
 
 // Prints `g` (a function's graph as built), then runs options.passes on a copy and prints the
 // result (after each pass with print_after_each), in options.format, to `out`. `function` names
