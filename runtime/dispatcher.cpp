@@ -58,14 +58,7 @@ void set_layer(DispatchLayer layer, LayerFn fn) {
 }
 
 void call_kernel(const OpEntry& op, Stack& stack) {
-  const Device d = op_device(op, stack);
-  BoxedKernel k = op.kernels[static_cast<int>(d.type)];
-  if (!k) [[unlikely]] {
-    throw NotImplementedError(
-        fmt::format("{}: no kernel for device '{}'{}", op.name, d.str(),
-                    d.is_cuda() ? " (ampjit was built without CUDA, or no GPU is present)" : ""));
-  }
-  k(stack);
+  kernel_for(op, op_device(op, stack))(stack);
 }
 
 static inline void run_from(uint8_t active, const OpEntry& op, Stack& stack) {

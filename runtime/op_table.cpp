@@ -4,6 +4,9 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "runtime/error.h"
+#include "runtime/tensor.h"
+
 namespace ampjit {
 
 namespace {
@@ -102,6 +105,26 @@ const std::vector<const OpEntry*>& find_overloads(std::string_view base_name) {
 
 void register_kernel(OpId id, DeviceType device, BoxedKernel k) {
   table().ops[static_cast<size_t>(id)].kernels[static_cast<int>(device)] = k;
+}
+
+BoxedKernel kernel_for(const OpEntry& op, Device device) {
+  BoxedKernel k = op.kernels[static_cast<int>(device.type)];
+  if (!k) [[unlikely]] {
+    const std::string type = device_type_name(device.type);
+    throw NotImplementedError(
+        fmt::format("{}: no kernel for device '{}' ({})", op.name, device.str(),
+                    Storage::has_device_allocator(device.type) || device.type == DeviceType::CPU
+                        ? "ampjit's " + type + " backend does not implement this op"
+                        : "ampjit was built without its " + type + " backend"));
+  }
+  return k;
+}
+
+std::vector<const OpEntry*> ops_without_kernel(DeviceType device) {
+  std::vector<const OpEntry*> out;
+  for (const OpEntry& op : table().ops)
+    if (!op.kernels[static_cast<int>(device)] && !op.has(kScriptOnly)) out.push_back(&op);
+  return out;
 }
 
 void set_autocast_policy(OpId id, DeviceType device, AutocastPolicy p) {

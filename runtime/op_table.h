@@ -84,6 +84,18 @@ const OpEntry* find_op(std::string_view full_name);
 const std::vector<const OpEntry*>& find_overloads(std::string_view base_name);
 // Installs a kernel for one device (the CUDA backend calls this at load time).
 void register_kernel(OpId id, DeviceType device, BoxedKernel k);
+
+// Note [Which ops a device serves]
+// The CPU column is filled from the op table; kComposite and kDeviceGeneric ops serve every
+// device; a backend fills its device's column when it loads (kernels/cuda: cuda::init()). What a
+// device does not serve is visible (ops_without_kernel) and checked: tests/cuda/
+// test_cuda_coverage.cpp pins the list for CUDA, so a kernel added or lost is a deliberate
+// change, and calling any of them is a NotImplementedError naming the op and the device.
+//
+// The kernel of `op` on `device`; NotImplementedError naming both when the device has none.
+BoxedKernel kernel_for(const OpEntry& op, Device device);
+// The ops `device` has no kernel for, in declaration order (script-only ops never reach a device).
+std::vector<const OpEntry*> ops_without_kernel(DeviceType device);
 // Sets an op's autocast policy for a device (profiles and user overrides).
 void set_autocast_policy(OpId id, DeviceType device, AutocastPolicy p);
 
