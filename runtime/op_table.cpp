@@ -107,17 +107,13 @@ void register_kernel(OpId id, DeviceType device, BoxedKernel k) {
   table().ops[static_cast<size_t>(id)].kernels[static_cast<int>(device)] = k;
 }
 
-BoxedKernel kernel_for(const OpEntry& op, Device device) {
-  BoxedKernel k = op.kernels[static_cast<int>(device.type)];
-  if (!k) [[unlikely]] {
-    const std::string type = device_type_name(device.type);
-    throw NotImplementedError(
-        fmt::format("{}: no kernel for device '{}' ({})", op.name, device.str(),
-                    Storage::has_device_allocator(device.type) || device.type == DeviceType::CPU
-                        ? "ampjit's " + type + " backend does not implement this op"
-                        : "ampjit was built without its " + type + " backend"));
-  }
-  return k;
+void throw_no_kernel(const OpEntry& op, Device device) {
+  const std::string type = device_type_name(device.type);
+  throw NotImplementedError(
+      fmt::format("{}: no kernel for device '{}' ({})", op.name, device.str(),
+                  Storage::has_device_allocator(device.type) || device.type == DeviceType::CPU
+                      ? "ampjit's " + type + " backend does not implement this op"
+                      : "ampjit was built without its " + type + " backend"));
 }
 
 std::vector<const OpEntry*> ops_without_kernel(DeviceType device) {

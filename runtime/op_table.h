@@ -92,8 +92,15 @@ void register_kernel(OpId id, DeviceType device, BoxedKernel k);
 // test_cuda_coverage.cpp pins the list for CUDA, so a kernel added or lost is a deliberate
 // change, and calling any of them is a NotImplementedError naming the op and the device.
 //
-// The kernel of `op` on `device`; NotImplementedError naming both when the device has none.
-BoxedKernel kernel_for(const OpEntry& op, Device device);
+// The kernel of `op` on `device`; NotImplementedError naming both when the device has none. Inline:
+// every dispatch asks it, and only the error is out of line.
+[[noreturn]] void throw_no_kernel(const OpEntry& op, Device device);
+inline BoxedKernel kernel_for(const OpEntry& op, Device device) {
+  BoxedKernel k = op.kernels[static_cast<int>(device.type)];
+  if (!k) [[unlikely]]
+    throw_no_kernel(op, device);
+  return k;
+}
 // The ops `device` has no kernel for, in declaration order (script-only ops never reach a device).
 std::vector<const OpEntry*> ops_without_kernel(DeviceType device);
 // Sets an op's autocast policy for a device (profiles and user overrides).

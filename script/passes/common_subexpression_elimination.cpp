@@ -174,7 +174,8 @@ bool same_calls(const std::vector<InlinedCall>& a, const std::vector<InlinedCall
   for (size_t i = 0; i < a.size(); ++i)
     if (a[i].callee != b[i].callee || a[i].call_site.source != b[i].call_site.source ||
         a[i].call_site.start != b[i].call_site.start || a[i].call_site.end != b[i].call_site.end ||
-        a[i].call_site.location_str() != b[i].call_site.location_str())
+        a[i].call_site.file != b[i].call_site.file || a[i].call_site.line != b[i].call_site.line ||
+        a[i].call_site.col != b[i].call_site.col)
       return false;
   return true;
 }
