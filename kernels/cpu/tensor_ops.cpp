@@ -1,6 +1,9 @@
 // Kernels for views, copies and conversions (runtime/ops/tensor.def).
+#include <algorithm>
+
 #include "runtime/boxing.h"
 #include "runtime/op_table.h"
+#include "runtime/ops.h"
 
 namespace ampjit {
 namespace {
@@ -108,6 +111,12 @@ int64_t dim_k(const Tensor& s) {
 int64_t numel_k(const Tensor& s) {
   return s.numel();
 }
+// torch.equal: the same sizes and every element equal (compared after type promotion, so NaN is
+// never equal), on whichever device the two share.
+bool equal_k(const Tensor& s, const Tensor& o) {
+  if (!std::ranges::equal(s.sizes(), o.sizes())) return false;
+  return ops::sum(ops::eq(s, o)).tensor().item().to_int() == s.numel();
+}
 
 }  // namespace
 }  // namespace ampjit
@@ -138,6 +147,7 @@ AMPJIT_KERNEL(to_dtype, to_dtype_k)
 AMPJIT_KERNEL(to_device, to_device_k)
 AMPJIT_KERNEL(to_other, to_other_k)
 AMPJIT_KERNEL(type_as, type_as_k)
+AMPJIT_KERNEL(equal, equal_k)
 AMPJIT_KERNEL(size_int, size_int_k)
 AMPJIT_KERNEL(dim, dim_k)
 AMPJIT_KERNEL(numel, numel_k)

@@ -182,10 +182,13 @@ Tensor div_k(const Tensor& a, const Tensor& b) {
 Tensor div_scalar_k(const Tensor& a, const Scalar& b) {
   return div_by_scalar(a, b, float_result(result_type(a, b)));
 }
+// The CPU kernels' message, so a program fails the same way on either device.
+void check_not_bool(const char* op, ScalarType rt) {
+  if (rt == ScalarType::Bool) throw_unsupported_dtype(op, rt);
+}
 Tensor div_rounding(const Tensor& a, const Tensor& b, Rounding mode) {
   const ScalarType rt = result_type(a, b);
-  AMPJIT_CHECK(rt != ScalarType::Bool, "\"div_{}_cuda\" not implemented for 'Bool'",
-               mode == Rounding::Floor ? "floor" : "trunc");
+  check_not_bool("div", rt);
   return binary(mode == Rounding::Floor ? BinaryOp::div_floor : BinaryOp::div_trunc, "div", a, b,
                 rt);
 }
@@ -212,9 +215,6 @@ Tensor div_scalar_mode_inplace_k(Tensor self, const Scalar& b, std::optional<std
 
 // ---- pow, fmod, remainder, atan2, addcmul, addcdiv ----------------------------------------------
 
-void check_not_bool(const char* op, ScalarType rt) {
-  AMPJIT_CHECK(rt != ScalarType::Bool, "\"{}_cuda\" not implemented for 'Bool'", op);
-}
 Tensor pow_k(const Tensor& a, const Tensor& e) {
   const ScalarType rt = result_type(a, e);
   check_not_bool("pow", rt);
@@ -524,15 +524,18 @@ Tensor where_scalar_k(const Tensor& cond, const Scalar& a, const Scalar& b) {
 }
 // Truth values are taken in the promoted type (the CPU's `truth`).
 template <BinaryOp Op>
+constexpr const char* logical_name(bool inplace) {
+  if (Op == BinaryOp::logical_and) return inplace ? "logical_and_" : "logical_and";
+  if (Op == BinaryOp::logical_or) return inplace ? "logical_or_" : "logical_or";
+  return inplace ? "logical_xor_" : "logical_xor";
+}
+template <BinaryOp Op>
 Tensor logical_k(const Tensor& a, const Tensor& b) {
-  const char* name = Op == BinaryOp::logical_and  ? "logical_and"
-                     : Op == BinaryOp::logical_or ? "logical_or"
-                                                  : "logical_xor";
-  return binary(Op, name, a, b, result_type(a, b));
+  return binary(Op, logical_name<Op>(false), a, b, result_type(a, b));
 }
 template <BinaryOp Op>
 Tensor logical_inplace_k(Tensor self, const Tensor& b) {
-  return write_result(self, logical_k<Op>(self, b), "logical_", true);
+  return write_result(self, logical_k<Op>(self, b), logical_name<Op>(true), true);
 }
 Tensor logical_not_k(const Tensor& a) {
   return unary(UnaryOp::logical_not, a, a.dtype(), 0, 0, ScalarType::Bool);

@@ -169,8 +169,11 @@ def test_cuda_autocast_policies():
         assert torch.cat([ha, b]).dtype == torch.float32  # promote
     with torch.autocast("cuda", dtype=torch.bfloat16):
         assert torch.mm(a, b).dtype == torch.bfloat16
+    want = torch.mm(a, b).cpu()  # float32, outside autocast
     with torch.cuda.amp.autocast():
-        close(torch.mm(a, b).float().cpu(), torch.mm(a, b).cpu(), 1e-2, 1e-2)
+        got = torch.mm(a, b)
+    assert got.dtype == torch.float16
+    close(got.float().cpu(), want, 1e-2, 1e-2)
     with torch.autocast("cuda"):
         with pytest.raises(RuntimeError, match="binary_cross_entropy"):
             torch.nn.functional.binary_cross_entropy(torch.rand(3, device="cuda"),

@@ -185,6 +185,25 @@ def test_item_tolist_and_python_number_conversions():
     assert ampjit.tensor([[True], [False]]).tolist() == [[True], [False]]
 
 
+def test_equal_is_sizes_and_values_after_promotion():
+    cases = [
+        lambda t: (t.tensor([1, 2]), t.tensor([1, 2])),
+        lambda t: (t.tensor([1, 2]), t.tensor([[1, 2]])),  # broadcastable is not equal
+        lambda t: (t.tensor([1, 2]), t.tensor([1.0, 2.0])),  # compared after promotion
+        lambda t: (t.tensor([float("nan")]), t.tensor([float("nan")])),  # NaN is never equal
+        lambda t: (t.zeros(0, 3), t.zeros(0, 3)),
+        lambda t: (t.arange(6.0).reshape(2, 3).t(), t.arange(6.0).reshape(2, 3).t().contiguous()),
+        lambda t: (t.tensor([1.0, 2.0]), t.tensor([1.0, 2.5])),
+    ]
+    want = [True, False, True, False, True, True, False]
+    for case, w in zip(cases, want):
+        a, b = case(ampjit)
+        assert ampjit.equal(a, b) is w and a.equal(b) is w
+        if real_torch is not None:
+            ta, tb = case(real_torch)
+            assert real_torch.equal(ta, tb) is w
+
+
 def test_to_and_type_conversions():
     x = ampjit.arange(3, dtype=ampjit.float32)
     assert x.to(ampjit.float16).dtype is ampjit.float16
