@@ -14,7 +14,7 @@ namespace {
 // torch runs ConstantPropagationImmutableTypes before its autocast pass: the pass must see the
 // region's arguments (and branches on constants) folded. torch's ConstantPooling pools the casts'
 // flag constants; CSE does that and more, and DCE drops what the folding and the exit flags
-// (script/compiler.cpp) left unused.
+// (script/emit/) left unused.
 const Pass kPipeline[] = {
     {"inline", "inline_calls", false, [](Graph& g, const AutocastContext&) { inline_calls(g); }},
     {"constprop", "constant_propagation", false,

@@ -1,0 +1,627 @@
+// Calls: arguments, schema matching and conversions, builtin ops, tensor and list methods, script
+// functions and methods.
+#include "script/emit/emitter.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <unordered_set>
+
+namespace ampjit::script::detail {
+
+// ---- Calls ---------------------------------------------------------------------------------
+
+std::vector<FunctionEmitter::Arg> FunctionEmitter::emit_args(const Call& c) {
+  std::vector<Arg> args;
+  for (const auto& a : c.args) {
+    if (a->kind == ExprKind::Starred)
+      fail(a->range, "starred arguments are not supported in script");
+    args.push_back(Arg{emit_sv(*a), nullptr, a->range, ""});
+  }
+  for (const auto& k : c.keywords) {
+    if (k.name.empty()) fail(k.range, "**kwargs arguments are not supported in script");
+    args.push_back(Arg{emit_sv(*k.value), nullptr, k.range, k.name});
+  }
+  for (auto& a : args)
+    if (a.sv.kind == SV::kValue) a.value = a.sv.value;
+  return args;
+}
+
+SV FunctionEmitter::emit_call(const Call& c) {
+  SV callee = emit_sv(*c.func);
+  return call_sv(callee, emit_args(c), c.range);
+}
+
+std::string value_type_str(FunctionEmitter::Arg& a) {
+  if (a.sv.kind == SV::kNone) return "NoneType";
+  if (a.value) return type_str(a.value->type());
+  if (a.sv.kind == SV::kType) return "Type";
+  return "a non-value";
+}
+
+// A Device constant from a constant string ("cpu", "cuda:0").
+Value* FunctionEmitter::convert_to(Value* v, const Argument& arg, bool allow,
+                                   const SourceRange& r) {
+  const TypePtr& want = arg.type;
+  const TypePtr& have = v->type();
+  if (have->is_subtype_of(*want)) return v;
+  if (want->kind() == TypeKind::Any) return v;
+  if (want->kind() == TypeKind::Optional) {
+    if (is_none(have)) return v;
+    // Optional[int] for a `ScalarType?` argument: a dtype is an int in TorchScript.
+    if (have->kind() == TypeKind::Optional && want->elem()->kind() == TypeKind::ScalarType &&
+        have->elem()->kind() == TypeKind::Int)
+      return v;
+    Argument inner = arg;
+    inner.type = want->elem();
+    return convert_to(v, inner, allow, r);
+  }
+  switch (want->kind()) {
+    case TypeKind::Number:
+      if (is_number_kind(have->kind())) return v;
+      return nullptr;
+    case TypeKind::ScalarType:
+      return have->kind() == TypeKind::Int ? v : nullptr;
+    case TypeKind::Float:
+      if (allow && have->kind() == TypeKind::Int) {
+        if (auto c = constant_value(v))
+          return constant(IValue(static_cast<double>(c->to_int())), r);
+        return call_builtin_op("aten::Float", {Arg{SV::of(v), v, r, ""}}, r);
+      }
+      return nullptr;
+    case TypeKind::Device:
+      if (have->kind() == TypeKind::Str)
+        if (auto c = constant_value(v))
+          return constant(IValue(Device::parse(c->to_string_ref())), r);
+      return nullptr;
+    case TypeKind::List: {
+      const TypePtr& elem = want->elem();
+      if (have->kind() == TypeKind::List) {
+        if (have->elem()->is_subtype_of(*elem)) return v;
+        return nullptr;
+      }
+      if (have->kind() == TypeKind::Int && elem->kind() == TypeKind::Int && arg.list_len > 0) {
+        std::vector<Value*> copies(static_cast<size_t>(arg.list_len), v);
+        return insert(graph->create_list(Type::int_(), copies), r)->output();
+      }
+      if (have->kind() == TypeKind::Tuple) {
+        for (const auto& t : have->contained())
+          if (!t->is_subtype_of(*elem)) return nullptr;
+        std::vector<Value*> elems;
+        if (v->node()->kind() == sym::prim::TupleConstruct) {
+          elems = v->node()->inputs();
+        } else {
+          Node* u = insert(graph->create(sym::prim::TupleUnpack, {v}, have->contained().size()), r);
+          for (size_t i = 0; i < have->contained().size(); ++i)
+            u->output(i)->set_type(have->contained()[i]);
+          elems = u->outputs();
+        }
+        return insert(graph->create_list(elem, elems), r)->output();
+      }
+      return nullptr;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+std::optional<std::vector<Value*>> FunctionEmitter::match_schema(const OpEntry& op,
+                                                                 std::vector<Arg>& args,
+                                                                 Value* self, const SourceRange& r,
+                                                                 bool allow, std::string& why) {
+  const FunctionSchema& s = op.schema;
+  std::vector<Value*> bound(s.args.size(), nullptr);
+  std::vector<Arg*> positional;
+  std::vector<Arg*> named;
+  for (Arg& a : args) (a.name.empty() ? positional : named).push_back(&a);
+  size_t pi = 0;
+  auto next_positional = [&]() -> int {
+    while (pi < s.args.size() && (s.args[pi].kwarg_only || bound[pi])) ++pi;
+    return pi < s.args.size() ? static_cast<int>(pi) : -1;
+  };
+  auto bind = [&](int idx, Value* v, const std::string& shown_type) -> bool {
+    const Argument& a = s.args[static_cast<size_t>(idx)];
+    Value* c = convert_to(v, a, allow, r);
+    if (!c) {
+      why = fmt::format(
+          "Expected a value of type '{}' for argument '{}' but instead found type '{}'.",
+          a.type->str(), a.name, shown_type);
+      return false;
+    }
+    bound[static_cast<size_t>(idx)] = c;
+    return true;
+  };
+  if (self) {
+    const int idx = next_positional();
+    if (idx < 0 || !is_tensor(s.args[static_cast<size_t>(idx)].type) ||
+        !bind(idx, self, type_str(self->type()))) {
+      why = "it is not a method of Tensor";
+      return std::nullopt;
+    }
+  }
+  for (size_t k = 0; k < positional.size(); ++k) {
+    const int idx = next_positional();
+    if (idx < 0) {
+      size_t n = 0;
+      for (const Argument& x : s.args) n += x.kwarg_only ? 0 : 1;
+      why = fmt::format("Expected at most {} positional argument(s) but found {}.", n,
+                        positional.size() + (self ? 1 : 0));
+      return std::nullopt;
+    }
+    const Argument& a = s.args[static_cast<size_t>(idx)];
+    // Varargs sizes: x.view(2, 3), torch.zeros(2, 3) pack the remaining ints into the int[]
+    // argument.
+    if (a.type->kind() == TypeKind::List && a.type->elem()->kind() == TypeKind::Int) {
+      bool all_ints = true;
+      for (size_t j = k; j < positional.size(); ++j) {
+        Value* v = positional[j]->value;
+        if (!v || v->type()->kind() != TypeKind::Int) all_ints = false;
+      }
+      size_t remaining_params = 0;
+      for (size_t j = static_cast<size_t>(idx) + 1; j < s.args.size(); ++j)
+        if (!s.args[j].kwarg_only) ++remaining_params;
+      // Only a trailing list parameter takes varargs (view, permute, zeros, expand, repeat): one
+      // followed by more positional parameters (conv2d's stride) takes them one by one.
+      if (all_ints && remaining_params == 0) {
+        std::vector<Value*> vs;
+        for (size_t j = k; j < positional.size(); ++j) vs.push_back(positional[j]->value);
+        bound[static_cast<size_t>(idx)] = insert(graph->create_list(Type::int_(), vs), r)->output();
+        k = positional.size();
+        break;
+      }
+    }
+    Arg& pa = *positional[k];
+    if (pa.sv.kind == SV::kNone) pa.value = none(pa.range);
+    if (!pa.value) {
+      why = fmt::format("Expected a value of type '{}' for argument '{}' but instead found {}.",
+                        a.type->str(), a.name, value_type_str(pa));
+      return std::nullopt;
+    }
+    if (!bind(idx, pa.value, value_type_str(pa))) return std::nullopt;
+  }
+  for (Arg* na : named) {
+    const int idx = s.arg_index(na->name);
+    if (idx < 0) {
+      why = fmt::format("Keyword argument {} unknown.", na->name);
+      return std::nullopt;
+    }
+    if (bound[static_cast<size_t>(idx)]) {
+      why = fmt::format("Argument {} specified twice.", na->name);
+      return std::nullopt;
+    }
+    if (na->sv.kind == SV::kNone) na->value = none(na->range);
+    if (!na->value) {
+      why = fmt::format("Expected a value for argument '{}' but instead found {}.", na->name,
+                        value_type_str(*na));
+      return std::nullopt;
+    }
+    if (!bind(idx, na->value, value_type_str(*na))) return std::nullopt;
+  }
+  for (size_t i = 0; i < s.args.size(); ++i) {
+    if (bound[i]) continue;
+    if (!s.args[i].default_value) {
+      why = fmt::format("Argument {} not provided.", s.args[i].name);
+      return std::nullopt;
+    }
+    IValue d = *s.args[i].default_value;
+    if (d.is_scalar_type()) d = IValue(torch_dtype_code(d.to_scalar_type()));
+    Value* c = constant(d, r);
+    if (!c->type()->is_subtype_of(*s.args[i].type) && !(d.is_none()) &&
+        s.args[i].type->kind() == TypeKind::List)
+      c->set_type(s.args[i].type);  // an empty default list takes the declared element type
+    bound[i] = c;
+  }
+  return bound;
+}
+
+Value* FunctionEmitter::call_builtin_op(const std::string& qualified, std::vector<Arg> args,
+                                        const SourceRange& r, Value* self) {
+  const auto& overloads = find_overloads(qualified);
+  if (overloads.empty()) {
+    if (self)
+      fail(r, fmt::format("'Tensor' object has no attribute or method '{}'",
+                          qualified.substr(qualified.find("::") + 2)));
+    fail(r, fmt::format("Unknown builtin op: {}", qualified));
+  }
+  for (Arg& a : args)
+    if (!a.value && a.sv.kind == SV::kValue) a.value = a.sv.value;
+  std::vector<std::pair<const OpEntry*, std::string>> failures;
+  // Inserted nodes of a failed attempt (conversions, defaults) are removed before the next one.
+  Node* mark = graph->insert_point()->prev();
+  auto rollback = [&] {
+    // Last first: a node inserted later may use an earlier one's output.
+    for (Node* n = graph->insert_point()->prev(); n != mark;) {
+      Node* prev = n->prev();
+      n->destroy();
+      n = prev;
+    }
+  };
+  for (bool allow : {false, true}) {
+    for (const OpEntry* op : overloads) {
+      std::string why;
+      auto bound = match_schema(*op, args, self, r, allow, why);
+      if (!bound) {
+        rollback();
+        if (allow) failures.emplace_back(op, why);
+        continue;
+      }
+      Node* n = insert(graph->create_op(*op, *bound), r);
+      if (n->outputs().empty()) return none(r);
+      if (n->outputs().size() == 1) return n->output();
+      return insert(graph->create_tuple(n->outputs()), r)->output();
+    }
+  }
+  std::string msg;
+  if (failures.size() == 1) {
+    msg = fmt::format("{}\nDeclaration: {}", failures[0].second, failures[0].first->schema.str());
+  } else {
+    msg = fmt::format(
+        "Arguments for call to {} are not valid.\nThe following variants are available:\n",
+        qualified);
+    for (const auto& [op, why] : failures)
+      msg += fmt::format("\n  {}:\n  {}\n", op->schema.str(), why);
+  }
+  fail(r, msg);
+}
+
+Value* FunctionEmitter::call_function(const std::shared_ptr<Function>& fn, std::vector<Arg> args,
+                                      const SourceRange& r, Value* self) {
+  std::vector<Value*> inputs;
+  if (self) inputs.push_back(self);
+  const auto& schema = fn->schema();
+  const size_t first = self ? 1 : 0;
+  if (schema) {
+    std::vector<Value*> bound(schema->args.size(), nullptr);
+    size_t pi = 0;
+    for (Arg& a : args) {
+      int idx;
+      if (a.name.empty()) {
+        while (pi < schema->args.size() && schema->args[pi].kwarg_only) ++pi;
+        if (pi >= schema->args.size())
+          fail(r, fmt::format("{}() expected at most {} argument(s) but received {} argument(s)",
+                              fn->name(), schema->args.size(), args.size()));
+        idx = static_cast<int>(pi++);
+      } else {
+        idx = schema->arg_index(a.name);
+        if (idx < 0)
+          fail(a.range,
+               fmt::format("{}() got an unexpected keyword argument '{}'", fn->name(), a.name));
+      }
+      const Argument& p = schema->args[static_cast<size_t>(idx)];
+      if (bound[static_cast<size_t>(idx)])
+        fail(a.range,
+             fmt::format("{}() got multiple values for argument '{}'", fn->name(), p.name));
+      if (a.sv.kind == SV::kNone) a.value = none(a.range);
+      Value* v = a.value ? convert_to(a.value, p, true, a.range) : nullptr;
+      if (!v)
+        fail(a.range,
+             fmt::format(
+                 "Expected a value of type '{}' for argument '{}' but instead found type '{}'.",
+                 type_str(p.type), p.name, value_type_str(a)));
+      bound[static_cast<size_t>(idx)] = v;
+    }
+    for (size_t i = 0; i < bound.size(); ++i) {
+      if (bound[i]) continue;
+      if (!schema->args[i].default_value)
+        fail(r, fmt::format("{}() is missing value for argument '{}'.", fn->name(),
+                            schema->args[i].name));
+      Value* c = constant(*schema->args[i].default_value, r);
+      if (schema->args[i].default_value->is_none()) c->set_type(Type::none());
+      bound[i] = c;
+    }
+    inputs.insert(inputs.end(), bound.begin(), bound.end());
+  } else {
+    // A traced function: positional tensors (and the types its graph takes).
+    const auto& params = fn->graph()->inputs();
+    if (args.size() + first != params.size())
+      fail(r, fmt::format("{}() takes {} argument(s) but {} were given", fn->name(),
+                          params.size() - first, args.size()));
+    for (size_t i = 0; i < args.size(); ++i) {
+      Arg& a = args[i];
+      if (!a.name.empty()) fail(a.range, "traced functions take positional arguments only");
+      Value* v = arg_value(a);
+      const TypePtr want = params[i + first]->type()->unrefined();
+      if (!v->type()->is_subtype_of(*want))
+        fail(a.range,
+             fmt::format(
+                 "Expected a value of type '{}' for argument {} but instead found type '{}'.",
+                 type_str(want), i, type_str(v->type())));
+      inputs.push_back(v);
+    }
+  }
+  const auto& outs = fn->graph()->outputs();
+  Node* n = insert(graph->create(sym::prim::CallFunction, inputs, outs.size()), r);
+  n->set_attr(sym::attr::value, IValue(Ref<ObjectBase>(new FunctionObject(fn))));
+  n->set_attr(sym::attr::name, IValue(fn->name()));
+  for (size_t i = 0; i < outs.size(); ++i) n->output(i)->set_type(outs[i]->type()->unrefined());
+  if (outs.size() == 1) return n->output();
+  if (outs.empty()) return none(r);
+  return insert(graph->create_tuple(n->outputs()), r)->output();
+}
+
+SV FunctionEmitter::call_sv(const SV& callee, std::vector<Arg> args, const SourceRange& r) {
+  switch (callee.kind) {
+    case SV::kNamespace: {
+      const std::string& p = callee.path;
+      auto tail = [&](const std::string& prefix) { return p.substr(prefix.size()); };
+      if (p.rfind("torch.nn.functional.", 0) == 0)
+        return SV::of(call_functional(tail("torch.nn.functional."), args, r));
+      if (p.rfind("math.", 0) == 0) return SV::of(call_math(tail("math."), args, r));
+      if (p == "torch.jit.is_scripting") return SV::of(constant(IValue(true), r));
+      if (p == "torch.jit.is_tracing") return SV::of(constant(IValue(false), r));
+      if (p == "torch.jit.annotate" || p == "typing.cast") {
+        if (args.size() != 2 || args[0].sv.kind != SV::kType)
+          fail(r, "annotate(T, value) takes a type and a value");
+        SV v = args[1].sv;
+        TypePtr t = args[0].sv.type;
+        if (v.kind == SV::kNone) return SV::of(unchecked_cast(none(r), t, r));
+        Value* x = as_value(v, r);
+        if (x->node()->kind() == sym::prim::ListConstruct && x->node()->inputs().empty() &&
+            t->kind() == TypeKind::List) {
+          x->set_type(t);
+          return SV::of(x);
+        }
+        if (!x->type()->is_subtype_of(*t))
+          fail(r, fmt::format("annotate: {} is not a {}", type_str(x->type()), type_str(t)));
+        return SV::of(x);
+      }
+      if (p.rfind("torch.", 0) == 0 && p.find('.', 6) == std::string::npos) {
+        const std::string name = tail("torch.");
+        if (name == "is_autocast_enabled" || name == "is_autocast_cpu_enabled")
+          return SV::of(call_builtin_op("aten::" + name, std::move(args), r));
+        return SV::of(call_builtin_op("aten::" + name, std::move(args), r));
+      }
+      fail(r, fmt::format("{} is not supported in script", p));
+    }
+    case SV::kAutocast:
+      return SV::of(call_autocast(callee.path, args, r));
+    case SV::kBuiltin:
+      return SV::of(call_python_builtin(callee.path, args, r));
+    case SV::kMethod: {
+      if (callee.module) {
+        auto fn = session.compile_method(callee.module, callee.path, r);
+        return SV::of(call_function(fn, std::move(args), r, callee.value));
+      }
+      const TypeKind k = callee.value->type()->kind();
+      if (k == TypeKind::Tensor)
+        return SV::of(call_tensor_method(callee.value, callee.path, args, r));
+      return SV::of(call_list_method(callee.value, callee.path, args, r));
+    }
+    case SV::kFunction:
+      return SV::of(call_function(callee.fn, std::move(args), r));
+    case SV::kSource:
+      return SV::of(call_function(session.compile_source_fn(callee.res, r), std::move(args), r));
+    case SV::kModule: {
+      auto fn = session.compile_method(callee.module, "forward", r);
+      return SV::of(call_function(fn, std::move(args), r, callee.value));
+    }
+    case SV::kType: {
+      fail(r, fmt::format("cannot call type {} in script", type_str(callee.type)));
+    }
+    default:
+      break;
+  }
+  if (callee.kind == SV::kValue)
+    fail(r, fmt::format("'{}' object is not callable", type_str(callee.value->type())));
+  fail(r, "this value is not callable in script");
+}
+
+Value* FunctionEmitter::call_python_builtin(const std::string& name, std::vector<Arg>& args,
+                                            const SourceRange& r) {
+  for (const Arg& a : args)
+    if (!a.name.empty() && name != "print")
+      fail(a.range, fmt::format("{}() takes no keyword arguments in script", name));
+  auto one = [&]() -> Value* {
+    if (args.size() != 1) fail(r, fmt::format("{}() takes exactly one argument in script", name));
+    return arg_value(args[0]);
+  };
+  if (name == "len") {
+    Value* v = one();
+    const TypeKind k = v->type()->kind();
+    if (k == TypeKind::List || k == TypeKind::Str)
+      return emit_node_call(kLen, {v}, Type::int_(), r);
+    if (k == TypeKind::Tuple)
+      return constant(IValue(static_cast<int64_t>(v->type()->contained().size())), r);
+    if (k == TypeKind::Tensor) return call_builtin_op("aten::len", {Arg{SV::of(v), v, r, ""}}, r);
+    fail(r, fmt::format("object of type '{}' has no len()", type_str(v->type())));
+  }
+  if (name == "int" || name == "float" || name == "bool") {
+    if (args.empty())
+      return constant(name == "int"     ? IValue(int64_t{0})
+                      : name == "float" ? IValue(0.0)
+                                        : IValue(false),
+                      r);
+    Value* v = one();
+    const TypeKind want = name == "int"     ? TypeKind::Int
+                          : name == "float" ? TypeKind::Float
+                                            : TypeKind::Bool;
+    if (v->type()->kind() == want) return v;
+    const std::string op = name == "int"     ? "aten::Int"
+                           : name == "float" ? "aten::Float"
+                                             : "aten::Bool";
+    return call_builtin_op(op, {Arg{SV::of(v), v, r, ""}}, r);
+  }
+  if (name == "str") return emit_node_call(kStr, {one()}, Type::str_(), r);
+  if (name == "abs") {
+    Value* v = one();
+    return call_builtin_op("aten::abs", {Arg{SV::of(v), v, r, ""}}, r);
+  }
+  if (name == "list") {
+    Value* v = one();
+    if (v->type()->kind() != TypeKind::List) fail(r, "list() takes a list in script");
+    return emit_node_call(kListCopy, {v}, v->type(), r);
+  }
+  if (name == "sum") {
+    Value* v = one();
+    if (v->type()->kind() != TypeKind::List || !is_number_kind(v->type()->elem()->kind()))
+      fail(r, "sum() takes a list of numbers in script");
+    return emit_node_call(kListSum, {v}, v->type()->elem(), r);
+  }
+  if (name == "min" || name == "max") {
+    if (args.size() == 1) {
+      Value* v = one();
+      if (v->type()->kind() != TypeKind::List)
+        fail(r, fmt::format("{}() of one argument takes a list in script", name));
+      return emit_node_call(name == "min" ? kListMin : kListMax, {v}, v->type()->elem(), r);
+    }
+    if (args.size() != 2)
+      fail(r, fmt::format("{}() takes two numbers or one list in script", name));
+    Value* a = arg_value(args[0]);
+    Value* b = arg_value(args[1]);
+    if (!is_number_kind(a->type()->kind()) || !is_number_kind(b->type()->kind()))
+      fail(r, fmt::format("{}() of two values takes numbers in script, not {} and {}", name,
+                          type_str(a->type()), type_str(b->type())));
+    if (a->type()->kind() != b->type()->kind()) {
+      if (a->type()->kind() == TypeKind::Int)
+        a = call_builtin_op("aten::Float", {Arg{SV::of(a), a, r, ""}}, r);
+      if (b->type()->kind() == TypeKind::Int)
+        b = call_builtin_op("aten::Float", {Arg{SV::of(b), b, r, ""}}, r);
+    }
+    return call_builtin_op("prim::" + name, {Arg{SV::of(a), a, r, ""}, Arg{SV::of(b), b, r, ""}},
+                           r);
+  }
+  if (name == "print") {
+    std::vector<Value*> vs;
+    for (Arg& a : args) {
+      if (!a.name.empty()) fail(a.range, "print() keyword arguments are not supported in script");
+      vs.push_back(arg_value(a));
+    }
+    emit_node_call(kPrint, vs, nullptr, r);
+    return none(r);
+  }
+  if (name == "isinstance") {
+    if (args.size() != 2) fail(r, "isinstance() takes two arguments");
+    Value* v = arg_value(args[0]);
+    std::vector<TypePtr> types;
+    std::function<void(const SV&)> collect = [&](const SV& s) {
+      if (s.kind == SV::kType)
+        types.push_back(s.type);
+      else if (s.kind == SV::kBuiltin &&
+               (s.path == "int" || s.path == "float" || s.path == "bool" || s.path == "str"))
+        types.push_back(s.path == "int"     ? Type::int_()
+                        : s.path == "float" ? Type::float_()
+                        : s.path == "bool"  ? Type::bool_()
+                                            : Type::str_());
+      else if (s.kind == SV::kBuiltin && s.path == "list")
+        types.push_back(nullptr);  // any list
+      else if (s.kind == SV::kBuiltin && s.path == "tuple")
+        types.push_back(Type::tuple({}));
+      else if (s.kind == SV::kTupleSV)
+        for (const SV& c : s.children) collect(c);
+      else if (s.kind == SV::kNone)
+        types.push_back(Type::none());
+      else
+        fail(args[1].range, "isinstance() needs a type or a tuple of types in script");
+    };
+    collect(args[1].sv);
+    const TypePtr& t = v->type();
+    for (const TypePtr& want : types) {
+      if (!want) {
+        if (t->kind() == TypeKind::List) return constant(IValue(true), r);
+        continue;
+      }
+      if (want->kind() == TypeKind::Tuple && want->contained().empty()) {
+        if (t->kind() == TypeKind::Tuple) return constant(IValue(true), r);
+        continue;
+      }
+      if (t->is_subtype_of(*want)) return constant(IValue(true), r);
+      if (t->kind() == TypeKind::Optional && t->elem()->is_subtype_of(*want))
+        return emit_node_call(kIsNot, {v, none(r)}, Type::bool_(), r);
+    }
+    return constant(IValue(false), r);
+  }
+  if (name == "range" || name == "enumerate")
+    fail(r, fmt::format(
+                "{}() is only supported as the iterable of a for loop or comprehension in script",
+                name));
+  fail(r, fmt::format("builtin {}() is not supported in script", name));
+}
+
+Value* FunctionEmitter::call_tensor_method(Value* self, const std::string& name,
+                                           std::vector<Arg>& args, const SourceRange& r) {
+  static const std::map<std::string, ScalarType> conv = {
+      {"float", ScalarType::Float32},     {"half", ScalarType::Float16},
+      {"bfloat16", ScalarType::BFloat16}, {"double", ScalarType::Float64},
+      {"long", ScalarType::Int64},        {"int", ScalarType::Int32},
+      {"bool", ScalarType::Bool},         {"byte", ScalarType::UInt8},
+      {"char", ScalarType::Int8},         {"short", ScalarType::Int16}};
+  if (auto it = conv.find(name); it != conv.end() && args.empty()) {
+    Value* d = constant(IValue(torch_dtype_code(it->second)), r);
+    return call_builtin_op("aten::to", {Arg{SV::of(d), d, r, ""}}, r, self);
+  }
+  if (name == "cpu" || name == "cuda") {
+    if (!args.empty()) fail(r, fmt::format("Tensor.{}() takes no arguments in script", name));
+    Value* d = constant(IValue(Device::parse(name)), r);
+    return call_builtin_op("aten::to", {Arg{SV::of(d), d, r, ""}}, r, self);
+  }
+  if (name == "size" && args.empty()) return call_builtin_op("aten::size", {}, r, self);
+  if (name == "item" || name == "tolist" || name == "numpy" || name == "backward")
+    fail(r, fmt::format("Tensor.{}() is not supported in script", name));
+  return call_builtin_op("aten::" + name, std::move(args), r, self);
+}
+
+Value* FunctionEmitter::call_list_method(Value* self, const std::string& name,
+                                         std::vector<Arg>& args, const SourceRange& r) {
+  const TypePtr& t = self->type();
+  for (const Arg& a : args)
+    if (!a.name.empty())
+      fail(a.range, fmt::format("{}.{}() takes no keyword arguments in script", type_str(t), name));
+  if (t->kind() == TypeKind::Str) {
+    if (name == "format") {
+      std::vector<Value*> vs{self};
+      for (Arg& a : args) vs.push_back(arg_value(a));
+      return emit_node_call(kFormat, vs, Type::str_(), r);
+    }
+    fail(r, fmt::format("str.{}() is not supported in script", name));
+  }
+  const TypePtr& elem = t->elem();
+  auto elem_arg = [&](Arg& a) {
+    Value* v = arg_value(a);
+    if (v->type()->kind() == TypeKind::Int && elem->kind() == TypeKind::Float)
+      v = call_builtin_op("aten::Float", {Arg{SV::of(v), v, r, ""}}, r);
+    if (!v->type()->is_subtype_of(*elem))
+      fail(a.range,
+           fmt::format(
+               "Expected a value of type '{}' for argument 'el' but instead found type '{}'.",
+               type_str(elem), type_str(v->type())));
+    return v;
+  };
+  auto int_arg = [&](Arg& a) {
+    Value* v = arg_value(a);
+    if (v->type()->kind() != TypeKind::Int) fail(a.range, "list indices must be integers");
+    return v;
+  };
+  if (name == "append" && args.size() == 1)
+    return emit_node_call(kAppend, {self, elem_arg(args[0])}, t, r);
+  if (name == "pop" && args.size() <= 1) {
+    Value* i = args.empty() ? constant(IValue(int64_t{-1}), r) : int_arg(args[0]);
+    return emit_node_call(Symbol::intern("aten::pop"), {self, i}, elem, r);
+  }
+  if (name == "insert" && args.size() == 2) {
+    emit_node_call(Symbol::intern("aten::insert"), {self, int_arg(args[0]), elem_arg(args[1])},
+                   nullptr, r);
+    return none(r);
+  }
+  if (name == "extend" && args.size() == 1) {
+    Value* o = arg_value(args[0]);
+    if (!o->type()->is_subtype_of(*t))
+      fail(args[0].range, fmt::format("extend() needs a {}", type_str(t)));
+    emit_node_call(Symbol::intern("aten::extend"), {self, o}, nullptr, r);
+    return none(r);
+  }
+  if ((name == "clear" || name == "reverse") && args.empty()) {
+    emit_node_call(Symbol::intern("aten::" + name), {self}, nullptr, r);
+    return none(r);
+  }
+  if (name == "copy" && args.empty()) return emit_node_call(kListCopy, {self}, t, r);
+  fail(r, fmt::format("'{}' object has no method '{}' in script (or wrong arguments)", type_str(t),
+                      name));
+}
+
+}  // namespace ampjit::script::detail
