@@ -28,7 +28,7 @@ MISSING_OPS = {
     "Conv2d_same": "aten::conv2d.padding", "Conv2d_reflect": "aten::pad", "LeakyReLU": "aten::leaky_relu",
     "SmoothL1Loss": "aten::smooth_l1_loss", "leaky_relu": "aten::leaky_relu", "elu": "aten::elu",
     "hardtanh": "aten::hardtanh", "softplus": "aten::softplus",
-    "max_pool2d_indices": "aten::max_pool2d_with_indices", "pad": "aten::pad", "pad_value": "aten::pad",
+    "max_pool2d_indices": "aten::max_pool2d_with_indices",
     "pad_reflect": "aten::pad", "smooth_l1_loss": "aten::smooth_l1_loss",
 }
 
@@ -1283,3 +1283,65 @@ def test_model_converted_to_double_matches_float32():
     ref = npy(model(A(x)))
     model.to(ampjit.float64)
     np.testing.assert_allclose(npy(model(A(x).double())), ref, rtol=1e-5, atol=1e-5)
+
+
+# ---- Layers compiled from their own source ----------------------------------------------------
+
+def test_scripted_layers_run_their_own_forward_and_the_methods_it_calls():
+    """jit.script of a layer compiles the layer's forward from nn/modules/ (no script copy): a
+    subclass that overrides a method the forward calls (Conv2d._conv_forward, as weight-standardized
+    convolutions do) gets its override in script as in eager."""
+    class ScaledConv(nn.Conv2d):
+        def _conv_forward(self, input, weight, bias):
+            return F.conv2d(input, weight * 2.0, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    ampjit.manual_seed(0)
+    m = ScaledConv(3, 4, 3, padding=1)
+    x = ampjit.randn(2, 3, 8, 8)
+    s = ampjit.jit.script(m)
+    assert ampjit.equal(s(x), m(x))
+    assert not ampjit.equal(s(x), F.conv2d(x, m.weight, m.bias, 1, 1))  # the override ran
+    assert "_conv_forward" in s.code
+
+
+@pytest.mark.parametrize("layer", [
+    lambda: nn.ReLU(), lambda: nn.GELU("tanh"), lambda: nn.Sigmoid(), lambda: nn.Tanh(), lambda: nn.Softmax(1), lambda: nn.LogSoftmax(-1), lambda: nn.SiLU(),
+    lambda: nn.Conv2d(3, 4, 3, padding=1), lambda: nn.Conv1d(3, 4, 3), lambda: nn.MaxPool2d(2),
+    lambda: nn.AvgPool2d(2), lambda: nn.AdaptiveAvgPool2d(1), lambda: nn.BatchNorm2d(3).eval(),
+    lambda: nn.BatchNorm2d(3), lambda: nn.LayerNorm([8]), lambda: nn.GroupNorm(1, 3), lambda: nn.Flatten(),
+    lambda: nn.Dropout(0.0), lambda: nn.Identity(), lambda: nn.ConvTranspose2d(3, 2, 3),
+])
+def test_scripted_layer_matches_eager(layer):
+    ampjit.manual_seed(1)
+    m = layer()
+    x = ampjit.randn(2, 3, 8, 8) if not isinstance(m, nn.Conv1d) else ampjit.randn(2, 3, 8)
+    want = m(x.clone())
+    s = ampjit.jit.script(m)
+    got = s(x.clone())
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_scripted_conv_transpose_rejects_output_size_with_its_reason():
+    s = ampjit.jit.script(nn.ConvTranspose2d(3, 2, 3, stride=2))
+    x = ampjit.randn(1, 3, 4, 4)
+    assert tuple(s(x).shape) == (1, 2, 9, 9)
+    with pytest.raises(Exception, match=r"ConvTranspose2d\(output_size=\.\.\.\) is not supported in script"):
+        s(x, [10, 10])
+
+
+def test_pad_constant_mode_matches_torch(torch_ref):
+    x = np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)
+    for pad, value in [((1, 2), None), ((1, 1, 2, 0), 1.5), ((-1, 2), None), ((0, 0, -1, -1, 1, 0), 0.25)]:
+        got = F.pad(ampjit.tensor(x), pad, value=value)
+        want = torch_ref.nn.functional.pad(torch_ref.tensor(x), pad, value=value)
+        assert tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    for pad, kw in [((1,), {}), ((1,) * 8, {}), ((-3, -2), {}), ((-2, -2), {}), ((1, 1), {"mode": "reflect", "value": 1.0})]:
+        def outcome(t):
+            try:
+                return tuple(t.nn.functional.pad(t.tensor(x), pad, **kw).shape)
+            except RuntimeError as e:
+                return str(e)
+        assert outcome(ampjit) == outcome(torch_ref), pad
+    with pytest.raises(NotImplementedError, match="pad: mode 'reflect' is not implemented"):
+        F.pad(ampjit.tensor(x), (1, 1), mode="reflect")

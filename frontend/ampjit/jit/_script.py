@@ -16,7 +16,6 @@ import types
 import typing
 
 from .. import _C
-from . import _script_layers
 from ._module import ScriptModule, compiled_module_base
 from ._source import _function_source
 from ._trace import ScriptFunction, _check_semantics, _torch_class_name
@@ -321,13 +320,13 @@ def _self_references(text):
 
 
 def _module_methods(mod):
-    """(name -> function defining it, globals chain, constant names) for `mod`'s class: the user's
-    methods first (up to nn.Module), then the script forward of the ampjit layer it derives from."""
+    """(name -> function defining it, globals chain, constant names) for `mod`'s class, from the most
+    derived class up to nn.Module. ampjit's own layers are compiled from their own source, as torch
+    compiles torch.nn's: their forwards are written in the scriptable subset."""
     from ..nn import Module
     found = {}
     globals_list = []
     constants = set()
-    overrides = _script_layers._layer_overrides()
     for klass in type(mod).__mro__:
         if klass is Module or klass is object:
             break
@@ -335,19 +334,6 @@ def _module_methods(mod):
         for name, ann in klass.__dict__.get("__annotations__", {}).items():
             if _is_final(ann):
                 constants.add(name)
-        if klass in overrides:
-            script_cls = overrides[klass](mod)
-            for k in script_cls.__mro__:
-                if k is object:
-                    continue
-                constants.update(k.__dict__.get("__constants__", ()))
-                for name, v in k.__dict__.items():
-                    if isinstance(v, types.FunctionType) and name not in found:
-                        found[name] = v
-            globals_list.append(_script_layers._override_globals)
-            break
-        if klass.__module__ == "ampjit" or klass.__module__.startswith("ampjit."):
-            continue
         for name, v in klass.__dict__.items():
             if isinstance(v, types.FunctionType) and name not in found and not (
                     name.startswith("__") and name.endswith("__")):

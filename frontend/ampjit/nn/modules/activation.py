@@ -1,48 +1,54 @@
 """Activation modules: thin wrappers over nn.functional with torch's constructor arguments and reprs."""
+import ampjit as torch
 from .. import functional as F
 from .module import Module
 
 
 class _Inplace(Module):
     """An activation with only an ``inplace`` flag."""
-    _fn = None
+    __constants__ = ["inplace"]
 
     def __init__(self, inplace=False):
         super().__init__()
         self.inplace = inplace
-
-    def forward(self, input):
-        return type(self)._fn(input, inplace=self.inplace)
 
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
 
 
 class ReLU(_Inplace):
-    _fn = staticmethod(F.relu)
+    def forward(self, input):
+        return F.relu(input, inplace=self.inplace)
 
 
 class ReLU6(_Inplace):
-    _fn = staticmethod(F.relu6)
+    def forward(self, input):
+        return F.relu6(input, inplace=self.inplace)
 
 
 class SiLU(_Inplace):
-    _fn = staticmethod(F.silu)
+    def forward(self, input):
+        return F.silu(input, inplace=self.inplace)
 
 
 class Mish(_Inplace):
-    _fn = staticmethod(F.mish)
+    def forward(self, input):
+        return F.mish(input, inplace=self.inplace)
 
 
 class Hardsigmoid(_Inplace):
-    _fn = staticmethod(F.hardsigmoid)
+    def forward(self, input):
+        return F.hardsigmoid(input, inplace=self.inplace)
 
 
 class Hardswish(_Inplace):
-    _fn = staticmethod(F.hardswish)
+    def forward(self, input):
+        return F.hardswish(input, inplace=self.inplace)
 
 
 class LeakyReLU(Module):
+    __constants__ = ["inplace", "negative_slope"]
+
     def __init__(self, negative_slope=0.01, inplace=False):
         super().__init__()
         self.negative_slope = negative_slope
@@ -56,6 +62,8 @@ class LeakyReLU(Module):
 
 
 class ELU(Module):
+    __constants__ = ["alpha", "inplace"]
+
     def __init__(self, alpha=1.0, inplace=False):
         super().__init__()
         self.alpha = alpha
@@ -69,6 +77,8 @@ class ELU(Module):
 
 
 class GELU(Module):
+    __constants__ = ["approximate"]
+
     def __init__(self, approximate="none"):
         super().__init__()
         self.approximate = approximate
@@ -82,15 +92,17 @@ class GELU(Module):
 
 class Sigmoid(Module):
     def forward(self, input):
-        return F.sigmoid(input)
+        return torch.sigmoid(input)
 
 
 class Tanh(Module):
     def forward(self, input):
-        return F.tanh(input)
+        return torch.tanh(input)
 
 
 class Softplus(Module):
+    __constants__ = ["beta", "threshold"]
+
     def __init__(self, beta=1, threshold=20):
         super().__init__()
         self.beta = beta
@@ -104,26 +116,26 @@ class Softplus(Module):
 
 
 class _SoftmaxNd(Module):
-    _fn = None
+    __constants__ = ["dim"]
 
     def __init__(self, dim=None):
         super().__init__()
         self.dim = dim
-
-    def forward(self, input):
-        return type(self)._fn(input, self.dim, _stacklevel=5)
 
     def extra_repr(self):
         return "dim={dim}".format(dim=self.dim)
 
 
 class Softmax(_SoftmaxNd):
-    _fn = staticmethod(F.softmax)
+    def forward(self, input):
+        return F.softmax(input, self.dim, _stacklevel=5)
 
 
 class Softmin(_SoftmaxNd):
-    _fn = staticmethod(F.softmin)
+    def forward(self, input):
+        return F.softmin(input, self.dim, _stacklevel=5)
 
 
 class LogSoftmax(_SoftmaxNd):
-    _fn = staticmethod(F.log_softmax)
+    def forward(self, input):
+        return F.log_softmax(input, self.dim, _stacklevel=5)

@@ -1,5 +1,10 @@
 """Convolutions: Conv1d/2d/3d and ConvTranspose1d/2d/3d (torch/nn/modules/conv.py)."""
+from __future__ import annotations  # the annotations are for the script compiler
+
 import math
+from typing import List, Optional
+
+import ampjit as torch
 
 from .. import functional as F
 from .. import init
@@ -9,8 +14,9 @@ from .utils import _factory, _pair, _reverse_repeat_tuple, _single, _triple
 
 
 class _ConvNd(Module):
+    __constants__ = ["stride", "padding", "dilation", "groups", "padding_mode", "output_padding", "in_channels",
+                     "out_channels", "kernel_size"]
     _ntuple = None
-    _conv = None
 
     def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, transposed, output_padding,
                  groups, bias, padding_mode, device=None, dtype=None):
@@ -96,29 +102,38 @@ class _Conv(_ConvNd):
                          padding if isinstance(padding, str) else t(padding), t(dilation), False, t(0), groups, bias,
                          padding_mode, device, dtype)
 
-    def _conv_forward(self, input, weight, bias):
-        if self.padding_mode != "zeros":
-            return type(self)._conv(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode),
-                                    weight, bias, self.stride, self._ntuple(0), self.dilation, self.groups)
-        return type(self)._conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
-
     def forward(self, input):
         return self._conv_forward(input, self.weight, self.bias)
 
 
 class Conv1d(_Conv):
     _ntuple = staticmethod(_single)
-    _conv = staticmethod(F.conv1d)
+
+    def _conv_forward(self, input: Tensor, weight: Tensor, bias: Optional[Tensor]):
+        if self.padding_mode != "zeros":
+            return F.conv1d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight, bias,
+                            self.stride, [0], self.dilation, self.groups)
+        return F.conv1d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
 
 class Conv2d(_Conv):
     _ntuple = staticmethod(_pair)
-    _conv = staticmethod(F.conv2d)
+
+    def _conv_forward(self, input: Tensor, weight: Tensor, bias: Optional[Tensor]):
+        if self.padding_mode != "zeros":
+            return F.conv2d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight, bias,
+                            self.stride, [0, 0], self.dilation, self.groups)
+        return F.conv2d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
 
 class Conv3d(_Conv):
     _ntuple = staticmethod(_triple)
-    _conv = staticmethod(F.conv3d)
+
+    def _conv_forward(self, input: Tensor, weight: Tensor, bias: Optional[Tensor]):
+        if self.padding_mode != "zeros":
+            return F.conv3d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight, bias,
+                            self.stride, [0, 0, 0], self.dilation, self.groups)
+        return F.conv3d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -153,24 +168,49 @@ class _ConvTransposeNd(_ConvNd):
                                  "of {})".format(output_size, min_sizes, max_sizes, input.size()[2:]))
         return [output_size[d] - min_sizes[d] for d in range(num_spatial_dims)]
 
-    def forward(self, input, output_size=None):
-        num_spatial_dims = len(self.kernel_size)
-        output_padding = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size,
-                                              num_spatial_dims, self.dilation)
-        return type(self)._conv(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
-                                self.dilation)
+    def _padding_for(self, input, output_size):
+        """output_padding for this call: the module's, or the one that gives `output_size` (eager only)."""
+        return self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size,
+                                    len(self.kernel_size), self.dilation)
 
 
 class ConvTranspose1d(_ConvTransposeNd):
     _ntuple = staticmethod(_single)
-    _conv = staticmethod(F.conv_transpose1d)
+
+    def forward(self, input, output_size: Optional[List[int]] = None):
+        if torch.jit.is_scripting():
+            if output_size is not None:
+                raise ValueError("ConvTranspose1d(output_size=...) is not supported in script")
+            output_padding = self.output_padding
+        else:
+            output_padding = self._padding_for(input, output_size)
+        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
+                      self.dilation)
 
 
 class ConvTranspose2d(_ConvTransposeNd):
     _ntuple = staticmethod(_pair)
-    _conv = staticmethod(F.conv_transpose2d)
+
+    def forward(self, input, output_size: Optional[List[int]] = None):
+        if torch.jit.is_scripting():
+            if output_size is not None:
+                raise ValueError("ConvTranspose2d(output_size=...) is not supported in script")
+            output_padding = self.output_padding
+        else:
+            output_padding = self._padding_for(input, output_size)
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
+                      self.dilation)
 
 
 class ConvTranspose3d(_ConvTransposeNd):
     _ntuple = staticmethod(_triple)
-    _conv = staticmethod(F.conv_transpose3d)
+
+    def forward(self, input, output_size: Optional[List[int]] = None):
+        if torch.jit.is_scripting():
+            if output_size is not None:
+                raise ValueError("ConvTranspose3d(output_size=...) is not supported in script")
+            output_padding = self.output_padding
+        else:
+            output_padding = self._padding_for(input, output_size)
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
+                      self.dilation)

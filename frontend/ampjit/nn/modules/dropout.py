@@ -4,6 +4,8 @@ from .module import Module
 
 
 class Dropout(Module):
+    __constants__ = ["p", "inplace"]
+
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
         if p < 0 or p > 1:

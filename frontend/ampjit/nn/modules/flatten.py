@@ -3,6 +3,8 @@ from .module import Module
 
 
 class Flatten(Module):
+    __constants__ = ["start_dim", "end_dim"]
+
     def __init__(self, start_dim=1, end_dim=-1):
         super().__init__()
         self.start_dim = start_dim

@@ -20,6 +20,7 @@ class Identity(Module):
 
 class Linear(Module):
     """y = x W^T + b, W of shape (out_features, in_features), initialized like torch."""
+    __constants__ = ["in_features", "out_features"]
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()

@@ -5,6 +5,8 @@ from .module import Module
 
 
 class _Loss(Module):
+    __constants__ = ["reduction"]
+
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
         if size_average is not None or reduce is not None:
@@ -30,6 +32,8 @@ class MSELoss(_Loss):
 
 
 class SmoothL1Loss(_Loss):
+    __constants__ = ["reduction", "beta"]
+
     def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
         super().__init__(size_average, reduce, reduction)
         self.beta = beta
@@ -55,6 +59,8 @@ class BCEWithLogitsLoss(_Loss):
 
 
 class NLLLoss(_WeightedLoss):
+    __constants__ = ["ignore_index", "reduction"]
+
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
@@ -64,6 +70,8 @@ class NLLLoss(_WeightedLoss):
 
 
 class CrossEntropyLoss(_WeightedLoss):
+    __constants__ = ["ignore_index", "reduction", "label_smoothing"]
+
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                  label_smoothing=0.0):
         super().__init__(weight, size_average, reduce, reduction)

@@ -10,6 +10,7 @@ from .utils import _factory
 
 class LayerNorm(Module):
     """Normalizes over the trailing ``normalized_shape`` dims; weight ones, bias zeros."""
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
 
     def __init__(self, normalized_shape, eps=1e-05, elementwise_affine=True, device=None, dtype=None):
         super().__init__()
@@ -40,6 +41,7 @@ class LayerNorm(Module):
 
 class GroupNorm(Module):
     """Normalizes each of ``num_groups`` channel groups; weight ones, bias zeros."""
+    __constants__ = ["num_groups", "num_channels", "eps", "affine"]
 
     def __init__(self, num_groups, num_channels, eps=1e-05, affine=True, device=None, dtype=None):
         super().__init__()

@@ -4,7 +4,7 @@ from .module import Module
 
 
 class _MaxPoolNd(Module):
-    _fn = None
+    __constants__ = ["kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode"]
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
         super().__init__()
@@ -15,24 +15,26 @@ class _MaxPoolNd(Module):
         self.return_indices = return_indices
         self.ceil_mode = ceil_mode
 
-    def forward(self, input):
-        return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                              ceil_mode=self.ceil_mode, return_indices=self.return_indices)
-
     def extra_repr(self):
         return "kernel_size={kernel_size}, stride={stride}, padding={padding}, dilation={dilation}, " \
                "ceil_mode={ceil_mode}".format(**self.__dict__)
 
 
 class MaxPool1d(_MaxPoolNd):
-    _fn = staticmethod(F.max_pool1d)
+    def forward(self, input):
+        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation, ceil_mode=self.ceil_mode,
+                      return_indices=self.return_indices)
 
 
 class MaxPool2d(_MaxPoolNd):
-    _fn = staticmethod(F.max_pool2d)
+    def forward(self, input):
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation, ceil_mode=self.ceil_mode,
+                      return_indices=self.return_indices)
 
 
 class AvgPool1d(Module):
+    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"]
+
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
         super().__init__()
         self.kernel_size = kernel_size
@@ -49,6 +51,8 @@ class AvgPool1d(Module):
 
 
 class AvgPool2d(Module):
+    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"]
+
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
         super().__init__()
@@ -68,22 +72,21 @@ class AvgPool2d(Module):
 
 
 class _AdaptiveAvgPoolNd(Module):
-    _fn = None
+    __constants__ = ["output_size"]
 
     def __init__(self, output_size):
         super().__init__()
         self.output_size = output_size
-
-    def forward(self, input):
-        return type(self)._fn(input, self.output_size)
 
     def extra_repr(self):
         return "output_size={}".format(self.output_size)
 
 
 class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
-    _fn = staticmethod(F.adaptive_avg_pool1d)
+    def forward(self, input):
+        return F.adaptive_avg_pool1d(input, self.output_size)
 
 
 class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
-    _fn = staticmethod(F.adaptive_avg_pool2d)
+    def forward(self, input):
+        return F.adaptive_avg_pool2d(input, self.output_size)
