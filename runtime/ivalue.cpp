@@ -1,6 +1,8 @@
 // IValue conversions and printing.
 #include "runtime/ivalue.h"
 
+#include <limits>
+
 namespace ampjit {
 
 IValue::IValue(const std::vector<int64_t>& v) : IValue(std::span<const int64_t>(v)) {}
@@ -169,12 +171,21 @@ Device Device::parse(std::string_view s) {
   if (s == "cpu") return Device(DeviceType::CPU);
   if (s == "cuda") return Device(DeviceType::CUDA, 0);
   if (s.starts_with("cuda:") && s.size() > 5) {
-    int idx = 0;
-    for (char c : s.substr(5)) {
-      AMPJIT_CHECK(c >= '0' && c <= '9', "Invalid device string: '{}'", s);
+    const std::string_view digits = s.substr(5);
+    AMPJIT_CHECK(digits.find_first_not_of("0123456789") == std::string_view::npos &&
+                     (digits.size() == 1 || digits[0] != '0'),
+                 "Invalid device string: '{}'", s);
+    int64_t idx = 0;
+    for (char c : digits) {
       idx = idx * 10 + (c - '0');
+      AMPJIT_CHECK(idx <= std::numeric_limits<int32_t>::max(),
+                   "Could not parse device index '{}' in device string '{}'", digits, s);
     }
-    return Device(DeviceType::CUDA, idx);
+    // torch 1.13 keeps the low byte (cuda:300 is cuda:44); an index that does not fit is an error.
+    AMPJIT_CHECK(idx <= std::numeric_limits<int8_t>::max(),
+                 "Device index {} in device string '{}' is out of range (at most {})", idx, s,
+                 std::numeric_limits<int8_t>::max());
+    return Device(DeviceType::CUDA, static_cast<int>(idx));
   }
   if (s.starts_with("cpu:") && s.substr(4) == "0") return Device(DeviceType::CPU);
   throw Error(

@@ -3,8 +3,11 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
 
 #include "runtime/error.h"
@@ -110,10 +113,25 @@ void Storage::destroy() const {
 
 // ---- Shape helpers ----------------------------------------------------------------------------
 
+// Note [Checked sizes]
+// Every element and byte count goes through these two, so a shape whose product does not fit is
+// torch's error, never a wrapped count (a tensor with too little memory behind it).
 int64_t numel_of(IntArrayRef sizes) {
   int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
+  bool overflow = false;
+  for (int64_t s : sizes) overflow |= __builtin_mul_overflow(n, s, &n);
+  AMPJIT_CHECK(!overflow, "numel: integer multiplication overflow");
   return n;
+}
+
+size_t storage_nbytes(IntArrayRef sizes, size_t itemsize) {
+  if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) return 0;
+  uint64_t n = itemsize;
+  bool overflow = false;
+  for (int64_t s : sizes) overflow |= __builtin_mul_overflow(n, static_cast<uint64_t>(s), &n);
+  AMPJIT_CHECK(!overflow && n <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
+               "Storage size calculation overflowed with sizes={}", shape_str(sizes));
+  return static_cast<size_t>(n);
 }
 
 std::string shape_str(IntArrayRef sizes) {
@@ -153,7 +171,9 @@ DimVector contiguous_strides(IntArrayRef sizes) {
   int64_t acc = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
     st[i] = acc;
-    acc *= std::max<int64_t>(sizes[i], 1);
+    // Wraps only for an empty tensor (the byte count is checked), whose strides are never used.
+    acc = static_cast<int64_t>(static_cast<uint64_t>(acc) *
+                               static_cast<uint64_t>(std::max<int64_t>(sizes[i], 1)));
   }
   return st;
 }
@@ -243,6 +263,7 @@ Tensor Tensor::empty(IntArrayRef sizes, ScalarType dtype, Device device) {
                  ::ampjit::shape_str(sizes));
   }
   AMPJIT_CHECK(dtype != ScalarType::Undefined, "empty: undefined dtype");
+  const size_t nbytes = storage_nbytes(sizes, ::ampjit::itemsize(dtype));
   if (device.is_cuda() && device.index < 0) device.index = 0;
   Ref<TensorImpl> impl(new TensorImpl());
   const size_t nd = sizes.size();
@@ -251,13 +272,14 @@ Tensor Tensor::empty(IntArrayRef sizes, ScalarType dtype, Device device) {
   int64_t acc = 1;
   for (size_t i = nd; i-- > 0;) {
     impl->strides[i] = acc;
-    acc *= std::max<int64_t>(sizes[i], 1);
+    // Wraps only for an empty tensor (the byte count is checked), whose strides are never used.
+    acc = static_cast<int64_t>(static_cast<uint64_t>(acc) *
+                               static_cast<uint64_t>(std::max<int64_t>(sizes[i], 1)));
   }
   impl->numel = numel_of(sizes);
   impl->dtype = dtype;
   impl->device = device;
-  impl->storage =
-      Storage::allocate(static_cast<size_t>(impl->numel) * ::ampjit::itemsize(dtype), device);
+  impl->storage = Storage::allocate(nbytes, device);
   return Tensor(std::move(impl));
 }
 
@@ -409,10 +431,10 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
   AMPJIT_CHECK_T(IndexError, dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
   d = wrap_dim(d, dim(), "narrow");
   const int64_t n = impl_->sizes[d];
-  if (start < 0) start += n;
-  AMPJIT_CHECK_T(IndexError, start >= 0 && length >= 0 && start + length <= n,
-                 "narrow(): start ({}) + length ({}) exceeds dimension size ({}).", start, length,
-                 n);
+  // torch's narrow: `start` wraps like a dim of a size-n tensor (n itself is the valid end).
+  if (start != n) start = wrap_dim(start, n);
+  AMPJIT_CHECK(length >= 0 && start <= n - length,
+               "start ({}) + length ({}) exceeds dimension size ({}).", start, length, n);
   return slice(d, start, start + length, 1);
 }
 
@@ -559,7 +581,39 @@ Tensor& Tensor::copy_(const Tensor& src) {
   return *this;
 }
 
+namespace {
+// torch's checked_convert for a floating value stored into an integer dtype (fill_, full): NaN,
+// infinities and values out of the type's range are errors, not the type's minimum.
+void check_fits(const Scalar& v, ScalarType dt) {
+  if (!v.is_floating() || !is_integral(dt) || dt == ScalarType::Bool) return;
+  const double x = v.to_double();
+  double lo = 0, hi = 0;
+  const char* name = "";
+  switch (dt) {
+    case ScalarType::UInt8:
+      lo = 0, hi = 255, name = "uint8_t";
+      break;
+    case ScalarType::Int8:
+      lo = -128, hi = 127, name = "int8_t";
+      break;
+    case ScalarType::Int16:
+      lo = -32768, hi = 32767, name = "int16_t";
+      break;
+    case ScalarType::Int32:
+      lo = -2147483648.0, hi = 2147483647.0, name = "int";
+      break;
+    default:
+      lo = -9223372036854775808.0, hi = 9223372036854775807.0, name = "int64_t";
+      break;
+  }
+  // hi + 1 is exact for every bound above; a value below it truncates into range.
+  AMPJIT_CHECK(!std::isnan(x) && x > lo - 1 && x < hi + 1,
+               "value cannot be converted to type {} without overflow", name);
+}
+}  // namespace
+
 Tensor& Tensor::fill_(const Scalar& v) {
+  check_fits(v, dtype());
   if (!device().is_cpu()) {
     if (numel() != 0) device_backend(device().type).fill(*this, v);
     return *this;

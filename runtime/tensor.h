@@ -172,7 +172,12 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op = "");
 DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op = "");
 DimVector contiguous_strides(IntArrayRef sizes);
 std::string shape_str(IntArrayRef sizes);
+// The element count of `sizes`; raises torch's "numel: integer multiplication overflow"
+// (Note [Checked sizes] in tensor.cpp).
 int64_t numel_of(IntArrayRef sizes);
+// The bytes of a contiguous tensor of `sizes`; raises torch's "Storage size calculation
+// overflowed" when they do not fit in int64.
+size_t storage_nbytes(IntArrayRef sizes, size_t itemsize);
 // Computes the strides of a view with new sizes, or nullopt when the memory layout does not allow
 // it (torch's "view size is not compatible with input tensor's size and stride").
 std::optional<DimVector> compute_view_strides(IntArrayRef old_sizes, IntArrayRef old_strides,

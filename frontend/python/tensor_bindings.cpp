@@ -301,10 +301,14 @@ double t_float(const Tensor& t) {
   AMPJIT_CHECK(t.numel() == 1, "only one element tensors can be converted to Python scalars");
   return t.item().to_double();
 }
-long long t_int(const Tensor& t) {
+bp::object t_int(const Tensor& t) {
   warn_python_dataflow("a Python integer");
   AMPJIT_CHECK(t.numel() == 1, "only one element tensors can be converted to Python scalars");
-  return t.item().to_int();
+  const Scalar s = t.item();
+  if (!s.is_floating()) return bp::object(s.to_int());
+  // Python's own int(float): NaN is a ValueError, an infinity an OverflowError, as torch's.
+  bp::object f(bp::handle<>(PyFloat_FromDouble(s.to_double())));
+  return bp::object(bp::handle<>(PyNumber_Long(f.ptr())));
 }
 
 bp::object tolist_rec(const Tensor& t, const std::vector<double>& v, int64_t dim, int64_t& pos) {

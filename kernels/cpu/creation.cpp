@@ -1,5 +1,6 @@
 // Kernels for factories (runtime/ops/creation.def).
 #include <cmath>
+#include <limits>
 
 #include "runtime/boxing.h"
 #include "runtime/op_table.h"
@@ -54,13 +55,17 @@ Tensor arange_impl(const Scalar& start, const Scalar& end, const Scalar& step, O
   AMPJIT_CHECK(std::isfinite(s) && std::isfinite(e), "arange: unsupported range: {} -> {}", s, e);
   AMPJIT_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
                "arange: upper bound and larger bound inconsistent with step sign");
-  int64_t n;
-  if (is_floating(type) || any_float)
-    n = static_cast<int64_t>(std::ceil((e - s) / st));
-  else {
-    const int64_t is = start.to_int(), ie = end.to_int(), ist = step.to_int();
-    n = (ie - is + ist + (ist > 0 ? -1 : 1)) / ist;
+  // The count in a type wide enough for any int64 or double range, checked before it is a size.
+  long double count;
+  if (is_floating(type) || any_float) {
+    count = std::ceil(static_cast<long double>(e - s) / st);
+  } else {
+    const __int128 is = start.to_int(), ie = end.to_int(), ist = step.to_int();
+    count = static_cast<long double>((ie - is + ist + (ist > 0 ? -1 : 1)) / ist);
   }
+  AMPJIT_CHECK(count >= 0 && count <= static_cast<long double>(std::numeric_limits<int64_t>::max()),
+               "invalid size, possible overflow?");
+  const int64_t n = static_cast<int64_t>(count);
   Tensor t = make(std::vector<int64_t>{std::max<int64_t>(n, 0)}, type, dev, rg);
   dispatch_numeric(type, "arange", [&]<typename T>() {
     T* p = t.data<T>();

@@ -120,11 +120,10 @@ Exits exits_of(const Stmt& s, bool in_loop) {
       break;
     }
     case StmtKind::For:
-    case StmtKind::While: {
-      const Body& b = s.kind == StmtKind::For ? s.as<For>().body : s.as<While>().body;
-      e.may_return = exits_of(b, false).may_return || exits_of(b, true).may_return;
+    case StmtKind::While:
+      // A break or continue inside belongs to the loop; only a return leaves through it.
+      e.may_return = may_return(s.kind == StmtKind::For ? s.as<For>().body : s.as<While>().body);
       break;
-    }
     case StmtKind::With:
       e = exits_of(s.as<With>().body, in_loop);
       break;
@@ -147,8 +146,23 @@ Exits exits_of(const Body& body, bool in_loop) {
   }
   return e;
 }
+// Whether a return statement is reachable inside `s` (one walk: Note [Exit flags]'s analysis stays
+// linear in the size of the body however deep its blocks nest).
 bool may_return(const Stmt& s) {
-  return exits_of(s, false).may_return || exits_of(s, true).may_return;
+  switch (s.kind) {
+    case StmtKind::Return:
+      return true;
+    case StmtKind::If:
+      return may_return(s.as<If>().body) || may_return(s.as<If>().orelse);
+    case StmtKind::For:
+      return may_return(s.as<For>().body);
+    case StmtKind::While:
+      return may_return(s.as<While>().body);
+    case StmtKind::With:
+      return may_return(s.as<With>().body);
+    default:
+      return false;
+  }
 }
 bool may_return(const Body& b) {
   for (const auto& s : b)

@@ -182,8 +182,12 @@ TEST(TensorErrors, BadViewsNameTheProblem) {
       ::testing::ThrowsMessage<Error>(HasSubstr("negative dimension -3")));
   EXPECT_THAT([&] { a.item(); }, ::testing::ThrowsMessage<Error>(HasSubstr(
                                      "a Tensor with 6 elements cannot be converted to Scalar")));
+  // torch's classes: a length past the end is a RuntimeError, a start out of range an IndexError.
   EXPECT_THAT([&] { a.narrow(1, 2, 2); },
-              ::testing::ThrowsMessage<IndexError>(HasSubstr("exceeds dimension size (3)")));
+              ::testing::ThrowsMessage<Error>(
+                  ::testing::StrEq("start (2) + length (2) exceeds dimension size (3).")));
+  EXPECT_THAT([&] { a.narrow(1, INT64_MAX, 1); },
+              ::testing::ThrowsMessage<IndexError>(HasSubstr("but got 9223372036854775807")));
 }
 
 TEST(TensorPrint, MatchesTorchRepr) {
