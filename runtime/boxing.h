@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "runtime/ivalue.h"
+#include "runtime/op_table.h"
 
 namespace ampjit {
 
@@ -61,7 +62,11 @@ void call_boxed(Stack& s) {
 
 }  // namespace ampjit
 
-#define AMPJIT_KERNEL(ID, FN)                      \
-  void ::ampjit::kernels::ID(::ampjit::Stack& s) { \
-    ::ampjit::call_boxed<&FN>(s);                  \
-  }
+// Also records the kernel for the op table, which takes an in-place or out= variant's own kernel
+// from there (Note [Derived op variants] in runtime/op_table.h).
+#define AMPJIT_KERNEL(ID, FN)                                          \
+  void ::ampjit::kernels::ID(::ampjit::Stack& s) {                     \
+    ::ampjit::call_boxed<&FN>(s);                                      \
+  }                                                                    \
+  [[maybe_unused]] static const bool ampjit_recorded_cpu_kernel_##ID = \
+      ::ampjit::record_cpu_kernel(::ampjit::OpId::ID, &::ampjit::kernels::ID);

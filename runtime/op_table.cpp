@@ -1,8 +1,10 @@
 // Builds the op table from the .def files at start-up: parses every schema once.
 #include "runtime/op_table.h"
 
+#include <array>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 
 #include "runtime/error.h"
 #include "runtime/tensor.h"
@@ -11,23 +13,50 @@ namespace ampjit {
 
 namespace {
 
+// The derived kernel of variant V on device D (Note [Derived op variants]): one function per
+// variant and device, as a BoxedKernel knows neither.
+template <OpId V, DeviceType D>
+void derived_kernel(Stack& s) {
+  kernels::run_derived_variant(op_entry(V), D, s);
+}
+using DeviceKernels = std::array<BoxedKernel, kNumDeviceTypes>;
+template <OpId V, size_t... D>
+constexpr DeviceKernels derived_kernels(std::index_sequence<D...>) {
+  return {&derived_kernel<V, static_cast<DeviceType>(D)>...};
+}
+
 struct OpDecl {
   OpId id;
   uint32_t flags;
   const char* schema;
-  BoxedKernel cpu;
+  BoxedKernel cpu;        // kernels::ID; nullptr for a variant (its own is recorded, if any)
+  DeviceKernels derived;  // a variant's derived kernels, one per device
 };
 
+// A variant's `kernels::ID` is named only in a discarded statement: it need not be defined.
+#define AMPJIT_OP(ID, FLAGS, SCHEMA)                                                         \
+  [] {                                                                                       \
+    if constexpr (schema_writes_argument(SCHEMA))                                            \
+      return OpDecl{OpId::ID, FLAGS, SCHEMA, nullptr,                                        \
+                    derived_kernels<OpId::ID>(std::make_index_sequence<kNumDeviceTypes>{})}; \
+    else                                                                                     \
+      return OpDecl{OpId::ID, FLAGS, SCHEMA, &kernels::ID, {}};                              \
+  }(),
 constexpr OpDecl kDecls[] = {
-#define AMPJIT_OP(ID, FLAGS, SCHEMA) {OpId::ID, FLAGS, SCHEMA, &kernels::ID},
 #include "runtime/ops/all_ops.def"
-#undef AMPJIT_OP
 };
+#undef AMPJIT_OP
+
+// The CPU kernels AMPJIT_KERNEL defined, by op (record_cpu_kernel): constant-initialized, so
+// recording works whichever static initializer runs first.
+BoxedKernel g_recorded_cpu[kNumOps] = {};
+bool g_table_built = false;
 
 struct Table {
   std::vector<OpEntry> ops;
   std::unordered_map<std::string, const OpEntry*> by_name;
   std::unordered_map<std::string, std::vector<const OpEntry*>> by_base;
+  std::vector<std::vector<OpEntry*>> variants_of = std::vector<std::vector<OpEntry*>>(kNumOps);
 
   Table() {
     ops.reserve(kNumOps);
@@ -38,10 +67,11 @@ struct Table {
       e.schema = parse_schema(d.schema);
       e.name = e.schema.full_name();
       e.base_name = e.schema.qualified_name();
-      e.kernels[static_cast<int>(DeviceType::CPU)] = d.cpu;
-      if (d.flags & (kComposite | kDeviceGeneric)) {
-        for (auto& k : e.kernels) k = d.cpu;
-      }
+      for (size_t i = 0; i < e.schema.args.size(); ++i)
+        if (e.schema.args[i].is_write) e.written_arg = static_cast<int>(i);
+      AMPJIT_CHECK((e.written_arg >= 0) == schema_writes_argument(d.schema),
+                   "op table: {} writes an argument the text check does not see", e.name);
+      install_cpu(e, d.cpu ? d.cpu : g_recorded_cpu[static_cast<size_t>(d.id)]);
       e.device_arg = e.schema.arg_index("device");
       e.dtype_arg = e.schema.arg_index("dtype");
       e.is_inplace = e.schema.is_inplace();
@@ -53,6 +83,73 @@ struct Table {
       by_base[e.base_name].push_back(&e);
       if (e.schema.overload.empty()) by_name.emplace(e.base_name, &e);
     }
+    for (OpEntry& v : ops) {
+      v.functional = functional_sibling(v);
+      if (v.functional) variants_of[static_cast<size_t>(v.functional->id)].push_back(&v);
+    }
+    for (OpEntry& v : ops)
+      for (int dev = 0; dev < kNumDeviceTypes; ++dev) derive(v, dev);
+    g_table_built = true;
+  }
+
+  // The CPU kernel in the CPU column, or in every column for kComposite and kDeviceGeneric.
+  static void install_cpu(OpEntry& e, BoxedKernel k) {
+    if (e.has(kComposite) || e.has(kDeviceGeneric)) {
+      for (auto& col : e.kernels) col = k;
+    } else {
+      e.kernels[static_cast<int>(DeviceType::CPU)] = k;
+    }
+  }
+
+  // Installs variant v's derived kernel on device `dev` where it has none and its sibling has one.
+  void derive(OpEntry& v, int dev) {
+    if (v.functional && !v.kernels[dev] && v.functional->kernels[dev])
+      v.kernels[dev] = kDecls[static_cast<size_t>(v.id)].derived[dev];
+  }
+
+  // Note [Derived op variants]: the functional overload a variant pairs with, or nullptr.
+  const OpEntry* functional_sibling(const OpEntry& v) const {
+    const FunctionSchema& vs = v.schema;
+    if (v.written_arg < 0 || vs.returns.size() != 1) return nullptr;
+    for (size_t i = 0; i < vs.args.size(); ++i)
+      if (vs.args[i].is_write && static_cast<int>(i) != v.written_arg) return nullptr;  // several
+    std::string name = vs.name;
+    if (v.is_inplace) {
+      if (v.written_arg != 0 || name.size() < 2 || name.back() != '_') return nullptr;
+      name.pop_back();
+    } else if (!v.is_out) {
+      return nullptr;
+    }
+    // Every argument but `out`, as text (`self` compares unwritten: is_write is not in it).
+    auto args_of = [](const FunctionSchema& s, int skip) {
+      std::vector<std::string> out;
+      for (size_t i = 0; i < s.args.size(); ++i) {
+        if (static_cast<int>(i) == skip) continue;
+        const Argument& a = s.args[i];
+        out.push_back(fmt::format("{}{} {}[{}]{}", a.kwarg_only ? "*" : "", a.type->str(), a.name,
+                                  a.list_len,
+                                  a.default_value ? "=" + a.default_value->repr() : ""));
+      }
+      return out;
+    };
+    const auto want = args_of(vs, v.is_out ? v.written_arg : -1);
+    auto it = by_base.find(vs.ns + "::" + name);
+    if (it == by_base.end()) return nullptr;
+    std::vector<const OpEntry*> found;
+    for (const OpEntry* f : it->second) {
+      if (f->written_arg < 0 && f->schema.returns.size() == 1 &&
+          f->schema.returns[0].type->str() == "Tensor" && args_of(f->schema, -1) == want)
+        found.push_back(f);
+    }
+    if (found.size() == 1) return found[0];
+    // Several with these arguments: the one of the variant's overload name, else none (visible).
+    const OpEntry* same_overload = nullptr;
+    for (const OpEntry* f : found) {
+      if (f->schema.overload != vs.overload) continue;
+      if (same_overload) return nullptr;
+      same_overload = f;
+    }
+    return same_overload;
   }
 };
 
@@ -104,7 +201,30 @@ const std::vector<const OpEntry*>& find_overloads(std::string_view base_name) {
 }
 
 void register_kernel(OpId id, DeviceType device, BoxedKernel k) {
-  table().ops[static_cast<size_t>(id)].kernels[static_cast<int>(device)] = k;
+  Table& t = table();
+  const int dev = static_cast<int>(device);
+  t.ops[static_cast<size_t>(id)].kernels[dev] = k;
+  for (OpEntry* v : t.variants_of[static_cast<size_t>(id)]) t.derive(*v, dev);
+}
+
+bool record_cpu_kernel(OpId id, BoxedKernel k) {
+  g_recorded_cpu[static_cast<size_t>(id)] = k;
+  // A kernel recorded after the table was built (a static initializer asked it first) still wins.
+  if (g_table_built && kDecls[static_cast<size_t>(id)].cpu == nullptr)
+    Table::install_cpu(table().ops[static_cast<size_t>(id)], k);
+  return true;
+}
+
+bool kernel_is_derived(const OpEntry& op, DeviceType device) {
+  const int dev = static_cast<int>(device);
+  return op.kernels[dev] && op.kernels[dev] == kDecls[static_cast<size_t>(op.id)].derived[dev];
+}
+
+std::vector<const OpEntry*> unpaired_variants() {
+  std::vector<const OpEntry*> out;
+  for (const OpEntry& op : table().ops)
+    if (op.written_arg >= 0 && !op.functional) out.push_back(&op);
+  return out;
 }
 
 void throw_no_kernel(const OpEntry& op, Device device) {

@@ -7,7 +7,9 @@
 //    overloads, recognized from the alias annotations, as in torch);
 //  - the CPU kernel `ampjit::kernels::ID` (a boxed function defined in kernels/cpu/), installed in
 //    the CPU column, or in every device column when FLAGS has kComposite (views and ops written in
-//    terms of other ops) or kDeviceGeneric (allocate, copy and fill through a device backend);
+//    terms of other ops) or kDeviceGeneric (allocate, copy and fill through a device backend); an
+//    in-place or out= variant needs none when its functional sibling has one (Note [Derived op
+//    variants]);
 //  - the C++ eager API `ampjit::ops::ID(...)` (runtime/ops.h);
 //  - the per-device autocast policy column, filled from the policy profiles (runtime/autocast);
 //  - later columns: the CUDA kernel (registered by the CUDA backend at load time).
@@ -72,6 +74,11 @@ struct OpEntry {
   int dtype_arg = -1;   // index of a `dtype=` argument, -1 when none
   bool is_inplace = false;
   bool is_out = false;
+  // An in-place or out= variant's functional sibling (add_.Tensor, add.out: add.Tensor), from
+  // which the variant's kernels derive where it has none of its own; nullptr for functional ops
+  // and unpaired variants (Note [Derived op variants]).
+  const OpEntry* functional = nullptr;
+  int written_arg = -1;  // the index of the argument a variant writes (self, out), -1 when none
 
   bool has(OpFlags f) const { return (flags & f) != 0; }
 };
@@ -103,6 +110,51 @@ inline BoxedKernel kernel_for(const OpEntry& op, Device device) {
 }
 // The ops `device` has no kernel for, in declaration order (script-only ops never reach a device).
 std::vector<const OpEntry*> ops_without_kernel(DeviceType device);
+
+// Note [Derived op variants]
+// An in-place overload (aten::add_.Tensor: `Tensor(a!) self`, a name ending in `_`) or an out=
+// overload (aten::mul.out: a kwarg `Tensor(a!) out`) mostly computes what its functional sibling
+// computes and writes the result into self or out. The table pairs each such variant with its
+// sibling from the schemas alone, as torch's structured_delegate does: the sibling is an
+// overload of the variant's name (without the trailing `_` in place) that writes nothing, returns
+// one Tensor and takes the same arguments once the written one is set aside (`out` dropped, `self`
+// no longer written): names, types, kwarg-only, defaults. So add_.Tensor -> add.Tensor,
+// div_.Tensor_mode -> div.Tensor_mode, pow_.Scalar -> pow.Tensor_Scalar, relu_ -> relu,
+// mul.out -> mul.Tensor, addmm.out -> addmm. Should several overloads take those arguments, the
+// one of the variant's overload name is the sibling, and without one the variant stays unpaired.
+// The variant's kernel on a device where it has none of its own is then derived: the sibling's
+// kernel for that device, on the same arguments (less `out`), whose result goes through
+// kernels::write_result(self or out, result, op, inplace) (kernels/operands.h: torch's cast rule,
+// resizing out=, refusing an in-place broadcast that would resize self), with the variant's own
+// name in its messages ("add_", "mul"); the variant returns self or out. A derived kernel is
+// installed in a column as soon as the sibling has a kernel there: at start-up for the CPU column
+// and the kComposite/kDeviceGeneric ones, when a backend registers the sibling for the others
+// (register_kernel). So a backend writes the functional kernel only, and a variant counts as served
+// (ops_without_kernel) where its sibling is.
+//
+// A kernel registered for the variant itself always wins over the derived one: write one where
+// the variant is not "compute, then write back", e.g. tril_, index_copy_ (the functional op is
+// written in terms of the in-place one), mm.out and the linalg out= forms (torch requires out's
+// dtype to match: meta::write_out), clamp_ (its messages name clamp_ from inside the loop). A
+// variant no sibling pairs with (dropout_ takes `self` where dropout takes `input`; copy_, fill_,
+// zero_ have no functional overload) keeps its own kernels everywhere: unpaired_variants() lists
+// them and tests/cpp/test_runtime.cpp (OpVariants) pins the list.
+//
+// Whether the kernel of `op` on `device` is derived from its functional sibling.
+bool kernel_is_derived(const OpEntry& op, DeviceType device);
+// The in-place and out= variants no functional sibling pairs with, in declaration order.
+std::vector<const OpEntry*> unpaired_variants();
+// Whether a schema's text writes one of its arguments (`Tensor(a!)` before the `->`): the
+// variants, recognized at compile time. AMPJIT_KERNEL records such a variant's own CPU kernel
+// (record_cpu_kernel) instead of the table naming `kernels::ID`, which it need not define.
+constexpr bool schema_writes_argument(std::string_view schema) {
+  const size_t arrow = schema.find(") ->");
+  return schema.substr(0, arrow).find("!)") != std::string_view::npos;
+}
+// Called by AMPJIT_KERNEL (runtime/boxing.h) for every CPU kernel, at load time; the table keeps
+// the variants' own kernels from it. Returns true (it initializes a static).
+bool record_cpu_kernel(OpId id, BoxedKernel k);
+
 // Sets an op's autocast policy for a device (profiles and user overrides).
 void set_autocast_policy(OpId id, DeviceType device, AutocastPolicy p);
 
@@ -110,6 +162,9 @@ namespace kernels {
 #define AMPJIT_OP(ID, FLAGS, SCHEMA) void ID(Stack&);
 #include "runtime/ops/all_ops.def"
 #undef AMPJIT_OP
+// The body of a derived variant kernel on `device` (Note [Derived op variants]); defined with
+// write_result in kernels/derived_variants.cpp.
+void run_derived_variant(const OpEntry& variant, DeviceType device, Stack& s);
 }  // namespace kernels
 
 }  // namespace ampjit

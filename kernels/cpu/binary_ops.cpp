@@ -1,6 +1,7 @@
 // Binary arithmetic kernels (runtime/ops/pointwise.def): add, sub, rsub, mul, div, pow, fmod,
 // remainder, atan2, addcmul and addcdiv, with broadcasting, type promotion
-// (runtime/type_promotion.h), Python-scalar overloads and in-place variants.
+// (runtime/type_promotion.h) and Python-scalar overloads. Their in-place and out= variants are
+// derived from them (Note [Derived op variants] in runtime/op_table.h).
 //
 // Note [Scalar overloads]
 // add, sub, mul, div and pow.Tensor_Scalar run a one-input loop for a Python-number operand, so
@@ -70,15 +71,6 @@ Tensor add_k(const Tensor& a, const Tensor& b, const Scalar& alpha) {
 Tensor add_scalar_k(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   return add_scalar_impl("add", a, b, alpha);
 }
-Tensor add_inplace_k(Tensor self, const Tensor& b, const Scalar& alpha) {
-  return write_result(self, add_k(self, b, alpha), "add_", true);
-}
-Tensor add_scalar_inplace_k(Tensor self, const Scalar& b, const Scalar& alpha) {
-  return write_result(self, add_scalar_k(self, b, alpha), "add_", true);
-}
-Tensor add_out_k(const Tensor& a, const Tensor& b, const Scalar& alpha, Tensor out) {
-  return write_result(out, add_k(a, b, alpha), "add", false);
-}
 
 // a - alpha * b is a + (-alpha) * b, as in torch: sub shares add's loops.
 Tensor sub_impl(const char* op, const Tensor& a, const Tensor& b, const Scalar& alpha) {
@@ -93,12 +85,6 @@ Tensor sub_scalar_k(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   check_sub(a.dtype(), b.type());
   check_alpha(result_type(a, b), alpha);
   return add_scalar_impl("sub", a, b, negated(alpha));
-}
-Tensor sub_inplace_k(Tensor self, const Tensor& b, const Scalar& alpha) {
-  return write_result(self, sub_k(self, b, alpha), "sub_", true);
-}
-Tensor sub_scalar_inplace_k(Tensor self, const Scalar& b, const Scalar& alpha) {
-  return write_result(self, sub_scalar_k(self, b, alpha), "sub_", true);
 }
 // rsub(self, other, alpha) = other - alpha * self.
 Tensor rsub_k(const Tensor& a, const Tensor& b, const Scalar& alpha) {
@@ -134,15 +120,6 @@ Tensor mul_scalar_k(const Tensor& a, const Scalar& b) {
   const ScalarType rt = result_type(a, b);
   if (rt == ScalarType::Bool) return mul_k(a, wrap_scalar(b));
   return mul_by_scalar(a, b, rt);
-}
-Tensor mul_inplace_k(Tensor self, const Tensor& b) {
-  return write_result(self, mul_k(self, b), "mul_", true);
-}
-Tensor mul_scalar_inplace_k(Tensor self, const Scalar& b) {
-  return write_result(self, mul_scalar_k(self, b), "mul_", true);
-}
-Tensor mul_out_k(const Tensor& a, const Tensor& b, Tensor out) {
-  return write_result(out, mul_k(a, b), "mul", false);
 }
 
 // ---- div ---------------------------------------------------------------------------------------
@@ -223,18 +200,6 @@ Tensor div_scalar_mode_k(const Tensor& a, const Scalar& b, std::optional<std::st
   const Rounding r = meta::parse_rounding(mode);
   return r == Rounding::True ? div_scalar_k(a, b) : div_rounding(a, wrap_scalar(b), r);
 }
-Tensor div_inplace_k(Tensor self, const Tensor& b) {
-  return write_result(self, div_k(self, b), "div_", true);
-}
-Tensor div_scalar_inplace_k(Tensor self, const Scalar& b) {
-  return write_result(self, div_scalar_k(self, b), "div_", true);
-}
-Tensor div_mode_inplace_k(Tensor self, const Tensor& b, std::optional<std::string> mode) {
-  return write_result(self, div_mode_k(self, b, std::move(mode)), "div_", true);
-}
-Tensor div_scalar_mode_inplace_k(Tensor self, const Scalar& b, std::optional<std::string> mode) {
-  return write_result(self, div_scalar_mode_k(self, b, std::move(mode)), "div_", true);
-}
 
 // ---- pow ---------------------------------------------------------------------------------------
 
@@ -285,12 +250,6 @@ Tensor pow_tensor_scalar_k(const Tensor& a, const Scalar& e) {
 Tensor pow_scalar_k(const Scalar& base, const Tensor& e) {
   return pow_k(wrap_scalar(base), e);
 }
-Tensor pow_inplace_k(Tensor self, const Tensor& e) {
-  return write_result(self, pow_k(self, e), "pow_", true);
-}
-Tensor pow_scalar_inplace_k(Tensor self, const Scalar& e) {
-  return write_result(self, pow_tensor_scalar_k(self, e), "pow_", true);
-}
 
 // ---- fmod, remainder ---------------------------------------------------------------------------
 
@@ -330,12 +289,6 @@ Tensor fmod_k(const Tensor& a, const Tensor& b) {
 Tensor fmod_scalar_k(const Tensor& a, const Scalar& b) {
   return fmod_k(a, wrap_scalar(b));
 }
-Tensor fmod_inplace_k(Tensor self, const Tensor& b) {
-  return write_result(self, fmod_k(self, b), "fmod_", true);
-}
-Tensor fmod_scalar_inplace_k(Tensor self, const Scalar& b) {
-  return write_result(self, fmod_scalar_k(self, b), "fmod_", true);
-}
 Tensor remainder_k(const Tensor& a, const Tensor& b) {
   return modulo("remainder", a, b, true);
 }
@@ -344,12 +297,6 @@ Tensor remainder_scalar_k(const Tensor& a, const Scalar& b) {
 }
 Tensor remainder_scalar_tensor_k(const Scalar& a, const Tensor& b) {
   return remainder_k(wrap_scalar(a), b);
-}
-Tensor remainder_inplace_k(Tensor self, const Tensor& b) {
-  return write_result(self, remainder_k(self, b), "remainder_", true);
-}
-Tensor remainder_scalar_inplace_k(Tensor self, const Scalar& b) {
-  return write_result(self, remainder_scalar_k(self, b), "remainder_", true);
 }
 
 // ---- atan2 -------------------------------------------------------------------------------------
@@ -360,9 +307,6 @@ Tensor atan2_k(const Tensor& a, const Tensor& b) {
     using M = opmath_t<T>;
     return map<T>("atan2", std::array{a, b}, rt, [](M y, M x) { return std::atan2(y, x); });
   });
-}
-Tensor atan2_inplace_k(Tensor self, const Tensor& b) {
-  return write_result(self, atan2_k(self, b), "atan2_", true);
 }
 
 // ---- addcmul, addcdiv --------------------------------------------------------------------------
@@ -388,57 +332,30 @@ Tensor addcdiv_k(const Tensor& self, const Tensor& t1, const Tensor& t2, const S
     return map<T>("addcdiv", ins, rt, [v](M s, M x, M y) { return s + v * x / y; });
   });
 }
-Tensor addcmul_inplace_k(Tensor self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
-  return write_result(self, addcmul_k(self, t1, t2, value), "addcmul_", true);
-}
-Tensor addcdiv_inplace_k(Tensor self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
-  return write_result(self, addcdiv_k(self, t1, t2, value), "addcdiv_", true);
-}
 
 }  // namespace
 }  // namespace ampjit::cpu
 
 AMPJIT_KERNEL(add, cpu::add_k)
 AMPJIT_KERNEL(add_Scalar, cpu::add_scalar_k)
-AMPJIT_KERNEL(add_, cpu::add_inplace_k)
-AMPJIT_KERNEL(add__Scalar, cpu::add_scalar_inplace_k)
-AMPJIT_KERNEL(add_out, cpu::add_out_k)
 AMPJIT_KERNEL(sub, cpu::sub_k)
 AMPJIT_KERNEL(sub_Scalar, cpu::sub_scalar_k)
-AMPJIT_KERNEL(sub_, cpu::sub_inplace_k)
-AMPJIT_KERNEL(sub__Scalar, cpu::sub_scalar_inplace_k)
 AMPJIT_KERNEL(rsub, cpu::rsub_k)
 AMPJIT_KERNEL(rsub_Scalar, cpu::rsub_scalar_k)
 AMPJIT_KERNEL(mul, cpu::mul_k)
 AMPJIT_KERNEL(mul_Scalar, cpu::mul_scalar_k)
-AMPJIT_KERNEL(mul_, cpu::mul_inplace_k)
-AMPJIT_KERNEL(mul__Scalar, cpu::mul_scalar_inplace_k)
-AMPJIT_KERNEL(mul_out, cpu::mul_out_k)
 AMPJIT_KERNEL(div, cpu::div_k)
 AMPJIT_KERNEL(div_Scalar, cpu::div_scalar_k)
 AMPJIT_KERNEL(div_Tensor_mode, cpu::div_mode_k)
 AMPJIT_KERNEL(div_Scalar_mode, cpu::div_scalar_mode_k)
-AMPJIT_KERNEL(div_, cpu::div_inplace_k)
-AMPJIT_KERNEL(div__Scalar, cpu::div_scalar_inplace_k)
-AMPJIT_KERNEL(div__Tensor_mode, cpu::div_mode_inplace_k)
-AMPJIT_KERNEL(div__Scalar_mode, cpu::div_scalar_mode_inplace_k)
 AMPJIT_KERNEL(pow, cpu::pow_k)
 AMPJIT_KERNEL(pow_Tensor_Scalar, cpu::pow_tensor_scalar_k)
 AMPJIT_KERNEL(pow_Scalar, cpu::pow_scalar_k)
-AMPJIT_KERNEL(pow_, cpu::pow_inplace_k)
-AMPJIT_KERNEL(pow__Scalar, cpu::pow_scalar_inplace_k)
 AMPJIT_KERNEL(fmod, cpu::fmod_k)
 AMPJIT_KERNEL(fmod_Scalar, cpu::fmod_scalar_k)
-AMPJIT_KERNEL(fmod_, cpu::fmod_inplace_k)
-AMPJIT_KERNEL(fmod__Scalar, cpu::fmod_scalar_inplace_k)
 AMPJIT_KERNEL(remainder, cpu::remainder_k)
 AMPJIT_KERNEL(remainder_Scalar, cpu::remainder_scalar_k)
 AMPJIT_KERNEL(remainder_Scalar_Tensor, cpu::remainder_scalar_tensor_k)
-AMPJIT_KERNEL(remainder_, cpu::remainder_inplace_k)
-AMPJIT_KERNEL(remainder__Scalar, cpu::remainder_scalar_inplace_k)
 AMPJIT_KERNEL(atan2, cpu::atan2_k)
-AMPJIT_KERNEL(atan2_, cpu::atan2_inplace_k)
 AMPJIT_KERNEL(addcmul, cpu::addcmul_k)
-AMPJIT_KERNEL(addcmul_, cpu::addcmul_inplace_k)
 AMPJIT_KERNEL(addcdiv, cpu::addcdiv_k)
-AMPJIT_KERNEL(addcdiv_, cpu::addcdiv_inplace_k)

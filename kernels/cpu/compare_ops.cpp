@@ -140,6 +140,8 @@ Tensor truth(const Tensor& t, ScalarType rt) {
   return cast_to(cast_to(t, rt), ScalarType::Bool);
 }
 
+// In place (logical_and_ and the others, derived: Note [Derived op variants] in
+// runtime/op_table.h), the bool result is written in self's dtype (as 0 and 1).
 enum class Logic { And, Or, Xor };
 
 Tensor logical(const char* op, Logic l, const Tensor& a, const Tensor& b) {
@@ -162,19 +164,6 @@ Tensor logical_xor_k(const Tensor& a, const Tensor& b) {
 Tensor logical_not_k(const Tensor& a) {
   return map<bool>("logical_not", std::array{truth(a, a.dtype())}, ScalarType::Bool,
                    [](bool x) { return !x; });
-}
-// In place, the bool result is written in self's dtype (as 0 and 1).
-Tensor logical_and_inplace_k(Tensor self, const Tensor& b) {
-  return write_result(self, logical_and_k(self, b), "logical_and_", true);
-}
-Tensor logical_or_inplace_k(Tensor self, const Tensor& b) {
-  return write_result(self, logical_or_k(self, b), "logical_or_", true);
-}
-Tensor logical_xor_inplace_k(Tensor self, const Tensor& b) {
-  return write_result(self, logical_xor_k(self, b), "logical_xor_", true);
-}
-Tensor logical_not_inplace_k(Tensor self) {
-  return write_result(self, logical_not_k(self), "logical_not_", true);
 }
 
 }  // namespace
@@ -199,10 +188,6 @@ AMPJIT_KERNEL(where_ScalarSelf, cpu::where_scalar_self_k)
 AMPJIT_KERNEL(where_ScalarOther, cpu::where_scalar_other_k)
 AMPJIT_KERNEL(where_Scalar, cpu::where_scalar_k)
 AMPJIT_KERNEL(logical_and, cpu::logical_and_k)
-AMPJIT_KERNEL(logical_and_, cpu::logical_and_inplace_k)
 AMPJIT_KERNEL(logical_or, cpu::logical_or_k)
-AMPJIT_KERNEL(logical_or_, cpu::logical_or_inplace_k)
 AMPJIT_KERNEL(logical_xor, cpu::logical_xor_k)
-AMPJIT_KERNEL(logical_xor_, cpu::logical_xor_inplace_k)
 AMPJIT_KERNEL(logical_not, cpu::logical_not_k)
-AMPJIT_KERNEL(logical_not_, cpu::logical_not_inplace_k)

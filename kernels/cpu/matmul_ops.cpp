@@ -1,5 +1,6 @@
 // Matrix products (runtime/ops/linalg.def): mm, bmm, mv, dot, matmul, addmm, addmv, addbmm,
-// baddbmm, linear, and their in-place and out= forms. Every product except dot is one call of
+// baddbmm, linear, and their out= forms (addmm_ and baddbmm_ are derived: Note [Derived op
+// variants] in runtime/op_table.h). Every product except dot is one call of
 // `gemm` below, a batched C = alpha * A @ B + beta * addend:
 //  - float32 runs on oneDNN, row- or column-major operands described by their strides (no
 //    copies; other layouts are copied first);
@@ -345,10 +346,6 @@ Tensor addmm_k(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const
   const Tensor addend = self.expand(meta::addmm_shape(self, mat1, mat2));
   return gemm(as_batch1(mat1), as_batch1(mat2), addend, beta, alpha, "addmm").squeeze(0);
 }
-Tensor addmm_inplace_k(Tensor self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
-                       const Scalar& alpha) {
-  return write_result(self, addmm_k(self, mat1, mat2, beta, alpha), "addmm_", true);
-}
 Tensor addmm_out_k(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
                    const Scalar& alpha, Tensor out) {
   return meta::write_out(out, addmm_k(self, mat1, mat2, beta, alpha));
@@ -366,10 +363,6 @@ Tensor baddbmm_k(const Tensor& self, const Tensor& batch1, const Tensor& batch2,
                  const Scalar& alpha) {
   const Tensor addend = self.expand(meta::baddbmm_shape(self, batch1, batch2));
   return gemm(batch1, batch2, addend, beta, alpha, "baddbmm");
-}
-Tensor baddbmm_inplace_k(Tensor self, const Tensor& batch1, const Tensor& batch2,
-                         const Scalar& beta, const Scalar& alpha) {
-  return write_result(self, baddbmm_k(self, batch1, batch2, beta, alpha), "baddbmm_", true);
 }
 
 Tensor addbmm_k(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
@@ -460,10 +453,8 @@ AMPJIT_KERNEL(dot, cpu::dot_k)
 AMPJIT_KERNEL(matmul, cpu::matmul_k)
 AMPJIT_KERNEL(matmul_out, cpu::matmul_out_k)
 AMPJIT_KERNEL(addmm, cpu::addmm_k)
-AMPJIT_KERNEL(addmm_, cpu::addmm_inplace_k)
 AMPJIT_KERNEL(addmm_out, cpu::addmm_out_k)
 AMPJIT_KERNEL(addmv, cpu::addmv_k)
 AMPJIT_KERNEL(addbmm, cpu::addbmm_k)
 AMPJIT_KERNEL(baddbmm, cpu::baddbmm_k)
-AMPJIT_KERNEL(baddbmm_, cpu::baddbmm_inplace_k)
 AMPJIT_KERNEL(linear, cpu::linear_k)

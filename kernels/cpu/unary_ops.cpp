@@ -1,5 +1,7 @@
 // Unary pointwise kernels (runtime/ops/pointwise.def): math functions (exp, log, ..., gelu), neg,
-// abs, sign, rounding, and clamp with relu and clamp_min/clamp_max, each with its in-place variant.
+// abs, sign, rounding, and clamp with relu and clamp_min/clamp_max. Their in-place variants are
+// derived (Note [Derived op variants] in runtime/op_table.h), except clamp_'s, whose messages name
+// clamp_ from inside the loop.
 //
 // Note [Unary math table]
 // The transcendental functions do not vectorize here (no -ffast-math, no vector libm), so calling
@@ -22,7 +24,6 @@ namespace {
 
 struct MathFn {
   const char* name;
-  const char* inplace_name;
   bool int_to_float;  // integer and bool inputs compute in float32 (torch's "int-to-float" ops)
   float (*f32)(float);
   double (*f64)(double);
@@ -30,8 +31,8 @@ struct MathFn {
 
 // A row from one generic lambda `g`, instantiated for float and double.
 template <typename G>
-constexpr MathFn math_fn(const char* name, const char* inplace_name, bool int_to_float, G) {
-  return {name, inplace_name, int_to_float, [](float x) -> float { return G{}(x); },
+constexpr MathFn math_fn(const char* name, bool int_to_float, G) {
+  return {name, int_to_float, [](float x) -> float { return G{}(x); },
           [](double x) -> double { return G{}(x); }};
 }
 
@@ -55,26 +56,26 @@ enum class Math {
 
 // The formulas of torch's CPU kernels.
 constexpr MathFn kMath[] = {
-    math_fn("exp", "exp_", true, [](auto x) { return std::exp(x); }),
-    math_fn("log", "log_", true, [](auto x) { return std::log(x); }),
-    math_fn("log1p", "log1p_", true, [](auto x) { return std::log1p(x); }),
-    math_fn("sqrt", "sqrt_", true, [](auto x) { return std::sqrt(x); }),
-    math_fn("rsqrt", "rsqrt_", true, [](auto x) { return decltype(x)(1) / std::sqrt(x); }),
-    math_fn("sin", "sin_", true, [](auto x) { return std::sin(x); }),
-    math_fn("cos", "cos_", true, [](auto x) { return std::cos(x); }),
-    math_fn("tan", "tan_", true, [](auto x) { return std::tan(x); }),
-    math_fn("tanh", "tanh_", true, [](auto x) { return std::tanh(x); }),
-    math_fn("sigmoid", "sigmoid_", true,
+    math_fn("exp", true, [](auto x) { return std::exp(x); }),
+    math_fn("log", true, [](auto x) { return std::log(x); }),
+    math_fn("log1p", true, [](auto x) { return std::log1p(x); }),
+    math_fn("sqrt", true, [](auto x) { return std::sqrt(x); }),
+    math_fn("rsqrt", true, [](auto x) { return decltype(x)(1) / std::sqrt(x); }),
+    math_fn("sin", true, [](auto x) { return std::sin(x); }),
+    math_fn("cos", true, [](auto x) { return std::cos(x); }),
+    math_fn("tan", true, [](auto x) { return std::tan(x); }),
+    math_fn("tanh", true, [](auto x) { return std::tanh(x); }),
+    math_fn("sigmoid", true,
             [](auto x) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); }),
-    math_fn("erf", "erf_", true, [](auto x) { return std::erf(x); }),
-    math_fn("reciprocal", "reciprocal_", true, [](auto x) { return decltype(x)(1) / x; }),
-    math_fn("silu", "silu_", false, [](auto x) { return x / (decltype(x)(1) + std::exp(-x)); }),
-    math_fn("gelu", "gelu_", false,
+    math_fn("erf", true, [](auto x) { return std::erf(x); }),
+    math_fn("reciprocal", true, [](auto x) { return decltype(x)(1) / x; }),
+    math_fn("silu", false, [](auto x) { return x / (decltype(x)(1) + std::exp(-x)); }),
+    math_fn("gelu", false,
             [](auto x) {
               using M = decltype(x);
               return x * M(0.5) * (M(1) + std::erf(x * M(M_SQRT1_2)));
             }),
-    math_fn("gelu", "gelu_", false,
+    math_fn("gelu", false,
             [](auto x) {
               using M = decltype(x);
               const M beta = M(M_SQRT2 * M_2_SQRTPI * 0.5), kappa = M(0.044715);
@@ -106,19 +107,12 @@ template <Math m>
 Tensor math_k(const Tensor& self) {
   return math(m, self);
 }
-template <Math m>
-Tensor math_inplace_k(Tensor self) {
-  return write_result(self, math(m, self), kMath[static_cast<int>(m)].inplace_name, true);
-}
 
 Math gelu_kind(const std::string& approximate) {
   return meta::gelu_is_tanh(approximate) ? Math::GeluTanh : Math::Gelu;
 }
 Tensor gelu_k(const Tensor& self, std::string approximate) {
   return math(gelu_kind(approximate), self);
-}
-Tensor gelu_inplace_k(Tensor self, std::string approximate) {
-  return write_result(self, math(gelu_kind(approximate), self), "gelu_", true);
 }
 
 // ---- neg, abs, sign ----------------------------------------------------------------------------
@@ -162,15 +156,6 @@ Tensor sign_k(const Tensor& self) {
       return static_cast<M>((M(0) < x) - (x < M(0)));
   });
 }
-Tensor neg_inplace_k(Tensor self) {
-  return write_result(self, neg_k(self), "neg_", true);
-}
-Tensor abs_inplace_k(Tensor self) {
-  return write_result(self, abs_k(self), "abs_", true);
-}
-Tensor sign_inplace_k(Tensor self) {
-  return write_result(self, sign_k(self), "sign_", true);
-}
 
 // ---- floor, ceil, round ------------------------------------------------------------------------
 
@@ -206,18 +191,6 @@ Tensor round_decimals_k(const Tensor& self, int64_t decimals) {
       return neg ? std::nearbyint(x / s) * s : std::nearbyint(x * s) / s;
     });
   });
-}
-Tensor floor_inplace_k(Tensor self) {
-  return write_result(self, floor_k(self), "floor_", true);
-}
-Tensor ceil_inplace_k(Tensor self) {
-  return write_result(self, ceil_k(self), "ceil_", true);
-}
-Tensor round_inplace_k(Tensor self) {
-  return write_result(self, round_k(self), "round_", true);
-}
-Tensor round_decimals_inplace_k(Tensor self, int64_t decimals) {
-  return write_result(self, round_decimals_k(self, decimals), "round_", true);
 }
 
 // ---- clamp, clamp_min, clamp_max, relu ---------------------------------------------------------
@@ -303,23 +276,11 @@ Tensor clamp_min_k(const Tensor& self, const Scalar& lo) {
 Tensor clamp_min_tensor_k(const Tensor& self, const Tensor& lo) {
   return clamp_tensor("clamp_min", self, lo, std::nullopt);
 }
-Tensor clamp_min_inplace_k(Tensor self, const Scalar& lo) {
-  return write_result(self, clamp_min_k(self, lo), "clamp_min_", true);
-}
-Tensor clamp_min_tensor_inplace_k(Tensor self, const Tensor& lo) {
-  return write_result(self, clamp_min_tensor_k(self, lo), "clamp_min_", true);
-}
 Tensor clamp_max_k(const Tensor& self, const Scalar& hi) {
   return clamp_scalar("clamp_max", self, std::nullopt, hi, LoneNaNBound::PropagatesNaN);
 }
 Tensor clamp_max_tensor_k(const Tensor& self, const Tensor& hi) {
   return clamp_tensor("clamp_max", self, std::nullopt, hi);
-}
-Tensor clamp_max_inplace_k(Tensor self, const Scalar& hi) {
-  return write_result(self, clamp_max_k(self, hi), "clamp_max_", true);
-}
-Tensor clamp_max_tensor_inplace_k(Tensor self, const Tensor& hi) {
-  return write_result(self, clamp_max_tensor_k(self, hi), "clamp_max_", true);
 }
 
 // relu is clamp_min(self, 0), as in torch.
@@ -327,66 +288,37 @@ Tensor relu_k(const Tensor& self) {
   meta::check_relu(self.dtype());
   return clamp_scalar("relu", self, Scalar(int64_t{0}), std::nullopt);
 }
-Tensor relu_inplace_k(Tensor self) {
-  return write_result(self, relu_k(self), "relu_", true);
-}
 
 }  // namespace
 }  // namespace ampjit::cpu
 
 AMPJIT_KERNEL(neg, cpu::neg_k)
-AMPJIT_KERNEL(neg_, cpu::neg_inplace_k)
 AMPJIT_KERNEL(abs, cpu::abs_k)
-AMPJIT_KERNEL(abs_, cpu::abs_inplace_k)
 AMPJIT_KERNEL(sign, cpu::sign_k)
-AMPJIT_KERNEL(sign_, cpu::sign_inplace_k)
 AMPJIT_KERNEL(exp, cpu::math_k<cpu::Math::Exp>)
-AMPJIT_KERNEL(exp_, cpu::math_inplace_k<cpu::Math::Exp>)
 AMPJIT_KERNEL(log, cpu::math_k<cpu::Math::Log>)
-AMPJIT_KERNEL(log_, cpu::math_inplace_k<cpu::Math::Log>)
 AMPJIT_KERNEL(log1p, cpu::math_k<cpu::Math::Log1p>)
-AMPJIT_KERNEL(log1p_, cpu::math_inplace_k<cpu::Math::Log1p>)
 AMPJIT_KERNEL(sqrt, cpu::math_k<cpu::Math::Sqrt>)
-AMPJIT_KERNEL(sqrt_, cpu::math_inplace_k<cpu::Math::Sqrt>)
 AMPJIT_KERNEL(rsqrt, cpu::math_k<cpu::Math::Rsqrt>)
-AMPJIT_KERNEL(rsqrt_, cpu::math_inplace_k<cpu::Math::Rsqrt>)
 AMPJIT_KERNEL(sin, cpu::math_k<cpu::Math::Sin>)
-AMPJIT_KERNEL(sin_, cpu::math_inplace_k<cpu::Math::Sin>)
 AMPJIT_KERNEL(cos, cpu::math_k<cpu::Math::Cos>)
-AMPJIT_KERNEL(cos_, cpu::math_inplace_k<cpu::Math::Cos>)
 AMPJIT_KERNEL(tan, cpu::math_k<cpu::Math::Tan>)
-AMPJIT_KERNEL(tan_, cpu::math_inplace_k<cpu::Math::Tan>)
 AMPJIT_KERNEL(tanh, cpu::math_k<cpu::Math::Tanh>)
-AMPJIT_KERNEL(tanh_, cpu::math_inplace_k<cpu::Math::Tanh>)
 AMPJIT_KERNEL(sigmoid, cpu::math_k<cpu::Math::Sigmoid>)
-AMPJIT_KERNEL(sigmoid_, cpu::math_inplace_k<cpu::Math::Sigmoid>)
 AMPJIT_KERNEL(erf, cpu::math_k<cpu::Math::Erf>)
-AMPJIT_KERNEL(erf_, cpu::math_inplace_k<cpu::Math::Erf>)
 AMPJIT_KERNEL(reciprocal, cpu::math_k<cpu::Math::Reciprocal>)
-AMPJIT_KERNEL(reciprocal_, cpu::math_inplace_k<cpu::Math::Reciprocal>)
 AMPJIT_KERNEL(silu, cpu::math_k<cpu::Math::Silu>)
-AMPJIT_KERNEL(silu_, cpu::math_inplace_k<cpu::Math::Silu>)
 AMPJIT_KERNEL(gelu, cpu::gelu_k)
-AMPJIT_KERNEL(gelu_, cpu::gelu_inplace_k)
 AMPJIT_KERNEL(floor, cpu::floor_k)
-AMPJIT_KERNEL(floor_, cpu::floor_inplace_k)
 AMPJIT_KERNEL(ceil, cpu::ceil_k)
-AMPJIT_KERNEL(ceil_, cpu::ceil_inplace_k)
 AMPJIT_KERNEL(round, cpu::round_k)
 AMPJIT_KERNEL(round_decimals, cpu::round_decimals_k)
-AMPJIT_KERNEL(round_, cpu::round_inplace_k)
-AMPJIT_KERNEL(round__decimals, cpu::round_decimals_inplace_k)
 AMPJIT_KERNEL(relu, cpu::relu_k)
-AMPJIT_KERNEL(relu_, cpu::relu_inplace_k)
 AMPJIT_KERNEL(clamp, cpu::clamp_k)
 AMPJIT_KERNEL(clamp_Tensor, cpu::clamp_tensor_k)
 AMPJIT_KERNEL(clamp_, cpu::clamp_inplace_k)
 AMPJIT_KERNEL(clamp__Tensor, cpu::clamp_tensor_inplace_k)
 AMPJIT_KERNEL(clamp_min, cpu::clamp_min_k)
 AMPJIT_KERNEL(clamp_min_Tensor, cpu::clamp_min_tensor_k)
-AMPJIT_KERNEL(clamp_min_, cpu::clamp_min_inplace_k)
-AMPJIT_KERNEL(clamp_min__Tensor, cpu::clamp_min_tensor_inplace_k)
 AMPJIT_KERNEL(clamp_max, cpu::clamp_max_k)
 AMPJIT_KERNEL(clamp_max_Tensor, cpu::clamp_max_tensor_k)
-AMPJIT_KERNEL(clamp_max_, cpu::clamp_max_inplace_k)
-AMPJIT_KERNEL(clamp_max__Tensor, cpu::clamp_max_tensor_inplace_k)

@@ -1,9 +1,10 @@
 // Matrix products and convolutions on CUDA (runtime/ops/linalg.def, runtime/ops/conv.def): mm,
-// bmm, mv, dot, matmul, addmm, addmv, addbmm, baddbmm, linear and their in-place and out= forms,
-// conv1d and conv2d. Every one is a batched GEMM through `gemm_into` (one cuBLAS call, Note
-// [Row-major products on cuBLAS]); a convolution is im2col (blas.cu) plus GEMMs. Shapes, argument
-// checks and messages are the CPU kernels' own (kernels/linalg_meta.h); the dtypes are torch's
-// CUDA ones (Note [Floating products only on CUDA]).
+// bmm, mv, dot, matmul, addmm, addmv, addbmm, baddbmm, linear and their out= forms (addmm_ and
+// baddbmm_ are derived: Note [Derived op variants] in runtime/op_table.h), conv1d and conv2d. Every
+// one is a batched GEMM through `gemm_into` (one cuBLAS call, Note [Row-major products on cuBLAS]);
+// a convolution is im2col (blas.cu) plus GEMMs. Shapes, argument checks and messages are the CPU
+// kernels' own (kernels/linalg_meta.h); the dtypes are torch's CUDA ones (Note [Floating products
+// only on CUDA]).
 #include <cublas_v2.h>
 
 #include <algorithm>
@@ -196,10 +197,6 @@ Tensor addmm_k(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const
   const Tensor addend = on_device(self, mat1.device()).expand(shape);
   return gemm(as_batch1(mat1), as_batch1(mat2), addend, beta, alpha, "addmm_cuda").squeeze(0);
 }
-Tensor addmm_inplace_k(Tensor self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
-                       const Scalar& alpha) {
-  return kernels::write_result(self, addmm_k(self, mat1, mat2, beta, alpha), "addmm_", true);
-}
 Tensor addmm_out_k(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
                    const Scalar& alpha, Tensor out) {
   return meta::write_out(out, addmm_k(self, mat1, mat2, beta, alpha));
@@ -218,11 +215,6 @@ Tensor baddbmm_k(const Tensor& self, const Tensor& batch1, const Tensor& batch2,
   const Dims shape = meta::baddbmm_shape(self, batch1, batch2);
   const Tensor addend = on_device(self, batch1.device()).expand(shape);
   return gemm(batch1, batch2, addend, beta, alpha, "baddbmm_cuda");
-}
-Tensor baddbmm_inplace_k(Tensor self, const Tensor& batch1, const Tensor& batch2,
-                         const Scalar& beta, const Scalar& alpha) {
-  return kernels::write_result(self, baddbmm_k(self, batch1, batch2, beta, alpha), "baddbmm_",
-                               true);
 }
 
 Tensor addbmm_k(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
@@ -418,12 +410,10 @@ void register_blas_kernels() {
   AMPJIT_CUDA_KERNEL(matmul, matmul_k);
   AMPJIT_CUDA_KERNEL(matmul_out, matmul_out_k);
   AMPJIT_CUDA_KERNEL(addmm, addmm_k);
-  AMPJIT_CUDA_KERNEL(addmm_, addmm_inplace_k);
   AMPJIT_CUDA_KERNEL(addmm_out, addmm_out_k);
   AMPJIT_CUDA_KERNEL(addmv, addmv_k);
   AMPJIT_CUDA_KERNEL(addbmm, addbmm_k);
   AMPJIT_CUDA_KERNEL(baddbmm, baddbmm_k);
-  AMPJIT_CUDA_KERNEL(baddbmm_, baddbmm_inplace_k);
   AMPJIT_CUDA_KERNEL(linear, linear_k);
   AMPJIT_CUDA_KERNEL(conv1d, conv1d_k);
   AMPJIT_CUDA_KERNEL(conv2d, conv2d_k);

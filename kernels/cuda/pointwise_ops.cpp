@@ -1,8 +1,9 @@
 // Boxed CUDA kernels for the pointwise ops (runtime/ops/pointwise.def). The checks, result types
 // and readings of Python numbers are the CPU kernels' own (kernels/pointwise_meta.h); the structure
 // mirrors kernels/cpu/binary_ops.cpp, unary_ops.cpp and compare_ops.cpp; only the loop runs on the
-// device (launch.h's UnaryOp/BinaryOp/TernaryOp families). In-place and out= forms reuse the CPU's
-// write_result, which is device-generic (it copies through Tensor::copy_).
+// device (launch.h's UnaryOp/BinaryOp/TernaryOp families). In-place and out= forms derive from the
+// functional kernels (Note [Derived op variants] in runtime/op_table.h), except clamp_, whose
+// messages name it from inside the kernel.
 #include <cmath>
 #include <limits>
 
@@ -103,15 +104,6 @@ Tensor add_k(const Tensor& a, const Tensor& b, const Scalar& alpha) {
 Tensor add_scalar_k(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   return add_scalar_impl("add", a, b, alpha);
 }
-Tensor add_inplace_k(Tensor self, const Tensor& b, const Scalar& alpha) {
-  return write_result(self, add_k(self, b, alpha), "add_", true);
-}
-Tensor add_scalar_inplace_k(Tensor self, const Scalar& b, const Scalar& alpha) {
-  return write_result(self, add_scalar_k(self, b, alpha), "add_", true);
-}
-Tensor add_out_k(const Tensor& a, const Tensor& b, const Scalar& alpha, Tensor out) {
-  return write_result(out, add_k(a, b, alpha), "add", false);
-}
 Tensor sub_impl(const char* op, const Tensor& a, const Tensor& b, const Scalar& alpha) {
   check_sub(a.dtype(), b.dtype());
   check_alpha(result_type(a, b), alpha);
@@ -124,12 +116,6 @@ Tensor sub_scalar_k(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   check_sub(a.dtype(), b.type());
   check_alpha(result_type(a, b), alpha);
   return add_scalar_impl("sub", a, b, negated(alpha));
-}
-Tensor sub_inplace_k(Tensor self, const Tensor& b, const Scalar& alpha) {
-  return write_result(self, sub_k(self, b, alpha), "sub_", true);
-}
-Tensor sub_scalar_inplace_k(Tensor self, const Scalar& b, const Scalar& alpha) {
-  return write_result(self, sub_scalar_k(self, b, alpha), "sub_", true);
 }
 Tensor rsub_k(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   broadcast_shapes(a.sizes(), b.sizes(), "rsub");
@@ -153,15 +139,6 @@ Tensor mul_scalar_k(const Tensor& a, const Scalar& b) {
   const ScalarType rt = result_type(a, b);
   if (rt == ScalarType::Bool) return mul_k(a, wrap_scalar(b));
   return unary(UnaryOp::mul_scalar, a, rt, scalar_value(b, rt, false));
-}
-Tensor mul_inplace_k(Tensor self, const Tensor& b) {
-  return write_result(self, mul_k(self, b), "mul_", true);
-}
-Tensor mul_scalar_inplace_k(Tensor self, const Scalar& b) {
-  return write_result(self, mul_scalar_k(self, b), "mul_", true);
-}
-Tensor mul_out_k(const Tensor& a, const Tensor& b, Tensor out) {
-  return write_result(out, mul_k(a, b), "mul", false);
 }
 
 // a / b with b unrounded, as the CPU's div_by_scalar: a division (a multiply by 1 / b would round
@@ -200,18 +177,6 @@ Tensor div_scalar_mode_k(const Tensor& a, const Scalar& b, std::optional<std::st
   const Rounding r = meta::parse_rounding(mode);
   return r == Rounding::True ? div_scalar_k(a, b) : div_rounding(a, wrap_scalar(b), r);
 }
-Tensor div_inplace_k(Tensor self, const Tensor& b) {
-  return write_result(self, div_k(self, b), "div_", true);
-}
-Tensor div_scalar_inplace_k(Tensor self, const Scalar& b) {
-  return write_result(self, div_scalar_k(self, b), "div_", true);
-}
-Tensor div_mode_inplace_k(Tensor self, const Tensor& b, std::optional<std::string> mode) {
-  return write_result(self, div_mode_k(self, b, std::move(mode)), "div_", true);
-}
-Tensor div_scalar_mode_inplace_k(Tensor self, const Scalar& b, std::optional<std::string> mode) {
-  return write_result(self, div_scalar_mode_k(self, b, std::move(mode)), "div_", true);
-}
 
 // ---- pow, fmod, remainder, atan2, addcmul, addcdiv ----------------------------------------------
 
@@ -234,12 +199,6 @@ Tensor pow_tensor_scalar_k(const Tensor& a, const Scalar& e) {
 Tensor pow_scalar_k(const Scalar& base, const Tensor& e) {
   return pow_k(wrap_scalar(base), e);
 }
-Tensor pow_inplace_k(Tensor self, const Tensor& e) {
-  return write_result(self, pow_k(self, e), "pow_", true);
-}
-Tensor pow_scalar_inplace_k(Tensor self, const Scalar& e) {
-  return write_result(self, pow_tensor_scalar_k(self, e), "pow_", true);
-}
 Tensor modulo(const char* op, BinaryOp bop, const Tensor& a, const Tensor& b) {
   const ScalarType rt = result_type(a, b);
   check_not_bool(op, rt);
@@ -251,12 +210,6 @@ Tensor fmod_k(const Tensor& a, const Tensor& b) {
 Tensor fmod_scalar_k(const Tensor& a, const Scalar& b) {
   return fmod_k(a, wrap_scalar(b));
 }
-Tensor fmod_inplace_k(Tensor self, const Tensor& b) {
-  return write_result(self, fmod_k(self, b), "fmod_", true);
-}
-Tensor fmod_scalar_inplace_k(Tensor self, const Scalar& b) {
-  return write_result(self, fmod_scalar_k(self, b), "fmod_", true);
-}
 Tensor remainder_k(const Tensor& a, const Tensor& b) {
   return modulo("remainder", BinaryOp::remainder, a, b);
 }
@@ -266,17 +219,8 @@ Tensor remainder_scalar_k(const Tensor& a, const Scalar& b) {
 Tensor remainder_scalar_tensor_k(const Scalar& a, const Tensor& b) {
   return remainder_k(wrap_scalar(a), b);
 }
-Tensor remainder_inplace_k(Tensor self, const Tensor& b) {
-  return write_result(self, remainder_k(self, b), "remainder_", true);
-}
-Tensor remainder_scalar_inplace_k(Tensor self, const Scalar& b) {
-  return write_result(self, remainder_scalar_k(self, b), "remainder_", true);
-}
 Tensor atan2_k(const Tensor& a, const Tensor& b) {
   return binary(BinaryOp::atan2, "atan2", a, b, float_result(result_type(a, b)));
-}
-Tensor atan2_inplace_k(Tensor self, const Tensor& b) {
-  return write_result(self, atan2_k(self, b), "atan2_", true);
 }
 Tensor addcmul_k(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
   const ScalarType rt = result_type(std::array{self, t1, t2});
@@ -288,12 +232,6 @@ Tensor addcdiv_k(const Tensor& self, const Tensor& t1, const Tensor& t2, const S
   const ScalarType rt = result_type(std::array{self, t1, t2});
   if (!is_floating(rt)) throw_unsupported_dtype("addcdiv", rt);
   return ternary(TernaryOp::addcdiv, "addcdiv", self, t1, t2, rt, scalar_value(value, rt, false));
-}
-Tensor addcmul_inplace_k(Tensor self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
-  return write_result(self, addcmul_k(self, t1, t2, value), "addcmul_", true);
-}
-Tensor addcdiv_inplace_k(Tensor self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
-  return write_result(self, addcdiv_k(self, t1, t2, value), "addcdiv_", true);
 }
 
 // ---- Unary (kernels/cpu/unary_ops.cpp) ---------------------------------------------------------
@@ -309,54 +247,10 @@ Tensor math_k(const Tensor& self) {
   }
   return unary(Op, self, rt);
 }
-// The in-place op's name for write_result's messages.
-const char* inplace_name(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::exp:
-      return "exp_";
-    case UnaryOp::log:
-      return "log_";
-    case UnaryOp::log1p:
-      return "log1p_";
-    case UnaryOp::sqrt:
-      return "sqrt_";
-    case UnaryOp::rsqrt:
-      return "rsqrt_";
-    case UnaryOp::sin:
-      return "sin_";
-    case UnaryOp::cos:
-      return "cos_";
-    case UnaryOp::tan:
-      return "tan_";
-    case UnaryOp::tanh:
-      return "tanh_";
-    case UnaryOp::sigmoid:
-      return "sigmoid_";
-    case UnaryOp::erf:
-      return "erf_";
-    case UnaryOp::reciprocal:
-      return "reciprocal_";
-    case UnaryOp::silu:
-      return "silu_";
-    case UnaryOp::floor:
-      return "floor_";
-    case UnaryOp::ceil:
-      return "ceil_";
-    default:
-      return "round_";
-  }
-}
-template <UnaryOp Op, bool IntToFloat>
-Tensor math_inplace_k(Tensor self) {
-  return write_result(self, math_k<Op, IntToFloat>(self), inplace_name(Op), true);
-}
 Tensor gelu_k(const Tensor& self, std::string approximate) {
   const UnaryOp op = meta::gelu_is_tanh(approximate) ? UnaryOp::gelu_tanh : UnaryOp::gelu;
   if (!is_floating(self.dtype())) throw_unsupported_dtype("gelu", self.dtype());
   return unary(op, self, self.dtype());
-}
-Tensor gelu_inplace_k(Tensor self, std::string approximate) {
-  return write_result(self, gelu_k(self, std::move(approximate)), "gelu_", true);
 }
 Tensor numeric_unary(UnaryOp op, const char* name, const Tensor& self) {
   if (self.dtype() == ScalarType::Bool) throw_unsupported_dtype(name, self.dtype());
@@ -373,15 +267,6 @@ Tensor sign_k(const Tensor& self) {
   if (self.dtype() == ScalarType::Bool) return self.clone();
   return numeric_unary(UnaryOp::sign, "sign", self);
 }
-Tensor neg_inplace_k(Tensor self) {
-  return write_result(self, neg_k(self), "neg_", true);
-}
-Tensor abs_inplace_k(Tensor self) {
-  return write_result(self, abs_k(self), "abs_", true);
-}
-Tensor sign_inplace_k(Tensor self) {
-  return write_result(self, sign_k(self), "sign_", true);
-}
 
 template <UnaryOp Op>
 Tensor rounding_k(const Tensor& self) {
@@ -390,19 +275,12 @@ Tensor rounding_k(const Tensor& self) {
   if (!is_floating(self.dtype())) throw_unsupported_dtype(name, self.dtype());
   return unary(Op, self, self.dtype());
 }
-template <UnaryOp Op>
-Tensor rounding_inplace_k(Tensor self) {
-  return write_result(self, rounding_k<Op>(self), inplace_name(Op), true);
-}
 Tensor round_decimals_k(const Tensor& self, int64_t decimals) {
   if (!is_floating(self.dtype())) throw_unsupported_dtype("round", self.dtype());
   if (decimals == 0) return rounding_k<UnaryOp::round>(self);
   const bool neg = decimals < 0;
   const double scale = std::pow(10.0, static_cast<double>(neg ? -decimals : decimals));
   return unary(UnaryOp::round_decimals, self, self.dtype(), scale, neg ? -1.0 : 1.0);
-}
-Tensor round_decimals_inplace_k(Tensor self, int64_t decimals) {
-  return write_result(self, round_decimals_k(self, decimals), "round_", true);
 }
 
 // Clamp with Scalar bounds (Note [Clamp and NaN] in kernels/cpu/unary_ops.cpp).
@@ -464,30 +342,15 @@ Tensor clamp_min_k(const Tensor& self, const Scalar& lo) {
 Tensor clamp_min_tensor_k(const Tensor& self, const Tensor& lo) {
   return clamp_tensor("clamp_min", self, lo, std::nullopt);
 }
-Tensor clamp_min_inplace_k(Tensor self, const Scalar& lo) {
-  return write_result(self, clamp_min_k(self, lo), "clamp_min_", true);
-}
-Tensor clamp_min_tensor_inplace_k(Tensor self, const Tensor& lo) {
-  return write_result(self, clamp_min_tensor_k(self, lo), "clamp_min_", true);
-}
 Tensor clamp_max_k(const Tensor& self, const Scalar& hi) {
   return clamp_scalar("clamp_max", self, std::nullopt, hi, LoneNaNBound::PropagatesNaN);
 }
 Tensor clamp_max_tensor_k(const Tensor& self, const Tensor& hi) {
   return clamp_tensor("clamp_max", self, std::nullopt, hi);
 }
-Tensor clamp_max_inplace_k(Tensor self, const Scalar& hi) {
-  return write_result(self, clamp_max_k(self, hi), "clamp_max_", true);
-}
-Tensor clamp_max_tensor_inplace_k(Tensor self, const Tensor& hi) {
-  return write_result(self, clamp_max_tensor_k(self, hi), "clamp_max_", true);
-}
 Tensor relu_k(const Tensor& self) {
   meta::check_relu(self.dtype());
   return clamp_scalar("relu", self, Scalar(int64_t{0}), std::nullopt);
-}
-Tensor relu_inplace_k(Tensor self) {
-  return write_result(self, relu_k(self), "relu_", true);
 }
 
 // ---- Comparisons, maximum/minimum, where, logical (kernels/cpu/compare_ops.cpp) ---------------
@@ -524,24 +387,17 @@ Tensor where_scalar_k(const Tensor& cond, const Scalar& a, const Scalar& b) {
 }
 // Truth values are taken in the promoted type (the CPU's `truth`).
 template <BinaryOp Op>
-constexpr const char* logical_name(bool inplace) {
-  if (Op == BinaryOp::logical_and) return inplace ? "logical_and_" : "logical_and";
-  if (Op == BinaryOp::logical_or) return inplace ? "logical_or_" : "logical_or";
-  return inplace ? "logical_xor_" : "logical_xor";
+constexpr const char* logical_name() {
+  if (Op == BinaryOp::logical_and) return "logical_and";
+  if (Op == BinaryOp::logical_or) return "logical_or";
+  return "logical_xor";
 }
 template <BinaryOp Op>
 Tensor logical_k(const Tensor& a, const Tensor& b) {
-  return binary(Op, logical_name<Op>(false), a, b, result_type(a, b));
-}
-template <BinaryOp Op>
-Tensor logical_inplace_k(Tensor self, const Tensor& b) {
-  return write_result(self, logical_k<Op>(self, b), logical_name<Op>(true), true);
+  return binary(Op, logical_name<Op>(), a, b, result_type(a, b));
 }
 Tensor logical_not_k(const Tensor& a) {
   return unary(UnaryOp::logical_not, a, a.dtype(), 0, 0, ScalarType::Bool);
-}
-Tensor logical_not_inplace_k(Tensor self) {
-  return write_result(self, logical_not_k(self), "logical_not_", true);
 }
 
 }  // namespace
@@ -549,95 +405,57 @@ Tensor logical_not_inplace_k(Tensor self) {
 void register_pointwise_kernels() {
   AMPJIT_CUDA_KERNEL(add, add_k);
   AMPJIT_CUDA_KERNEL(add_Scalar, add_scalar_k);
-  AMPJIT_CUDA_KERNEL(add_, add_inplace_k);
-  AMPJIT_CUDA_KERNEL(add__Scalar, add_scalar_inplace_k);
-  AMPJIT_CUDA_KERNEL(add_out, add_out_k);
   AMPJIT_CUDA_KERNEL(sub, sub_k);
   AMPJIT_CUDA_KERNEL(sub_Scalar, sub_scalar_k);
-  AMPJIT_CUDA_KERNEL(sub_, sub_inplace_k);
-  AMPJIT_CUDA_KERNEL(sub__Scalar, sub_scalar_inplace_k);
   AMPJIT_CUDA_KERNEL(rsub, rsub_k);
   AMPJIT_CUDA_KERNEL(rsub_Scalar, rsub_scalar_k);
   AMPJIT_CUDA_KERNEL(mul, mul_k);
   AMPJIT_CUDA_KERNEL(mul_Scalar, mul_scalar_k);
-  AMPJIT_CUDA_KERNEL(mul_, mul_inplace_k);
-  AMPJIT_CUDA_KERNEL(mul__Scalar, mul_scalar_inplace_k);
-  AMPJIT_CUDA_KERNEL(mul_out, mul_out_k);
   AMPJIT_CUDA_KERNEL(div, div_k);
   AMPJIT_CUDA_KERNEL(div_Scalar, div_scalar_k);
   AMPJIT_CUDA_KERNEL(div_Tensor_mode, div_mode_k);
   AMPJIT_CUDA_KERNEL(div_Scalar_mode, div_scalar_mode_k);
-  AMPJIT_CUDA_KERNEL(div_, div_inplace_k);
-  AMPJIT_CUDA_KERNEL(div__Scalar, div_scalar_inplace_k);
-  AMPJIT_CUDA_KERNEL(div__Tensor_mode, div_mode_inplace_k);
-  AMPJIT_CUDA_KERNEL(div__Scalar_mode, div_scalar_mode_inplace_k);
   AMPJIT_CUDA_KERNEL(pow, pow_k);
   AMPJIT_CUDA_KERNEL(pow_Tensor_Scalar, pow_tensor_scalar_k);
   AMPJIT_CUDA_KERNEL(pow_Scalar, pow_scalar_k);
-  AMPJIT_CUDA_KERNEL(pow_, pow_inplace_k);
-  AMPJIT_CUDA_KERNEL(pow__Scalar, pow_scalar_inplace_k);
   AMPJIT_CUDA_KERNEL(fmod, fmod_k);
   AMPJIT_CUDA_KERNEL(fmod_Scalar, fmod_scalar_k);
-  AMPJIT_CUDA_KERNEL(fmod_, fmod_inplace_k);
-  AMPJIT_CUDA_KERNEL(fmod__Scalar, fmod_scalar_inplace_k);
   AMPJIT_CUDA_KERNEL(remainder, remainder_k);
   AMPJIT_CUDA_KERNEL(remainder_Scalar, remainder_scalar_k);
   AMPJIT_CUDA_KERNEL(remainder_Scalar_Tensor, remainder_scalar_tensor_k);
-  AMPJIT_CUDA_KERNEL(remainder_, remainder_inplace_k);
-  AMPJIT_CUDA_KERNEL(remainder__Scalar, remainder_scalar_inplace_k);
   AMPJIT_CUDA_KERNEL(atan2, atan2_k);
-  AMPJIT_CUDA_KERNEL(atan2_, atan2_inplace_k);
   AMPJIT_CUDA_KERNEL(addcmul, addcmul_k);
-  AMPJIT_CUDA_KERNEL(addcmul_, addcmul_inplace_k);
   AMPJIT_CUDA_KERNEL(addcdiv, addcdiv_k);
-  AMPJIT_CUDA_KERNEL(addcdiv_, addcdiv_inplace_k);
   AMPJIT_CUDA_KERNEL(neg, neg_k);
-  AMPJIT_CUDA_KERNEL(neg_, neg_inplace_k);
   AMPJIT_CUDA_KERNEL(abs, abs_k);
-  AMPJIT_CUDA_KERNEL(abs_, abs_inplace_k);
   AMPJIT_CUDA_KERNEL(sign, sign_k);
-  AMPJIT_CUDA_KERNEL(sign_, sign_inplace_k);
-#define AMPJIT_CUDA_MATH(ID, OP, INT_TO_FLOAT)                 \
-  AMPJIT_CUDA_KERNEL(ID, (math_k<UnaryOp::OP, INT_TO_FLOAT>)); \
-  AMPJIT_CUDA_KERNEL(ID##_, (math_inplace_k<UnaryOp::OP, INT_TO_FLOAT>))
-  AMPJIT_CUDA_MATH(exp, exp, true);
-  AMPJIT_CUDA_MATH(log, log, true);
-  AMPJIT_CUDA_MATH(log1p, log1p, true);
-  AMPJIT_CUDA_MATH(sqrt, sqrt, true);
-  AMPJIT_CUDA_MATH(rsqrt, rsqrt, true);
-  AMPJIT_CUDA_MATH(sin, sin, true);
-  AMPJIT_CUDA_MATH(cos, cos, true);
-  AMPJIT_CUDA_MATH(tan, tan, true);
-  AMPJIT_CUDA_MATH(tanh, tanh, true);
-  AMPJIT_CUDA_MATH(sigmoid, sigmoid, true);
-  AMPJIT_CUDA_MATH(erf, erf, true);
-  AMPJIT_CUDA_MATH(reciprocal, reciprocal, true);
-  AMPJIT_CUDA_MATH(silu, silu, false);
-#undef AMPJIT_CUDA_MATH
+  AMPJIT_CUDA_KERNEL(exp, (math_k<UnaryOp::exp, true>));
+  AMPJIT_CUDA_KERNEL(log, (math_k<UnaryOp::log, true>));
+  AMPJIT_CUDA_KERNEL(log1p, (math_k<UnaryOp::log1p, true>));
+  AMPJIT_CUDA_KERNEL(sqrt, (math_k<UnaryOp::sqrt, true>));
+  AMPJIT_CUDA_KERNEL(rsqrt, (math_k<UnaryOp::rsqrt, true>));
+  AMPJIT_CUDA_KERNEL(sin, (math_k<UnaryOp::sin, true>));
+  AMPJIT_CUDA_KERNEL(cos, (math_k<UnaryOp::cos, true>));
+  AMPJIT_CUDA_KERNEL(tan, (math_k<UnaryOp::tan, true>));
+  AMPJIT_CUDA_KERNEL(tanh, (math_k<UnaryOp::tanh, true>));
+  AMPJIT_CUDA_KERNEL(sigmoid, (math_k<UnaryOp::sigmoid, true>));
+  AMPJIT_CUDA_KERNEL(erf, (math_k<UnaryOp::erf, true>));
+  AMPJIT_CUDA_KERNEL(reciprocal, (math_k<UnaryOp::reciprocal, true>));
+  AMPJIT_CUDA_KERNEL(silu, (math_k<UnaryOp::silu, false>));
   AMPJIT_CUDA_KERNEL(gelu, gelu_k);
-  AMPJIT_CUDA_KERNEL(gelu_, gelu_inplace_k);
   AMPJIT_CUDA_KERNEL(floor, rounding_k<UnaryOp::floor>);
-  AMPJIT_CUDA_KERNEL(floor_, rounding_inplace_k<UnaryOp::floor>);
   AMPJIT_CUDA_KERNEL(ceil, rounding_k<UnaryOp::ceil>);
-  AMPJIT_CUDA_KERNEL(ceil_, rounding_inplace_k<UnaryOp::ceil>);
   AMPJIT_CUDA_KERNEL(round, rounding_k<UnaryOp::round>);
-  AMPJIT_CUDA_KERNEL(round_, rounding_inplace_k<UnaryOp::round>);
   AMPJIT_CUDA_KERNEL(round_decimals, round_decimals_k);
-  AMPJIT_CUDA_KERNEL(round__decimals, round_decimals_inplace_k);
   AMPJIT_CUDA_KERNEL(relu, relu_k);
-  AMPJIT_CUDA_KERNEL(relu_, relu_inplace_k);
   AMPJIT_CUDA_KERNEL(clamp, clamp_k);
   AMPJIT_CUDA_KERNEL(clamp_Tensor, clamp_tensor_k);
   AMPJIT_CUDA_KERNEL(clamp_, clamp_inplace_k);
   AMPJIT_CUDA_KERNEL(clamp__Tensor, clamp_tensor_inplace_k);
   AMPJIT_CUDA_KERNEL(clamp_min, clamp_min_k);
   AMPJIT_CUDA_KERNEL(clamp_min_Tensor, clamp_min_tensor_k);
-  AMPJIT_CUDA_KERNEL(clamp_min_, clamp_min_inplace_k);
-  AMPJIT_CUDA_KERNEL(clamp_min__Tensor, clamp_min_tensor_inplace_k);
   AMPJIT_CUDA_KERNEL(clamp_max, clamp_max_k);
   AMPJIT_CUDA_KERNEL(clamp_max_Tensor, clamp_max_tensor_k);
-  AMPJIT_CUDA_KERNEL(clamp_max_, clamp_max_inplace_k);
-  AMPJIT_CUDA_KERNEL(clamp_max__Tensor, clamp_max_tensor_inplace_k);
   AMPJIT_CUDA_KERNEL(eq, compare_k<BinaryOp::eq>);
   AMPJIT_CUDA_KERNEL(eq_Scalar, compare_scalar_k<BinaryOp::eq>);
   AMPJIT_CUDA_KERNEL(ne, compare_k<BinaryOp::ne>);
@@ -657,13 +475,9 @@ void register_pointwise_kernels() {
   AMPJIT_CUDA_KERNEL(where_ScalarOther, where_scalar_other_k);
   AMPJIT_CUDA_KERNEL(where_Scalar, where_scalar_k);
   AMPJIT_CUDA_KERNEL(logical_and, logical_k<BinaryOp::logical_and>);
-  AMPJIT_CUDA_KERNEL(logical_and_, logical_inplace_k<BinaryOp::logical_and>);
   AMPJIT_CUDA_KERNEL(logical_or, logical_k<BinaryOp::logical_or>);
-  AMPJIT_CUDA_KERNEL(logical_or_, logical_inplace_k<BinaryOp::logical_or>);
   AMPJIT_CUDA_KERNEL(logical_xor, logical_k<BinaryOp::logical_xor>);
-  AMPJIT_CUDA_KERNEL(logical_xor_, logical_inplace_k<BinaryOp::logical_xor>);
   AMPJIT_CUDA_KERNEL(logical_not, logical_not_k);
-  AMPJIT_CUDA_KERNEL(logical_not_, logical_not_inplace_k);
 }
 
 }  // namespace ampjit::cuda

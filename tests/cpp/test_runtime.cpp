@@ -2,6 +2,7 @@
 // binding, the op table, the three-layer dispatcher, factories and the random generator.
 #include <gmock/gmock.h>
 
+#include <algorithm>
 #include <set>
 
 #include "runtime/random.h"
@@ -121,6 +122,143 @@ TEST(OpTable, EverySchemaParsesAndRoundTrips) {
   EXPECT_EQ(find_op("aten::view"), &op_entry(OpId::view));  // default overload by base name
   EXPECT_GE(find_overloads("aten::add").size(), 2u);
   EXPECT_EQ(find_op("aten::nope"), nullptr);
+}
+
+// Note [Derived op variants]: in-place and out= variants pair with their functional siblings from
+// the schemas, and get a derived kernel wherever they have none of their own.
+TEST(OpVariants, PairWithTheirFunctionalSiblingFromTheSchemas) {
+  auto sibling = [](OpId v) { return op_entry(v).functional; };
+  EXPECT_EQ(sibling(OpId::add_), &op_entry(OpId::add));
+  EXPECT_EQ(sibling(OpId::add__Scalar), &op_entry(OpId::add_Scalar));
+  EXPECT_EQ(sibling(OpId::add_out), &op_entry(OpId::add));
+  EXPECT_EQ(sibling(OpId::mul_out), &op_entry(OpId::mul));
+  EXPECT_EQ(sibling(OpId::div__Tensor_mode), &op_entry(OpId::div_Tensor_mode));
+  EXPECT_EQ(sibling(OpId::div__Scalar_mode), &op_entry(OpId::div_Scalar_mode));
+  EXPECT_EQ(sibling(OpId::round__decimals), &op_entry(OpId::round_decimals));
+  // In place, the overload names need not match: the arguments decide.
+  EXPECT_EQ(sibling(OpId::pow_), &op_entry(OpId::pow));  // pow.Tensor_Tensor
+  EXPECT_EQ(sibling(OpId::pow__Scalar), &op_entry(OpId::pow_Tensor_Scalar));
+  EXPECT_EQ(sibling(OpId::gelu_), &op_entry(OpId::gelu));
+  EXPECT_EQ(sibling(OpId::addmm_), &op_entry(OpId::addmm));
+  EXPECT_EQ(sibling(OpId::addmm_out), &op_entry(OpId::addmm));
+  EXPECT_EQ(sibling(OpId::tril_), &op_entry(OpId::tril));
+  EXPECT_EQ(sibling(OpId::add), nullptr);  // functional ops pair with nothing
+  EXPECT_EQ(op_entry(OpId::add_).written_arg, 0);
+  EXPECT_EQ(op_entry(OpId::mul_out).written_arg, 2);
+  EXPECT_EQ(op_entry(OpId::mul).written_arg, -1);
+}
+
+// The variants nothing pairs with keep their own kernels on every device: a new one is a
+// deliberate change of this list.
+TEST(OpVariants, TheUnpairedVariantsAreThePinnedOnes) {
+  std::vector<std::string> unpaired;
+  for (const OpEntry* op : unpaired_variants()) unpaired.push_back(op->name);
+  EXPECT_EQ(unpaired, (std::vector<std::string>{"aten::copy_", "aten::fill_.Scalar", "aten::zero_",
+                                                "aten::dropout_"}));
+}
+
+TEST(OpVariants, EveryVariantHasACpuKernelDerivedUnlessItsOwn) {
+  size_t variants = 0, derived = 0;
+  for (const OpEntry& op : all_ops()) {
+    if (op.written_arg < 0) continue;
+    ++variants;
+    EXPECT_NE(op.kernels[static_cast<int>(DeviceType::CPU)], nullptr) << op.name;
+    derived += kernel_is_derived(op, DeviceType::CPU);
+    if (!op.functional) {
+      EXPECT_FALSE(kernel_is_derived(op, DeviceType::CPU)) << op.name;
+    }
+  }
+  EXPECT_GT(derived, variants / 2);
+  for (OpId id : {OpId::add_, OpId::add_out, OpId::mul_out, OpId::div__Tensor_mode, OpId::exp_,
+                  OpId::logical_and_, OpId::addmm_, OpId::clamp_min__Tensor})
+    EXPECT_TRUE(kernel_is_derived(op_entry(id), DeviceType::CPU)) << op_entry(id).name;
+  // Their own kernels win: clamp_ names itself from inside the loop, the out= products check
+  // out's dtype (meta::write_out), tril_ and index_copy_ are the functional ops' primitives.
+  for (OpId id : {OpId::clamp_, OpId::clamp__Tensor, OpId::mm_out, OpId::addmm_out, OpId::tril_,
+                  OpId::index_copy_, OpId::dropout_, OpId::copy_})
+    EXPECT_FALSE(kernel_is_derived(op_entry(id), DeviceType::CPU)) << op_entry(id).name;
+  EXPECT_FALSE(kernel_is_derived(op_entry(OpId::add), DeviceType::CPU));
+}
+
+TEST(OpVariants, DerivedInPlaceWritesSelfAndReturnsIt) {
+  Tensor x = testing::random_tensor({2, 3}, ScalarType::Float32, 1);
+  const Tensor y = testing::random_tensor({3}, ScalarType::Float32, 2);
+  const Tensor want = ops::add(x, y, 2);
+  void* data = x.raw_data();
+  const Tensor r = ops::add_(x, y, 2);
+  EXPECT_TRUE(r.is_same(x));
+  EXPECT_EQ(x.raw_data(), data);
+  EXPECT_TRUE(ops::equal(x, want).value().to_bool());
+  // A result of another dtype is cast into self's (logical_and_ writes 0 and 1 in float32).
+  Tensor f = testing::random_tensor({4}, ScalarType::Float32, 3);
+  const Tensor want_f = ops::logical_and(f, ops::gt_Scalar(f, 0)).tensor().to(ScalarType::Float32);
+  ops::logical_and_(f, ops::gt_Scalar(f, 0));
+  EXPECT_TRUE(ops::equal(f, want_f).value().to_bool());
+}
+
+TEST(OpVariants, DerivedOutWritesOutResizingItAndReturnsIt) {
+  const Tensor a = testing::random_tensor({2, 3}, ScalarType::Float32, 4);
+  const Tensor b = testing::random_tensor({2, 1}, ScalarType::Float32, 5);
+  Tensor out = Tensor::empty(std::vector<int64_t>{1}, ScalarType::Float64);
+  const Tensor r = ops::mul_out(a, b, out);
+  EXPECT_TRUE(r.is_same(out));
+  EXPECT_EQ(out.sizes().size(), 2u);
+  EXPECT_TRUE(ops::equal(out, ops::mul(a, b).tensor().to(ScalarType::Float64)).value().to_bool());
+  Tensor out2 = Tensor::empty(std::vector<int64_t>{2, 3}, ScalarType::Float32);
+  void* data = out2.raw_data();
+  EXPECT_TRUE(ops::add_out(a, b, 3, out2).tensor().is_same(out2));
+  EXPECT_EQ(out2.raw_data(), data);  // the right shape already: written in place
+  EXPECT_TRUE(ops::equal(out2, ops::add(a, b, 3)).value().to_bool());
+}
+
+TEST(OpVariants, DerivedVariantsRaiseTheHandWrittenKernelsErrors) {
+  Tensor s = testing::random_tensor({3}, ScalarType::Float32, 6);
+  const Tensor a = testing::random_tensor({2, 3}, ScalarType::Float32, 7);
+  EXPECT_EQ(testing::error_of([&] { ops::add_(s, a); }),
+            "add_: output with shape [3] doesn't match the broadcast shape [2, 3]");
+  EXPECT_EQ(testing::error_of([&] { ops::mul_(s, a); }),
+            "mul_: output with shape [3] doesn't match the broadcast shape [2, 3]");
+  EXPECT_EQ(s.sizes().size(), 1u);  // self was not resized
+  Tensor i = testing::random_tensor({3}, ScalarType::Int64, 8, 1, 5);
+  EXPECT_EQ(testing::error_of([&] { ops::div_(i, i); }),
+            "div_: result type float32 can't be cast to the desired output type int64");
+  Tensor out = Tensor::empty(std::vector<int64_t>{3}, ScalarType::Int64);
+  EXPECT_EQ(testing::error_of([&] { ops::mul_out(s, s, out); }),
+            "mul: result type float32 can't be cast to the desired output type int64");
+  // The functional kernel's own checks name the functional op, as the hand-written wrappers did.
+  EXPECT_THAT(
+      testing::error_of([&] { ops::add_(a, testing::random_tensor({4}, ScalarType::Float32, 9)); }),
+      HasSubstr("add: the size of tensor a (3) must match the size of tensor b (4)"));
+}
+
+// A backend that registers only the functional kernel serves the variants too, on its device's
+// column; a variant's own kernel is never replaced.
+TEST(OpVariants, RegisteringTheFunctionalKernelDerivesTheVariantsOnThatDevice) {
+  const DeviceType cuda = DeviceType::CUDA;
+  constexpr int kCuda = static_cast<int>(DeviceType::CUDA);
+  const OpId touched[] = {OpId::add, OpId::add_, OpId::add_out, OpId::mm, OpId::mm_out};
+  std::vector<BoxedKernel> saved;
+  for (OpId id : touched) saved.push_back(op_entry(id).kernels[kCuda]);
+  if (saved[0]) GTEST_SKIP() << "the CUDA backend is loaded in this process";
+  auto fake_mm_out = [](Stack&) {};
+  register_kernel(OpId::mm_out, cuda, +fake_mm_out);
+  // "CUDA" kernels that are the CPU ones: the derived kernel must call the sibling's CUDA column.
+  register_kernel(OpId::add, cuda, op_entry(OpId::add).kernels[static_cast<int>(DeviceType::CPU)]);
+  register_kernel(OpId::mm, cuda, op_entry(OpId::mm).kernels[static_cast<int>(DeviceType::CPU)]);
+  EXPECT_TRUE(kernel_is_derived(op_entry(OpId::add_), cuda));
+  EXPECT_TRUE(kernel_is_derived(op_entry(OpId::add_out), cuda));
+  EXPECT_FALSE(kernel_is_derived(op_entry(OpId::add__Scalar), cuda));  // add.Scalar has none
+  EXPECT_EQ(op_entry(OpId::mm_out).kernels[kCuda], +fake_mm_out);
+  const auto missing = ops_without_kernel(cuda);
+  EXPECT_EQ(std::find(missing.begin(), missing.end(), &op_entry(OpId::add_)), missing.end());
+  Tensor x = testing::random_tensor({2}, ScalarType::Float32, 10);
+  const Tensor want = ops::add(x, x, 1);
+  Stack s{x, x, Scalar(int64_t{1})};
+  op_entry(OpId::add_).kernels[kCuda](s);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_TRUE(s[0].to_tensor().is_same(x));
+  EXPECT_TRUE(ops::equal(x, want).value().to_bool());
+  for (size_t i = 0; i < std::size(touched); ++i) register_kernel(touched[i], cuda, saved[i]);
 }
 
 TEST(Binding, KeywordsDefaultsAndConversions) {
