@@ -1,6 +1,10 @@
 // Graph::verify(): structural invariants, SSA dominance and types, checked after every pass in
 // tests so a bug surfaces at the pass that made it.
+#include <set>
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "runtime/ir/ir.h"
 
@@ -15,6 +19,15 @@ class Verifier {
   void run() {
     std::unordered_set<const Value*> scope;
     check_block(*g_.block(), scope);
+    // Every input was counted once; a value's use list must hold exactly those uses (each use
+    // points back and none repeats, checked where the value is defined).
+    for (const Value* v : defined_) {
+      auto it = refs_.find(v);
+      const size_t refs = it == refs_.end() ? 0 : it->second;
+      if (refs != v->uses().size())
+        fail(v->node(), fmt::format("the use list of %{} has {} entries for {} uses", v->unique(),
+                                    v->uses().size(), refs));
+    }
   }
 
  private:
@@ -24,21 +37,21 @@ class Verifier {
     throw Error(fmt::format("graph verification failed{}: {}\n{}", where, what, g_.str()));
   }
 
+  // Linear in the graph: inputs are counted here and compared with the use lists once, in run().
   void check_uses(const Node* n) {
-    for (size_t i = 0; i < n->inputs().size(); ++i) {
-      const Value* v = n->input(i);
-      bool found = false;
-      for (const Use& u : v->uses()) found |= (u.user == n && u.offset == i);
-      if (!found) fail(n, fmt::format("input {} is missing from the use list of its value", i));
-    }
+    for (const Value* v : n->inputs()) ++refs_[v];
     for (size_t i = 0; i < n->outputs().size(); ++i) {
       const Value* v = n->output(i);
       if (v->node() != n || v->offset() != i)
         fail(n, fmt::format("output {} does not point back", i));
+      std::set<std::pair<const Node*, size_t>> distinct;
       for (const Use& u : v->uses()) {
         if (u.offset >= u.user->inputs().size() || u.user->input(u.offset) != v)
           fail(n, fmt::format("a use of output {} is stale", i));
+        if (!distinct.emplace(u.user, u.offset).second)
+          fail(n, fmt::format("a use of output {} is listed twice", i));
       }
+      defined_.push_back(v);
     }
   }
 
@@ -150,6 +163,8 @@ class Verifier {
   }
 
   const Graph& g_;
+  std::unordered_map<const Value*, size_t> refs_;  // inputs seen, per value
+  std::vector<const Value*> defined_;              // every value defined, in order
 };
 
 }  // namespace

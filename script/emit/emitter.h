@@ -364,6 +364,7 @@ struct Session {
   std::map<std::pair<const ModuleInfo*, std::string>, std::shared_ptr<Function>> methods;
   std::set<std::pair<const ModuleInfo*, std::string>> methods_in_progress;
   CompileOptions options;
+  int depth = 0;  // functions being compiled, each inside its caller's compilation (kMaxCallDepth)
   // compile_source: callees that are defs of the same file (no source of their own).
   std::function<std::shared_ptr<Function>(uintptr_t, const SourceRange&)> file_defs;
 
@@ -373,6 +374,14 @@ struct Session {
 };
 
 // ---- Sessions (functions.cpp) ------------------------------------------------------------
+
+// Note [Call depth limit]
+// A callee is compiled inside its caller's compilation, one C++ recursion per level of calls (and
+// each level holds an emitter). Past this many levels compile_def refuses with a CompileError that
+// names the chain, as torch's Python frontend raises RecursionError near 2,000, so no chain of
+// calls can exhaust the stack (the deepest allowed chain is compiled on a small stack in
+// tests/cpp/test_script_compiler.cpp, Release and ASan).
+inline constexpr int kMaxCallDepth = 200;
 
 // "__torch__." + name: the qualified name of a compiled function.
 std::string qualified_name_for(const std::string& name);

@@ -38,6 +38,15 @@ const FunctionDef& single_def(const Module& m, const SourceRange& fallback) {
 std::shared_ptr<Function> compile_def(Session& session, const FunctionDef& def,
                                       std::shared_ptr<Resolver> resolver,
                                       std::shared_ptr<ModuleInfo> self_module) {
+  if (session.depth >= kMaxCallDepth)
+    fail(def.range, fmt::format("calls nested too deeply to compile: '{}' is the {}th function "
+                                "compiled inside its callers' compilation (the limit is {})",
+                                def.name, session.depth + 1, kMaxCallDepth));
+  struct Depth {
+    int& d;
+    explicit Depth(int& x) : d(++x) {}
+    ~Depth() { --d; }
+  } depth(session.depth);
   FunctionEmitter em(session, std::move(resolver));
   em.self_module = std::move(self_module);
   return em.emit_def(def, em.self_module != nullptr);

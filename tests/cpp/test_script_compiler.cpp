@@ -2,6 +2,11 @@
 // it emits, and its diagnostics pinned by message and line:col.
 #include <gmock/gmock.h>
 
+#include <pthread.h>
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
 #include <random>
 
 #include "runtime/interpreter.h"
@@ -556,6 +561,155 @@ TEST(ScriptCompiler, OnlyATrailingListParameterTakesVarargs) {
   auto v = compile("def f(x):\n    return x.view(2, 3) + torch.zeros(2, 3)\n");
   Tensor r = run1(v, {Tensor(ops::arange(6, ScalarType::Float32))}).to_tensor();
   EXPECT_EQ(V(r.sizes().begin(), r.sizes().end()), (V{2, 3}));
+}
+
+}  // namespace
+}  // namespace ampjit::script
+
+// ---- Depth limits (Note [Call depth limit], Note [Nesting limit]) -----------------------------
+
+namespace ampjit::script {
+namespace {
+
+// Runs `fn` on a thread with a stack of `bytes` (rethrowing what it throws), so a test can show a
+// compilation fits in a stack smaller than the 8 MB main thread's.
+template <class F>
+void on_stack(size_t bytes, F fn) {
+  std::exception_ptr error;
+  auto body = [&] {
+    try {
+      fn();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  };
+  using Body = decltype(body);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, bytes);
+  pthread_t thread;
+  ASSERT_EQ(pthread_create(
+                &thread, &attr,
+                [](void* p) -> void* {
+                  (*static_cast<Body*>(p))();
+                  return nullptr;
+                },
+                &body),
+            0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attr);
+  if (error) std::rethrow_exception(error);
+}
+
+// A quarter of the main thread's 8 MB in a Release build; all of it under ASan, whose frames are
+// three to four times larger. Passing here leaves the main thread four times the stack it needs.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr size_t kTestStack = size_t{8} << 20;
+#else
+constexpr size_t kTestStack = size_t{2} << 20;
+#endif
+
+// f{n-1} calls f{n-2} ... calls f0. compile_source compiles the later defs first, so each callee is
+// compiled inside its caller's compilation.
+std::string call_chain(int n) {
+  std::string src = "def f0(x: int):\n    return x\n";
+  for (int i = 1; i < n; ++i)
+    src += fmt::format("def f{}(x: int):\n    return f{}(x) + 1\n", i, i - 1);
+  return src;
+}
+
+TEST(ScriptCompilerLimits, TheDeepestCallChainAllowedCompilesOnASmallStack) {
+  // f199 calls f198 ... calls f0: 200 functions, each compiled inside its caller's compilation.
+  on_stack(kTestStack, [] {
+    auto fns =
+        compile_source(std::make_shared<Source>(call_chain(200), "chain.py"), builtin_resolver());
+    EXPECT_EQ(run1(fns.back(), {IValue(int64_t{1})}).to_int(), 200);
+  });
+}
+
+TEST(ScriptCompilerLimits, ADeeperCallChainIsACompileErrorNotACrash) {
+  const std::string e = compile_error(call_chain(2000));
+  EXPECT_THAT(e, HasSubstr("calls nested too deeply to compile: 'f1799' is the 201th function "
+                           "compiled inside its callers' compilation (the limit is 200)"));
+}
+
+std::string repeat(const std::string& s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+// Compile time of `make(n)`, the best of three, in seconds.
+template <class Make>
+double compile_seconds(Make make, int n) {
+  const std::string src = make(n);
+  double best = 1e9;
+  for (int i = 0; i < 3; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    compile(src);
+    best = std::min(best,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
+// Ten times the program compiles in at most 50 times the time: a ratio within one process, not a
+// wall-clock bound. Linear is 10 and quadratic 100; the small program fits in the caches and the
+// large one does not, which alone costs up to about three times.
+template <class Make>
+void expect_linear(const char* what, Make make, int n) {
+  const double small = compile_seconds(make, n), large = compile_seconds(make, 10 * n);
+  EXPECT_LT(large, 50 * std::max(small, 1e-3))
+      << what << ": " << n << " in " << small << " s, " << 10 * n << " in " << large << " s";
+}
+
+TEST(ScriptCompilerLimits, CompileTimeIsLinearInTheProgram) {
+  expect_linear(
+      "straight statements",
+      [](int n) {
+        std::string s = "def f(x: int):\n";
+        for (int i = 0; i < n; ++i) s += fmt::format("    x = x + {}\n", i % 7);
+        return s + "    return x\n";
+      },
+      5000);
+  expect_linear(
+      "a chained comparison",
+      [](int n) { return "def f(x: int):\n    return x" + repeat(" < x", n) + "\n"; }, 3000);
+  // Nested loops: the exit analysis once walked each body twice per level (2^depth).
+  expect_linear(
+      "nested loops",
+      [](int n) {
+        std::string s = "def f(x: int):\n";
+        for (int i = 0; i < n; ++i)
+          s += std::string(static_cast<size_t>(4 * (i + 1)), ' ') +
+               fmt::format("for i{} in range(2):\n", i);
+        s += std::string(static_cast<size_t>(4 * (n + 1)), ' ') + "x = x + 1\n";
+        return s + "    return x\n";
+      },
+      9);
+}
+
+TEST(ScriptCompilerLimits, TheDeepestNestingTheParserAllowsCompilesOnASmallStack) {
+  // Each is just inside the parser's limit of 1000 levels; the emitter walks them recursively.
+  const std::vector<std::string> bodies = {
+      "    return " + repeat("not ", 990) + "b\n",
+      "    return " + repeat("-", 990) + "x\n",
+      "    return x" + repeat(" + x", 990) + "\n",
+      "    return " + repeat("x if b else ", 990) + "x\n",
+      "    return l" + repeat("[0]", 990) + "\n",
+  };
+  const std::vector<std::string> params = {"b: bool", "x: int", "x: int", "x: int, b: bool",
+                                           "l: List[int]"};
+  for (size_t i = 0; i < bodies.size(); ++i) {
+    SCOPED_TRACE(params[i]);
+    on_stack(kTestStack, [&] {
+      try {
+        compile("def f(" + params[i] + "):\n" + bodies[i]);
+      } catch (const CompileError&) {
+        // A type error deep inside is fine: the walk reached it without running out of stack.
+      }
+    });
+  }
 }
 
 }  // namespace

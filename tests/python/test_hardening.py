@@ -86,3 +86,16 @@ def test_in_range_conversions_still_truncate_like_torch():
     assert ampjit.full((1,), -128.5, dtype=ampjit.int8).tolist() == [-128]
     assert ampjit.full((1,), 1e20, dtype=ampjit.bool).tolist() == [True]
     assert int(ampjit.tensor(3.7)) == 3
+
+
+def test_a_call_chain_deeper_than_the_limit_is_a_compile_error(tmp_path, monkeypatch):
+    # torch raises RecursionError near 2,000 levels; ampjit compiles 200 levels and refuses more,
+    # naming the chain, instead of running out of stack.
+    src = "def f0(x: int):\n    return x\n" + "".join(
+        "def f{}(x: int):\n    return f{}(x) + 1\n".format(i, i - 1) for i in range(1, 2000))
+    (tmp_path / "chain_mod.py").write_text(src)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import chain_mod
+    assert ampjit.jit.script(chain_mod.f150)(1) == 151
+    with pytest.raises(RuntimeError, match=r"calls nested too deeply to compile: 'f1799' is the 201th function"):
+        ampjit.jit.script(chain_mod.f1999)
