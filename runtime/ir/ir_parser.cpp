@@ -7,6 +7,8 @@
 //              {'block' INT '(' [param {',' param}] ')' ':' {node} '->' '(' [uses] ')'}
 //   type    := base ['[' ']'] ['?'] | '(' [type {',' type}] ')'
 #include <cctype>
+#include <charconv>
+#include <cstdlib>
 #include <unordered_map>
 
 #include "runtime/ir/ir.h"
@@ -16,11 +18,30 @@ namespace ampjit {
 
 namespace {
 
+// Note [Graph text limits]
+// The parser, the printer and the destructors of types and blocks recurse once per level of
+// nesting, so the text is refused past these depths (with its line and column) rather than
+// exhausting the stack: blocks and attribute values as deep as the script compiler's own nesting
+// limit, types deeper than any TorchScript program writes.
+constexpr int kMaxBlockDepth = 1000;
+constexpr int kMaxValueDepth = 1000;
+constexpr int kMaxTypeDepth = 100;
+
 class GraphParser {
  public:
   explicit GraphParser(std::string_view s) : s_(s) {}
 
   std::unique_ptr<Graph> parse() {
+    try {
+      return parse_graph_text();
+    } catch (const Error& e) {
+      if (e.message().starts_with("graph text:")) throw;
+      fail(e.message());  // an error from a constructor (a type's sizes, a device): with its place
+    }
+  }
+
+ private:
+  std::unique_ptr<Graph> parse_graph_text() {
     g_ = std::make_unique<Graph>();
     expect_word("graph");
     expect("(");
@@ -41,7 +62,6 @@ class GraphParser {
     return std::move(g_);
   }
 
- private:
   // node* until 'return' or '->'
   void parse_nodes(Block* b) {
     for (;;) {
@@ -106,6 +126,13 @@ class GraphParser {
       pos_ += 5;
       number_token();
       Block* nb = n->add_block();
+      if (block_depth_ >= kMaxBlockDepth)
+        fail(fmt::format("blocks nested too deeply (the limit is {} levels)", kMaxBlockDepth));
+      struct Depth {
+        int& d;
+        explicit Depth(int& x) : d(++x) {}
+        ~Depth() { --d; }
+      } depth(block_depth_);
       expect("(");
       if (!accept(")")) {
         do {
@@ -156,7 +183,10 @@ class GraphParser {
     return IValue(z);
   }
 
-  IValue attr_value() {
+  IValue attr_value(int depth = 0) {
+    if (depth > kMaxValueDepth)
+      fail(fmt::format("attribute value nested too deeply (the limit is {} levels)",
+                       kMaxValueDepth));
     skip_ws();
     if (accept("<Tensor>")) {
       tensor_marker_ = true;
@@ -167,7 +197,7 @@ class GraphParser {
     if (accept("[")) {
       std::vector<IValue> el;
       if (!accept("]")) {
-        do el.push_back(attr_value());
+        do el.push_back(attr_value(depth + 1));
         while (accept(","));
         expect("]");
       }
@@ -178,7 +208,7 @@ class GraphParser {
       if (!accept(")")) {
         do {
           if (peek(")")) break;
-          el.push_back(attr_value());
+          el.push_back(attr_value(depth + 1));
         } while (accept(","));
         expect(")");
       }
@@ -204,8 +234,19 @@ class GraphParser {
     }
     if (b == pos_) fail("attribute value expected");
     std::string lit(s_.substr(b, pos_ - b));
-    if (is_float) return IValue(std::stod(lit));
-    return IValue(static_cast<int64_t>(std::stoll(lit)));
+    if (is_float) {
+      char* end = nullptr;
+      const double d = std::strtod(lit.c_str(), &end);
+      if (end != lit.c_str() + lit.size()) fail("malformed number '" + lit + "'");
+      return IValue(d);  // out of range: an infinity, as Python's float()
+    }
+    int64_t i = 0;
+    const char* first = lit.c_str() + (lit[0] == '+' ? 1 : 0);
+    const auto [end, ec] = std::from_chars(first, lit.c_str() + lit.size(), i);
+    if (ec == std::errc::result_out_of_range) fail("integer '" + lit + "' does not fit in int64");
+    if (ec != std::errc() || end != lit.c_str() + lit.size())
+      fail("malformed number '" + lit + "'");
+    return IValue(i);
   }
 
   std::string string_literal() {
@@ -248,13 +289,18 @@ class GraphParser {
     return {name, type()};
   }
 
-  TypePtr type() {
+  TypePtr type(int depth = 0) {
+    auto deeper = [&] {
+      if (++depth > kMaxTypeDepth)
+        fail(fmt::format("type nested too deeply (the limit is {} levels)", kMaxTypeDepth));
+    };
     skip_ws();
     TypePtr t;
     if (accept("(")) {
+      deeper();
       std::vector<TypePtr> el;
       if (!accept(")")) {
-        do el.push_back(type());
+        do el.push_back(type(depth));
         while (accept(","));
         expect(")");
       }
@@ -264,12 +310,15 @@ class GraphParser {
       t = base_type(base);
     }
     for (;;) {
-      if (accept("[]"))
+      if (accept("[]")) {
+        deeper();
         t = Type::list(t);
-      else if (accept("?"))
+      } else if (accept("?")) {
+        deeper();
         t = Type::optional(t);
-      else
+      } else {
         break;
+      }
     }
     return t;
   }
@@ -415,6 +464,7 @@ class GraphParser {
   std::unique_ptr<Graph> g_;
   std::unordered_map<std::string, Value*> env_;
   bool tensor_marker_ = false;
+  int block_depth_ = 0;
 };
 
 }  // namespace

@@ -1,6 +1,9 @@
 // Source text and ranges (see source_range.h).
 #include "runtime/ir/source_range.h"
 
+#include <string_view>
+#include <vector>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -62,17 +65,65 @@ std::string SourceRange::location_str() const {
   return fmt::format("{}:{}:{}", filename(), start_line(), start_col());
 }
 
+namespace {
+// The length of the UTF-8 sequence starting at text[i], or 0 when it is not a valid one.
+size_t utf8_length(std::string_view text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char b = byte(i);
+  const size_t n = b < 0x80           ? 1
+                   : (b >> 5) == 0x6  ? 2
+                   : (b >> 4) == 0xE  ? 3
+                   : (b >> 3) == 0x1E ? 4
+                                      : 0;
+  if (n == 0 || i + n > text.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+  return n;
+}
+
+// A source line as a terminal shows it, one column per character: control bytes (a NUL among
+// them) and bytes that are not UTF-8 become '?', so the line prints whole and the caret under it
+// lines up. display_col[k] is the column of byte k (and of the end, k = size).
+struct DisplayLine {
+  std::string text;
+  std::vector<int> display_col;
+};
+DisplayLine display(std::string_view line) {
+  DisplayLine d;
+  int col = 0;
+  for (size_t i = 0; i < line.size();) {
+    const size_t n = utf8_length(line, i);
+    const unsigned char b = static_cast<unsigned char>(line[i]);
+    const bool printable = n > 1 || (n == 1 && (b >= 0x20 || b == '\t') && b != 0x7F);
+    const size_t take = printable ? n : 1;
+    for (size_t k = 0; k < take; ++k) d.display_col.push_back(col);
+    d.text += printable ? std::string(line.substr(i, n)) : std::string("?");
+    ++col;
+    i += take;
+  }
+  d.display_col.push_back(col);
+  return d;
+}
+}  // namespace
+
 std::string SourceRange::highlight() const {
   std::string out = location_str();
   if (!source) return out;
   const auto [l, c] = source->line_col(start);
-  const std::string text = source->line_text(l);
+  const DisplayLine line = display(source->line_text(l));
   const auto [el, ec] = source->line_col(std::max(end, start + 1) - 1);
-  const int col = c - source->col_offset();  // within the (dedented) text shown
-  const int width =
-      el == l ? std::max(1, ec - c + 1) : std::max(1, static_cast<int>(text.size()) - col + 1);
-  out += "\n" + text + "\n" + std::string(static_cast<size_t>(std::max(col, 1) - 1), ' ') +
-         std::string(width, '~');
+  const auto at = [&](int byte_col) {  // 0-based byte column within the shown text -> display
+    const size_t k =
+        static_cast<size_t>(std::clamp(byte_col, 0, static_cast<int>(line.display_col.size()) - 1));
+    return line.display_col[k];
+  };
+  const int first = c - source->col_offset() - 1;  // 0-based, within the (dedented) text shown
+  const int last =
+      el == l ? ec - source->col_offset() - 1 : static_cast<int>(line.display_col.size()) - 2;
+  const int from = at(first);
+  const int width = std::max(1, at(last + 1) - from);
+  out += "\n" + line.text + "\n" + std::string(static_cast<size_t>(from), ' ') +
+         std::string(static_cast<size_t>(width), '~');
   return out;
 }
 

@@ -107,6 +107,49 @@ TEST(IR, InsertGraphInlinesAndCopyIsIndependent) {
   EXPECT_EQ(copy->str(), caller.str());
 }
 
+TEST(IR, HostileGraphTextIsAnErrorWithItsPlace) {
+  auto error_of_text = [](const std::string& text) {
+    try {
+      parse_graph(text);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  auto rep = [](const std::string& s, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  // Types, attribute values and blocks nested past Note [Graph text limits].
+  EXPECT_THAT(error_of_text("graph(%x : int" + rep("[]", 30000) + "):\n  return ()\n"),
+              HasSubstr("graph text:1:"));
+  EXPECT_THAT(error_of_text("graph(%x : int" + rep("?", 30000) + "):\n  return ()\n"),
+              HasSubstr("type nested too deeply (the limit is 100 levels)"));
+  EXPECT_THAT(error_of_text("graph(%x : " + rep("(", 30000) + "int" + rep(")", 30000) +
+                            "):\n  return ()\n"),
+              HasSubstr("type nested too deeply (the limit is 100 levels)"));
+  EXPECT_THAT(error_of_text("graph():\n  %c : int[] = prim::Constant[value=" + rep("[", 50000) +
+                            "1" + rep("]", 50000) + "]()\n  return ()\n"),
+              HasSubstr("attribute value nested too deeply (the limit is 1000 levels)"));
+  std::string blocks = "graph(%c : bool):\n";
+  for (int i = 0; i < 100000; ++i) blocks += " = prim::If(%c)\n block0():\n";
+  EXPECT_THAT(error_of_text(blocks),
+              HasSubstr("blocks nested too deeply (the limit is 1000 levels)"));
+  // Numbers that do not fit, and sizes whose byte count overflows: errors with their place.
+  EXPECT_THAT(error_of_text("graph():\n  %c : int = prim::Constant[value=99999999999999999999]()\n"
+                            "  return (%c)\n"),
+              ::testing::AllOf(HasSubstr("graph text:2:"),
+                               HasSubstr("integer '99999999999999999999' does not fit in int64")));
+  EXPECT_THAT(error_of_text("graph():\n  %c : Float(4611686018427387904) = "
+                            "prim::Constant[value=<Tensor>]()\n  return (%c)\n"),
+              ::testing::AllOf(HasSubstr("graph text:2:"),
+                               HasSubstr("Storage size calculation overflowed")));
+  // A type as deep as the limit still parses.
+  EXPECT_THAT(error_of_text("graph(%x : int" + rep("[]", 100) + "):\n  return ()\n"),
+              HasSubstr("(no error)"));
+}
+
 TEST(IR, ParseErrorsNameLineAndColumn) {
   EXPECT_THAT([] { parse_graph("graph(%x : Tensor):\n  return (%y)\n"); },
               ::testing::ThrowsMessage<Error>(HasSubstr("graph text:2:")));

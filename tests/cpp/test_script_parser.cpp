@@ -597,6 +597,22 @@ TEST(ScriptParserErrors, Brackets) {
             "2:3: closing parenthesis '}' does not match opening parenthesis '(' on line 1");
 }
 
+TEST(ScriptParserErrors, TheCaretLineShowsBytesATerminalCannot) {
+  // A NUL or a byte that is not UTF-8 prints as '?', one column per character, so the whole line
+  // and the caret under the offending place survive (a NUL once cut the message there).
+  auto highlight_of = [](std::string text) {
+    try {
+      parse_module(source_of(std::move(text)));
+    } catch (const CompileError& e) {
+      return e.range().highlight();
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(highlight_of(std::string("x = 1 +\0 2", 10)), "t.py:1:8\nx = 1 +? 2\n       ~");
+  // Columns count bytes; the caret counts characters (the two bytes of U+00E9 are one).
+  EXPECT_EQ(highlight_of("y = 'h\xc3\xa9' + \xff"), "t.py:1:13\ny = 'h\xc3\xa9' + ?\n           ~");
+}
+
 TEST(ScriptParserErrors, Literals) {
   EXPECT_EQ(parse_error_of("x = 'abc"), "1:5: unterminated string literal");
   EXPECT_EQ(parse_error_of("x = 'abc\ny = 1'"), "1:5: unterminated string literal");
