@@ -145,6 +145,12 @@ TEST(IR, HostileGraphTextIsAnErrorWithItsPlace) {
                             "prim::Constant[value=<Tensor>]()\n  return (%c)\n"),
               ::testing::AllOf(HasSubstr("graph text:2:"),
                                HasSubstr("Storage size calculation overflowed")));
+  // A device index that does not fit is an error with its place; one that fits round-trips.
+  EXPECT_THAT(error_of_text("graph(%x : Float(2, device=cuda:99999999999)):\n  return (%x)\n"),
+              ::testing::AllOf(HasSubstr("graph text:1:"),
+                               HasSubstr("Could not parse device index '99999999999'")));
+  const std::string on_cuda1 = "graph(%x : Float(2, device=cuda:1)):\n  return (%x)\n";
+  EXPECT_EQ(parse_graph(on_cuda1)->str(), on_cuda1);
   // A type as deep as the limit still parses.
   EXPECT_THAT(error_of_text("graph(%x : int" + rep("[]", 100) + "):\n  return ()\n"),
               HasSubstr("(no error)"));
