@@ -266,17 +266,10 @@ Tensor Tensor::empty(IntArrayRef sizes, ScalarType dtype, Device device) {
   const size_t nbytes = storage_nbytes(sizes, ::ampjit::itemsize(dtype));
   if (device.is_cuda() && device.index < 0) device.index = 0;
   Ref<TensorImpl> impl(new TensorImpl());
-  const size_t nd = sizes.size();
   impl->sizes.assign(sizes.begin(), sizes.end());
-  impl->strides.resize(nd);
-  int64_t acc = 1;
-  for (size_t i = nd; i-- > 0;) {
-    impl->strides[i] = acc;
-    // Wraps only for an empty tensor (the byte count is checked), whose strides are never used.
-    acc = static_cast<int64_t>(static_cast<uint64_t>(acc) *
-                               static_cast<uint64_t>(std::max<int64_t>(sizes[i], 1)));
-  }
-  impl->numel = numel_of(sizes);
+  impl->strides = contiguous_strides(sizes);
+  // The checked byte count gives the element count too (0 when a dim is 0, however large the rest).
+  impl->numel = static_cast<int64_t>(nbytes / ::ampjit::itemsize(dtype));
   impl->dtype = dtype;
   impl->device = device;
   impl->storage = Storage::allocate(nbytes, device);
@@ -587,7 +580,10 @@ namespace {
 void check_fits(const Scalar& v, ScalarType dt) {
   if (!v.is_floating() || !is_integral(dt) || dt == ScalarType::Bool) return;
   const double x = v.to_double();
+  // The type's range as doubles; 2^63 is int64's exclusive bound (torch 1.13 lets 2^63 itself
+  // through and stores the minimum: ampjit raises there).
   double lo = 0, hi = 0;
+  bool hi_exclusive = false;
   const char* name = "";
   switch (dt) {
     case ScalarType::UInt8:
@@ -603,11 +599,11 @@ void check_fits(const Scalar& v, ScalarType dt) {
       lo = -2147483648.0, hi = 2147483647.0, name = "int";
       break;
     default:
-      lo = -9223372036854775808.0, hi = 9223372036854775807.0, name = "int64_t";
+      lo = -9223372036854775808.0, hi = 9223372036854775808.0, hi_exclusive = true;
+      name = "int64_t";
       break;
   }
-  // hi + 1 is exact for every bound above; a value below it truncates into range.
-  AMPJIT_CHECK(!std::isnan(x) && x > lo - 1 && x < hi + 1,
+  AMPJIT_CHECK(x >= lo && (hi_exclusive ? x < hi : x <= hi),  // false for NaN
                "value cannot be converted to type {} without overflow", name);
 }
 }  // namespace

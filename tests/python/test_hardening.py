@@ -43,6 +43,11 @@ SAME_AS_TORCH = [
      "value cannot be converted to type int16_t without overflow"),
     ("fill_ 300 uint8", lambda t: t.zeros(2, dtype=t.uint8).fill_(300.0), RuntimeError,
      "value cannot be converted to type uint8_t without overflow"),
+    # Past the range by less than one: torch checks the value, not its truncation.
+    ("full 127.5 int8", lambda t: t.full((1,), 127.5, dtype=t.int8), RuntimeError,
+     "value cannot be converted to type int8_t without overflow"),
+    ("full -0.5 uint8", lambda t: t.full((1,), -0.5, dtype=t.uint8), RuntimeError,
+     "value cannot be converted to type uint8_t without overflow"),
     ("device index too big", lambda t: t.device("cuda:99999999999"), RuntimeError,
      "Could not parse device index '99999999999' in device string 'cuda:99999999999'"),
     ("device leading zero", lambda t: t.device("cuda:01"), RuntimeError, "Invalid device string: 'cuda:01'"),
@@ -72,6 +77,9 @@ def test_where_torch_is_silently_wrong_ampjit_raises():
     with pytest.raises(RuntimeError, match=r"Device index 300 in device string 'cuda:300' is out of range \(at most 127\)"):
         ampjit.device("cuda:300")
     assert str(ampjit.device("cuda:127")) == "cuda:127"
+    # torch 1.13 stores 2.0**63 into int64 as the minimum.
+    with pytest.raises(RuntimeError, match="value cannot be converted to type int64_t without overflow"):
+        ampjit.full((1,), 2.0 ** 63, dtype=ampjit.int64)
 
 
 def test_huge_eye_and_contiguous_expand_fail_cleanly():
@@ -83,7 +91,10 @@ def test_huge_eye_and_contiguous_expand_fail_cleanly():
 
 def test_in_range_conversions_still_truncate_like_torch():
     assert ampjit.full((2,), 2.9, dtype=ampjit.int32).tolist() == [2, 2]
-    assert ampjit.full((1,), -128.5, dtype=ampjit.int8).tolist() == [-128]
+    assert ampjit.full((1,), -128.0, dtype=ampjit.int8).tolist() == [-128]
+    assert ampjit.full((1,), 255.0, dtype=ampjit.uint8).tolist() == [255]
+    assert ampjit.full((1,), -2.0 ** 63, dtype=ampjit.int64).tolist() == [-2 ** 63]
+    assert ampjit.empty(2 ** 62, 2 ** 62, 0).shape == (2 ** 62, 2 ** 62, 0)  # no element, no overflow
     assert ampjit.full((1,), 1e20, dtype=ampjit.bool).tolist() == [True]
     assert int(ampjit.tensor(3.7)) == 3
 
