@@ -162,20 +162,11 @@ Table& table() {
 
 const char* autocast_policy_name(AutocastPolicy p) {
   switch (p) {
-    case AutocastPolicy::None:
-      return "none";
-    case AutocastPolicy::LowerPrecisionFp:
-      return "lower_precision_fp";
-    case AutocastPolicy::Fp32:
-      return "fp32";
-    case AutocastPolicy::Fp32SetOptDtype:
-      return "fp32_set_opt_dtype";
-    case AutocastPolicy::Fp32AppendDtype:
-      return "fp32_append_dtype";
-    case AutocastPolicy::Promote:
-      return "promote";
-    case AutocastPolicy::Banned:
-      return "banned";
+#define AMPJIT_AUTOCAST_POLICY(E, NAME) \
+  case AutocastPolicy::E:               \
+    return NAME;
+#include "runtime/autocast/policies.def"
+#undef AMPJIT_AUTOCAST_POLICY
   }
   return "?";
 }

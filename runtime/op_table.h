@@ -47,17 +47,19 @@ enum class OpId : uint16_t {
 };
 constexpr size_t kNumOps = static_cast<size_t>(OpId::NumOps);
 
-// Autocast cast policies (aten/src/ATen/autocast_mode.h, CastPolicy). The autocast layer reads the
-// op's column for the device of its tensors.
+// Autocast cast policies, one line each in runtime/autocast/policies.def. The autocast layer reads
+// the op's column for the device of its tensors.
 enum class AutocastPolicy : uint8_t {
-  None,
-  LowerPrecisionFp,
-  Fp32,
-  Fp32SetOptDtype,
-  Fp32AppendDtype,
-  Promote,
-  Banned,
+#define AMPJIT_AUTOCAST_POLICY(E, NAME) E,
+#include "runtime/autocast/policies.def"
+#undef AMPJIT_AUTOCAST_POLICY
 };
+inline constexpr int kNumAutocastPolicies = 0
+#define AMPJIT_AUTOCAST_POLICY(E, NAME) +1
+#include "runtime/autocast/policies.def"
+#undef AMPJIT_AUTOCAST_POLICY
+    ;
+// Its name in policies.def: "lower_precision_fp".
 const char* autocast_policy_name(AutocastPolicy p);
 
 using BoxedKernel = void (*)(Stack&);

@@ -14,22 +14,29 @@ policies for one device of one profile, or a Python-level name without an ATen m
 """
 import json
 import os
+import re
 import sys
 
 DEVICES = ("cpu", "cuda")  # the order of ampjit::DeviceType
-POLICIES = {  # data name -> ampjit::AutocastPolicy enumerator
-    "lower_precision_fp": "LowerPrecisionFp",
-    "fp32": "Fp32",
-    "fp32_set_opt_dtype": "Fp32SetOptDtype",
-    "fp32_append_dtype": "Fp32AppendDtype",
-    "promote": "Promote",
-    "banned": "Banned",
-}
-REFINABLE = ("fp32_set_opt_dtype", "fp32_append_dtype")
 
 
 def fail(msg):
     sys.exit(f"gen_autocast_profiles.py: {msg}")
+
+
+def read_policies(def_file):
+    """{data name: ampjit::AutocastPolicy enumerator} from runtime/autocast/policies.def, without
+    `none` (the absence of a policy)."""
+    with open(def_file, encoding="utf-8") as f:
+        found = re.findall(r'^AMPJIT_AUTOCAST_POLICY\((\w+), "(\w+)"\)', f.read(), re.M)
+    if not found:
+        fail(f"{def_file}: no AMPJIT_AUTOCAST_POLICY lines")
+    return {name: enumerator for enumerator, name in found if name != "none"}
+
+
+POLICIES = read_policies(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "runtime", "autocast",
+                                      "policies.def"))
+REFINABLE = ("fp32_set_opt_dtype", "fp32_append_dtype")
 
 
 def load(folder, name):

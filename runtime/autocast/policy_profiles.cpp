@@ -144,7 +144,7 @@ void set_autocast_profile(std::string_view name) {
 
 AutocastPolicy parse_autocast_policy(std::string_view name) {
   std::string valid;
-  for (int i = 0; i <= static_cast<int>(AutocastPolicy::Banned); ++i) {
+  for (int i = 0; i < kNumAutocastPolicies; ++i) {
     const auto p = static_cast<AutocastPolicy>(i);
     if (name == autocast_policy_name(p)) return p;
     valid += fmt::format("{}{}", i ? ", " : "", autocast_policy_name(p));
