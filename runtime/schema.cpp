@@ -337,6 +337,12 @@ Stack bind_arguments(const FunctionSchema& schema, std::vector<IValue> args,
       continue;
     }
     IValue& v = *slots[i];
+    // None for a list with a default is that default, as torch's Python arg parser takes it
+    // (F.avg_pool2d(x, 2, None): `int[2] stride=[]`).
+    if (v.is_none() && a.default_value && a.type->kind() == TypeKind::List) {
+      out.push_back(*a.default_value);
+      continue;
+    }
     const bool single_int_for_list = a.list_len && v.is_int();
     if (!single_int_for_list && !value_matches_type(v, *a.type)) {
       throw TypeError(fmt::format("{}(): argument '{}' (position {}) must be {}, not {}",

@@ -27,13 +27,13 @@
 #include "script/builtins.h"
 
 #include <algorithm>
-#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <iostream>
 #include <limits>
 #include <optional>
 
+#include "runtime/diagnostic.h"
 #include "runtime/interpreter.h"
 
 namespace ampjit {
@@ -467,13 +467,10 @@ void uninitialized_h(const Node&, Stack& io) {
   io = {IValue()};
 }
 
-void default_warn(const std::string& message) {
-  std::cerr << "UserWarning: " << message << std::endl;
-}
-std::atomic<WarnHandler> g_warn{&default_warn};
-
-void warn_h(const Node&, Stack& io) {
-  g_warn.load()(io.at(0).to_string_ref());
+// warnings.warn in script: a UserWarning through the one warning channel (runtime/diagnostic.h),
+// at the node's source (Python: warnings.warn_explicit there).
+void warn_h(const Node& n, Stack& io) {
+  warn(WarningCategory::User, io.at(0).to_string_ref(), n.source_range());
   io.clear();
 }
 
@@ -535,10 +532,6 @@ bool python_equals(const IValue& a, const IValue& b) {
   }
   if (a.is_string() && b.is_string()) return a.to_string_ref() == b.to_string_ref();
   return same_object(a, b);
-}
-
-WarnHandler set_warn_handler(WarnHandler handler) {
-  return g_warn.exchange(handler ? handler : &default_warn);
 }
 
 }  // namespace ampjit

@@ -17,9 +17,4 @@ std::string python_repr(const IValue& v);
 // and objects compare by identity.
 bool python_equals(const IValue& a, const IValue& b);
 
-// aten::warn reports through this hook; the default prints "UserWarning: <message>" to stderr.
-// The Python frontend installs one that raises a Python warning. Returns the previous hook.
-using WarnHandler = void (*)(const std::string& message);
-WarnHandler set_warn_handler(WarnHandler handler);
-
 }  // namespace ampjit

@@ -4,6 +4,7 @@
 
 #include "script/emit/emitter.h"
 #include "script/parser.h"
+#include "script/static_resolver.h"
 
 namespace ampjit::script {
 using namespace detail;  // NOLINT: the emitter is this file's implementation
@@ -14,32 +15,6 @@ using namespace detail;  // NOLINT: the emitter is this file's implementation
 namespace ampjit::script {
 
 namespace {
-
-// A file's top-level defs over another resolver (compile_source).
-class FileResolver : public Resolver {
- public:
-  FileResolver(std::shared_ptr<Resolver> base, std::shared_ptr<const Source> source)
-      : base_(std::move(base)), source_(std::move(source)) {}
-  void add_def(const std::string& name, const FunctionDef* def) { defs_[name] = def; }
-  Resolved resolve(const std::string& name, const SourceRange& range) override {
-    auto it = defs_.find(name);
-    if (it == defs_.end()) return base_ ? base_->resolve(name, range) : Resolved{};
-    Resolved r;
-    r.kind = Resolved::kSource;
-    r.identity = reinterpret_cast<uintptr_t>(it->second);
-    return r;
-  }
-  const FunctionDef* def(uintptr_t identity) const {
-    for (const auto& [n, d] : defs_)
-      if (reinterpret_cast<uintptr_t>(d) == identity) return d;
-    return nullptr;
-  }
-
- private:
-  std::shared_ptr<Resolver> base_;
-  std::shared_ptr<const Source> source_;
-  std::map<std::string, const FunctionDef*> defs_;
-};
 
 class BuiltinResolver : public Resolver {
  public:
@@ -104,54 +79,22 @@ std::shared_ptr<Function> compile_module(std::shared_ptr<ModuleInfo> module,
 std::vector<std::shared_ptr<Function>> compile_source(std::shared_ptr<const Source> source,
                                                       std::shared_ptr<Resolver> resolver,
                                                       const CompileOptions& options) {
-  auto mod = std::shared_ptr<Module>(parse_module(source));
-  auto files = std::make_shared<FileResolver>(resolver ? resolver : builtin_resolver(), source);
-  std::vector<const FunctionDef*> defs;
-  for (const auto& s : mod->body)
-    if (s->kind == StmtKind::FunctionDef) {
-      defs.push_back(&s->as<FunctionDef>());
-      files->add_def(defs.back()->name, defs.back());
-    }
+  auto files = std::make_shared<FileResolver>(resolver ? resolver : builtin_resolver(),
+                                              std::shared_ptr<const Module>(parse_module(source)));
   Session session;
   session.options = options;
-  // Callees resolve to their def in this file; compile them (memoized by identity) on demand.
-  struct DefCompiler {
-    Session& session;
-    std::shared_ptr<FileResolver> files;
-    std::shared_ptr<Module> keep;
-    std::shared_ptr<Function> operator()(const FunctionDef* def, const SourceRange& site) {
-      const auto id = reinterpret_cast<uintptr_t>(def);
-      auto it = session.compiled.find(id);
-      if (it != session.compiled.end()) return it->second;
-      if (session.in_progress.count(id)) fail(site, "recursive calls are not supported in script");
-      session.in_progress.insert(id);
-      try {
-        auto fn = compile_def(session, *def, files, nullptr);
-        session.in_progress.erase(id);
-        session.compiled[id] = fn;
-        return fn;
-      } catch (const CompileError& e) {
-        session.in_progress.erase(id);
-        if (site.valid()) throw e.called_from(site);
-        throw;
-      }
-    }
-  };
-  session.file_defs = [files, mod, &session](uintptr_t id,
-                                             const SourceRange& site) -> std::shared_ptr<Function> {
-    const FunctionDef* def = files->def(id);
-    if (!def) return nullptr;
-    DefCompiler c{session, files, mod};
-    return c(def, site);
-  };
   // Later defs first: they usually call the earlier ones, so an error in a helper is reported with
-  // the call chain that reaches it.
+  // the call chain that reaches it. Callees compile on demand, once each (memoized by identity).
+  const auto& defs = files->defs();
   std::vector<std::shared_ptr<Function>> out(defs.size());
   for (size_t i = defs.size(); i-- > 0;) {
-    DefCompiler c{session, files, mod};
-    out[i] = c(defs[i], SourceRange{});
+    Resolved self = files->resolve(defs[i]->name, defs[i]->range);
+    if (self.def.get() != defs[i]) {  // a later def of the same name: compile this one as well
+      self.def = std::shared_ptr<const FunctionDef>(self.def, defs[i]);
+      self.identity = reinterpret_cast<uintptr_t>(defs[i]);
+    }
+    out[i] = session.compile_source_fn(self, SourceRange{});
   }
-  session.file_defs = nullptr;
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -43,13 +44,15 @@ struct Resolved {
     kUnsupported,    // a Python value script cannot use; `message` says why
   };
   Kind kind = kUnknown;
-  std::string path;
-  std::shared_ptr<const Source> source;  // kSource: the function's text (one `def`)
-  std::shared_ptr<Resolver> resolver;    // kSource: resolves the callee's own free names
-  std::shared_ptr<Function> function;    // kFunction
-  IValue constant;                       // kConstant
-  std::shared_ptr<ModuleInfo> module;    // kModule
-  std::string message;                   // kUnsupported
+  std::string path;  // kNamespace, kAutocastClass: the dotted name; kSource: the def's module, if
+                     // any ("torch.nn.functional"), which qualifies the compiled function's name
+  std::shared_ptr<const Source> source;    // kSource: the function's text (one `def`)
+  std::shared_ptr<const FunctionDef> def;  // kSource: or its def, already parsed (a file's def)
+  std::shared_ptr<Resolver> resolver;      // kSource: resolves the callee's own free names
+  std::shared_ptr<Function> function;      // kFunction
+  IValue constant;                         // kConstant
+  std::shared_ptr<ModuleInfo> module;      // kModule
+  std::string message;                     // kUnsupported
   // A stable identity for kSource (the Python function object's id), so a function called from
   // several places (or recursively) compiles once; 0 means "no identity" (compile each time).
   uintptr_t identity = 0;
@@ -136,6 +139,14 @@ std::shared_ptr<Function> compile_module(std::shared_ptr<ModuleInfo> module,
 std::vector<std::shared_ptr<Function>> compile_source(std::shared_ptr<const Source> source,
                                                       std::shared_ptr<Resolver> resolver,
                                                       const CompileOptions& options = {});
+
+// torch.nn.functional as the compiler resolves it: frontend/ampjit/nn/functional.py, embedded at
+// build time (Note [Functionals from their own source] there).
+std::string_view functional_source();
+// The file name errors give that source, "ampjit/nn/functional.py" unless set: the Python frontend
+// sets its package's copy when that copy holds the same text. Takes effect for the first compile
+// that reads the module (it is parsed once per process).
+void set_functional_source_path(std::string path);
 
 // The class name torch gives a scripted function's module-level qualified name, e.g.
 // "__torch__.fn"; used for printing.

@@ -1,7 +1,6 @@
 // The static resolver (see static_resolver.h): a file's top-level bindings, read once.
 #include "script/static_resolver.h"
 
-#include <functional>
 #include <limits>
 #include <numbers>
 #include <optional>
@@ -9,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "runtime/dtype.h"
+#include "script/literals.h"
 
 namespace ampjit::script {
 
@@ -20,7 +20,7 @@ std::optional<std::string> canonical_module(const std::string& module) {
   if (module == "torch" || module.starts_with("torch.")) return module;
   if (module == "ampjit") return std::string("torch");
   if (module.starts_with("ampjit.")) return "torch." + module.substr(7);
-  if (module == "math" || module == "typing") return module;
+  if (module == "math" || module == "typing" || module == "warnings") return module;
   return std::nullopt;
 }
 
@@ -120,7 +120,7 @@ void StaticResolver::bind_import(const Alias& alias) {
   }
   names_[bound] = Resolved::unsupported(
       fmt::format("'{}' is the Python module '{}' (imported at {}), which script cannot use: "
-                  "ampjit-dump knows torch, ampjit, math and typing",
+                  "ampjit-dump knows torch, ampjit, math, typing and warnings",
                   bound, module, alias.range.location_str()));
 }
 
@@ -134,7 +134,7 @@ void StaticResolver::bind_import_from(const ImportFrom& stmt, const Alias& alias
   }
   names_[bound] = Resolved::unsupported(
       fmt::format("'{}' is {}.{} (imported at {}), which script cannot use: ampjit-dump knows "
-                  "torch, ampjit, math and typing",
+                  "torch, ampjit, math, typing and warnings",
                   bound, stmt.module, alias.name, alias.range.location_str()));
 }
 
@@ -155,70 +155,48 @@ void StaticResolver::bind_assignment(const Expr& target, const Expr* value,
   if (target.kind != ExprKind::Name) return;  // x.attr = ..., x[i] = ...: no new name
   const std::string& name = target.as<Name>().id;
 
-  // The constant value of `e`, reading names bound before this statement.
-  std::function<std::optional<IValue>(const Expr&)> eval =
-      [&](const Expr& e) -> std::optional<IValue> {
-    switch (e.kind) {
-      case ExprKind::Int:
-        return IValue(e.as<IntLit>().value);
-      case ExprKind::Float:
-        return IValue(e.as<FloatLit>().value);
-      case ExprKind::Str:
-        return IValue(e.as<StrLit>().value);
-      case ExprKind::Bool:
-        return IValue(e.as<BoolLit>().value);
-      case ExprKind::None:
-        return IValue();
-      case ExprKind::UnaryOp: {
-        const auto& u = e.as<UnaryOp>();
-        if (u.op != UnaryOpKind::Neg && u.op != UnaryOpKind::Pos) return std::nullopt;
-        std::optional<IValue> v = eval(*u.operand);
-        if (!v || !(v->is_int() || v->is_double())) return std::nullopt;
-        if (u.op == UnaryOpKind::Pos) return v;
-        return v->is_int() ? IValue(-v->to_int()) : IValue(-v->to_double());
-      }
-      case ExprKind::Tuple: {
-        std::vector<IValue> elems;
-        for (const ExprPtr& el : e.as<TupleExpr>().elts) {
-          std::optional<IValue> v = eval(*el);
-          if (!v) return std::nullopt;
-          elems.push_back(std::move(*v));
-        }
-        return IValue::tuple(std::move(elems));
-      }
-      case ExprKind::Name:
-      case ExprKind::Attribute: {
-        // An earlier constant, or a member of an imported namespace (torch.float16, math.pi).
-        const std::string dotted = dotted_name(e);
-        if (dotted.empty()) return std::nullopt;
-        const size_t dot = dotted.find('.');
-        auto it = names_.find(dotted.substr(0, dot));
-        if (it == names_.end()) return std::nullopt;
-        Resolved r = it->second;
-        for (size_t pos = dot; pos != std::string::npos && r.kind == Resolved::kNamespace;) {
-          const size_t next = dotted.find('.', pos + 1);
-          r = member_of(r.path, dotted.substr(pos + 1, next == std::string::npos ? std::string::npos
-                                                                                 : next - pos - 1));
-          pos = next;
-          if (pos != std::string::npos && r.kind != Resolved::kNamespace) return std::nullopt;
-        }
-        if (r.kind == Resolved::kConstant) return r.constant;
-        return std::nullopt;
-      }
-      default:
-        return std::nullopt;
-    }
+  // The constant value of `value`, reading names bound before this statement (an earlier
+  // constant, or a member of an imported namespace: torch.float16, math.pi).
+  auto lookup = [&](const Expr& e) -> std::optional<IValue> {
+    std::optional<Resolved> r = dotted_binding(e);
+    if (r && r->kind == Resolved::kConstant) return r->constant;
+    return std::nullopt;
   };
-
   if (value)
-    if (std::optional<IValue> v = eval(*value)) {
+    if (std::optional<IValue> v = literal_value(*value, lookup, /*allow_lists=*/false)) {
       names_[name] = Resolved::constant_value(std::move(*v));
+      return;
+    }
+  // `conv2d = torch.conv2d`: another name for a member of an imported namespace.
+  if (value)
+    if (std::optional<Resolved> r = dotted_binding(*value);
+        r && (r->kind == Resolved::kNamespace || r->kind == Resolved::kAutocastClass)) {
+      names_[name] = std::move(*r);
       return;
     }
   names_[name] = Resolved::unsupported(fmt::format(
       "'{}' is a global assigned at {} to a value ampjit-dump cannot evaluate: module-level "
       "constants must be int, float, bool, str, None, dtype or tuple literals",
       name, range.location_str()));
+}
+
+// What a dotted name (`torch.float16`, `torch.conv2d`) is, from the names bound so far: nullopt
+// when its head is not bound or a member is taken of something that is not a namespace.
+std::optional<Resolved> StaticResolver::dotted_binding(const Expr& e) const {
+  const std::string dotted = dotted_name(e);
+  if (dotted.empty()) return std::nullopt;
+  const size_t dot = dotted.find('.');
+  auto it = names_.find(dotted.substr(0, dot));
+  if (it == names_.end()) return std::nullopt;
+  Resolved r = it->second;
+  for (size_t pos = dot; pos != std::string::npos;) {
+    if (r.kind != Resolved::kNamespace) return std::nullopt;
+    const size_t next = dotted.find('.', pos + 1);
+    r = member_of(r.path, dotted.substr(pos + 1, next == std::string::npos ? std::string::npos
+                                                                           : next - pos - 1));
+    pos = next;
+  }
+  return r;
 }
 
 Resolved StaticResolver::resolve(const std::string& name, const SourceRange& range) {
@@ -231,6 +209,29 @@ Resolved StaticResolver::resolve(const std::string& name, const SourceRange& ran
 
 std::shared_ptr<StaticResolver> static_resolver(const Module& file) {
   return std::make_shared<StaticResolver>(file);
+}
+
+FileResolver::FileResolver(std::shared_ptr<Resolver> base, std::shared_ptr<const Module> file,
+                           std::string module_name)
+    : base_(std::move(base)), file_(std::move(file)), module_name_(std::move(module_name)) {
+  for (const StmtPtr& s : file_->body)
+    if (s->kind == StmtKind::FunctionDef) {
+      const FunctionDef& def = s->as<FunctionDef>();
+      defs_[def.name] = &def;  // a later def of a name replaces an earlier one, as in Python
+      order_.push_back(&def);
+    }
+}
+
+Resolved FileResolver::resolve(const std::string& name, const SourceRange& range) {
+  auto it = defs_.find(name);
+  if (it == defs_.end()) return base_ ? base_->resolve(name, range) : Resolved{};
+  Resolved r;
+  r.kind = Resolved::kSource;
+  r.def = std::shared_ptr<const FunctionDef>(file_, it->second);  // keeps the file's AST alive
+  r.resolver = shared_from_this();
+  r.path = module_name_;
+  r.identity = reinterpret_cast<uintptr_t>(it->second);
+  return r;
 }
 
 }  // namespace ampjit::script

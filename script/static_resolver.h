@@ -11,6 +11,8 @@
 //   from torch.cuda.amp import autocast     autocast  autocast class "torch.cuda.amp.autocast"
 //   from typing import List                 List      namespace "typing.List"
 //   N = 4 / SCALE = -0.5 / NAME = "x"       N         constant 4
+//   conv = torch.conv2d                     conv      namespace "torch.conv2d"
+//   import warnings                         warnings  namespace "warnings"
 //   import numpy as np                      np        unsupported, naming numpy
 //
 // Top-level defs are not answered here: compile_source layers the file's defs over this resolver.
@@ -20,8 +22,10 @@
 // Python.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "script/ast.h"
 #include "script/compiler.h"
@@ -43,6 +47,7 @@ class StaticResolver final : public Resolver {
   void bind_import(const Alias& alias);
   void bind_import_from(const ImportFrom& stmt, const Alias& alias);
   void bind_assignment(const Expr& target, const Expr* value, const SourceRange& range);
+  std::optional<Resolved> dotted_binding(const Expr& e) const;
 
   std::string filename_;
   std::unordered_map<std::string, Resolved> names_;
@@ -51,5 +56,26 @@ class StaticResolver final : public Resolver {
 
 // The resolver of an already parsed file.
 std::shared_ptr<StaticResolver> static_resolver(const Module& file);
+
+// A parsed file's top-level defs over another resolver (compile_source, the functional module):
+// a def's name resolves to that def (kSource, identity the def), compiled with this resolver, so
+// the file's functions call each other; other names go to `base`. `module_name`
+// ("torch.nn.functional") qualifies the compiled functions' names (Resolved::path).
+class FileResolver final : public Resolver, public std::enable_shared_from_this<FileResolver> {
+ public:
+  FileResolver(std::shared_ptr<Resolver> base, std::shared_ptr<const Module> file,
+               std::string module_name = "");
+
+  Resolved resolve(const std::string& name, const SourceRange& range) override;
+  // The file's defs in order.
+  const std::vector<const FunctionDef*>& defs() const { return order_; }
+
+ private:
+  std::shared_ptr<Resolver> base_;
+  std::shared_ptr<const Module> file_;
+  std::string module_name_;
+  std::unordered_map<std::string, const FunctionDef*> defs_;
+  std::vector<const FunctionDef*> order_;
+};
 
 }  // namespace ampjit::script

@@ -20,6 +20,30 @@ def _make_function(base):
     return name, fn
 
 
+class _NNOps:
+    """torch._C._nn: ops by their ATen names, as torch.nn.functional calls them (some, such as
+    cross_entropy_loss, are not at torch's top level). Calling an op the table lacks raises
+    NotImplementedError naming it."""
+
+    __name__ = "ampjit._C._nn"
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        base = "aten::" + name
+
+        def fn(*args, **kwargs):
+            return _C._call(base, args, kwargs)
+
+        fn.__name__ = fn.__qualname__ = name
+        fn.__module__ = self.__name__
+        setattr(self, name, fn)
+        return fn
+
+
+_C._nn = _NNOps()
+
+
 def _install_functions(namespace):
     for base, _is_method, _inplace in _C._op_table():
         name, fn = _make_function(base)

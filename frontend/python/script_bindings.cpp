@@ -258,6 +258,11 @@ void bind_script() {
   bp::def("_script_module", script_module,
           (bp::arg("description"), bp::arg("cmodule"), bp::arg("semantics") = bp::object()));
   bp::def("_set_compile_error", set_compile_error);
+  bp::def(
+      "_functional_source", +[] { return std::string(script::functional_source()); });
+  bp::def(
+      "_set_functional_source_path",
+      +[](const std::string& path) { script::set_functional_source_path(path); });
 }
 
 }  // namespace ampjit::python

@@ -6,11 +6,16 @@
 //    in float32 only] in onednn.h);
 //  - float64 runs a direct loop (oneDNN has no float64);
 //  - other dtypes are errors, as on torch's CPU.
+// The `padding="same"/"valid"` overloads are composites over the int-padding ones.
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/onednn.h"
 #include "kernels/linalg_meta.h"
 #include "runtime/boxing.h"
+#include "runtime/diagnostic.h"
 #include "runtime/op_table.h"
+#include "runtime/ops.h"
+
+#include <mutex>
 
 namespace ampjit::cpu {
 namespace {
@@ -178,9 +183,73 @@ Tensor conv_transpose2d_k(const Tensor& input, const Tensor& weight,
                      output_padding, groups);
 }
 
+// conv{1,2,3}d.padding, as torch's _convolution_mode: "valid" is no padding; "same" keeps each
+// spatial size (stride 1 only), padding dilation * (kernel - 1) in total with the odd element at
+// the end, which the int overloads cannot say, so an uneven split zero-pads the input first.
+Tensor conv_padding(int dims, const Tensor& input, const Tensor& weight,
+                    const std::optional<Tensor>& bias, const std::vector<int64_t>& stride,
+                    const std::string& padding, const std::vector<int64_t>& dilation,
+                    int64_t groups) {
+  auto run = [&](const Tensor& x, std::vector<int64_t> pad) -> Tensor {
+    IValue b = bias ? IValue(*bias) : IValue();
+    if (dims == 1) return ops::conv1d(x, weight, b, stride, std::move(pad), dilation, groups);
+    if (dims == 2) return ops::conv2d(x, weight, b, stride, std::move(pad), dilation, groups);
+    return ops::conv3d(x, weight, b, stride, std::move(pad), dilation, groups);
+  };
+  const auto d = static_cast<size_t>(dims);
+  if (padding == "valid") return run(input, std::vector<int64_t>(d, 0));
+  AMPJIT_CHECK(padding == "same", "Invalid padding string: '{}'", padding);
+  for (int64_t s : stride)
+    AMPJIT_CHECK(s == 1, "padding='same' is not supported for strided convolutions");
+  // A weight of the wrong rank gets the convolution's own error.
+  if (weight.dim() != dims + 2 || (dilation.size() != 1 && dilation.size() != d))
+    return run(input, std::vector<int64_t>(d, 0));
+  std::vector<int64_t> left(d), pad_nd(2 * d, 0);
+  bool symmetric = true;
+  for (size_t i = 0; i < d; ++i) {
+    const int64_t total = (dilation.size() == 1 ? dilation[0] : dilation[i]) *
+                          (weight.size(static_cast<int64_t>(i) + 2) - 1);
+    left[i] = total / 2;
+    if (total % 2) {
+      symmetric = false;
+      pad_nd[2 * (d - 1 - i) + 1] = 1;  // F.pad order: the last dim first
+    }
+  }
+  if (symmetric) return run(input, left);
+  static std::once_flag once;
+  std::call_once(once, [] {
+    warn(WarningCategory::User,
+         "Using padding='same' with even kernel lengths and odd dilation may require a "
+         "zero-padded copy of the input be created");
+  });
+  return run(ops::pad(input, pad_nd, std::string("constant"), 0.0), left);
+}
+
+Tensor conv1d_padding_k(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias, const std::vector<int64_t>& stride,
+                        const std::string& padding, const std::vector<int64_t>& dilation,
+                        int64_t groups) {
+  return conv_padding(1, input, weight, bias, stride, padding, dilation, groups);
+}
+Tensor conv2d_padding_k(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias, const std::vector<int64_t>& stride,
+                        const std::string& padding, const std::vector<int64_t>& dilation,
+                        int64_t groups) {
+  return conv_padding(2, input, weight, bias, stride, padding, dilation, groups);
+}
+Tensor conv3d_padding_k(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias, const std::vector<int64_t>& stride,
+                        const std::string& padding, const std::vector<int64_t>& dilation,
+                        int64_t groups) {
+  return conv_padding(3, input, weight, bias, stride, padding, dilation, groups);
+}
+
 }  // namespace
 }  // namespace ampjit::cpu
 
+AMPJIT_KERNEL(conv1d_padding, cpu::conv1d_padding_k)
+AMPJIT_KERNEL(conv2d_padding, cpu::conv2d_padding_k)
+AMPJIT_KERNEL(conv3d_padding, cpu::conv3d_padding_k)
 AMPJIT_KERNEL(conv1d, cpu::conv1d_k)
 AMPJIT_KERNEL(conv2d, cpu::conv2d_k)
 AMPJIT_KERNEL(conv3d, cpu::conv3d_k)

@@ -8,11 +8,13 @@
 // dtypes); cat and stack write each input into a slice of the result with Tensor::copy_, which
 // also converts to the promoted dtype; tril and triu clone and then memset the other triangle
 // (all-zero bytes are 0, +0.0 and false in every dtype).
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/index_meta.h"
 #include "runtime/boxing.h"
 #include "runtime/op_table.h"
+#include "runtime/ops.h"
 #include "runtime/strided_loop.h"
 
 namespace ampjit::cpu {
@@ -121,6 +123,33 @@ Tensor embedding_k(const Tensor& weight, const Tensor& indices, int64_t /*paddin
   return rows.view(meta::embedding_shape(weight, indices));
 }
 
+// torch.embedding_renorm_ (F.embedding's max_norm): each row `indices` names, once, is scaled in
+// place to max_norm when its norm_type-norm exceeds it (by max_norm / (norm + 1e-7), as torch).
+// A composite over ops, so it serves every device.
+Tensor embedding_renorm_k(Tensor self, const Tensor& indices, double max_norm, double norm_type) {
+  AMPJIT_CHECK(self.dim() == 2,
+               "Expected 2-dimensional tensor, but got {}-dimensional tensor for argument #1 "
+               "'self' (while checking arguments for embedding_renorm_)",
+               self.dim());
+  AMPJIT_CHECK(indices.dtype() == ScalarType::Int64 || indices.dtype() == ScalarType::Int32,
+               "Expected tensor for argument #2 'indices' to have one of the following scalar "
+               "types: Long, Int; but got torch.{}Tensor instead (while checking arguments for "
+               "embedding_renorm_)",
+               torch_type_name(indices.dtype()));
+  const Tensor idx =
+      ops::to_device(indices, Device(), ScalarType::Int64, false, true).tensor().contiguous();
+  const auto* p = static_cast<const int64_t*>(idx.raw_data());
+  std::vector<int64_t> rows(p, p + idx.numel());
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  for (int64_t r : rows) {
+    Tensor row = ops::select(self, int64_t{0}, r);
+    const double norm = ops::norm_Scalar(row, norm_type).tensor().item().to_double();
+    if (norm > max_norm) ops::mul__Scalar(row, max_norm / (norm + 1e-7));
+  }
+  return self;
+}
+
 Tensor gather_k(const Tensor& self, int64_t dim, const Tensor& index, bool /*sparse_grad*/) {
   const meta::GatherMeta m = meta::gather_meta(self, dim, index);
   check_bounds(m.index, m.self.size(m.dim), m.dim, "gather");
@@ -204,3 +233,4 @@ AMPJIT_KERNEL(tril_, cpu::tril_inplace_k)
 AMPJIT_KERNEL(triu, cpu::triu_k)
 AMPJIT_KERNEL(triu_, cpu::triu_inplace_k)
 AMPJIT_KERNEL(embedding, cpu::embedding_k)
+AMPJIT_KERNEL(embedding_renorm_, cpu::embedding_renorm_k)

@@ -353,6 +353,10 @@ SV FunctionEmitter::call_sv(const SV& callee, std::vector<Arg> args, const Sourc
       if (p.rfind("torch.nn.functional.", 0) == 0)
         return SV::of(call_functional(tail("torch.nn.functional."), args, r));
       if (p.rfind("math.", 0) == 0) return SV::of(call_math(tail("math."), args, r));
+      // torch._C._nn.NAME: the ATen op NAME, as nn.functional spells it.
+      if (p.rfind("torch._C._nn.", 0) == 0)
+        return SV::of(call_builtin_op("aten::" + tail("torch._C._nn."), std::move(args), r));
+      if (p == "warnings.warn") return SV::of(call_warn(args, r));
       if (p == "torch.jit.is_scripting") return SV::of(constant(IValue(true), r));
       if (p == "torch.jit.is_tracing") return SV::of(constant(IValue(false), r));
       if (p == "torch.jit.annotate" || p == "typing.cast") {

@@ -188,6 +188,7 @@ struct FunctionEmitter {
   int loop_depth = 0;
   int unrolled_depth = 0;  // loop_depth of the innermost loop unrolled at compile time
   std::string fn_name;
+  std::string module_name;  // the Python module of a def that has one ("torch.nn.functional")
 
   FunctionEmitter(Session& s, std::shared_ptr<Resolver> r) : session(s), resolver(std::move(r)) {}
 
@@ -339,6 +340,7 @@ struct FunctionEmitter {
   Value* call_list_method(Value* self, const std::string& name, std::vector<Arg>& args,
                           const SourceRange& r);
   Value* call_functional(const std::string& name, std::vector<Arg>& args, const SourceRange& r);
+  Value* call_warn(std::vector<Arg>& args, const SourceRange& r);
   Value* call_math(const std::string& name, std::vector<Arg>& args, const SourceRange& r);
   Value* call_autocast(const std::string& cls, std::vector<Arg>& args, const SourceRange& r);
   Value* emit_node_call(Symbol kind, const std::vector<Value*>& inputs, TypePtr out,
@@ -365,13 +367,15 @@ struct Session {
   std::set<std::pair<const ModuleInfo*, std::string>> methods_in_progress;
   CompileOptions options;
   int depth = 0;  // functions being compiled, each inside its caller's compilation (kMaxCallDepth)
-  // compile_source: callees that are defs of the same file (no source of their own).
-  std::function<std::shared_ptr<Function>(uintptr_t, const SourceRange&)> file_defs;
 
   std::shared_ptr<Function> compile_source_fn(const Resolved& res, const SourceRange& call_site);
   std::shared_ptr<Function> compile_method(const std::shared_ptr<ModuleInfo>& m,
                                            const std::string& name, const SourceRange& call_site);
 };
+
+// The N of a BroadcastingListN[T] (or Optional[BroadcastingListN[T]]) annotation, else 0 (Note
+// [Broadcasting lists], torch_namespace.cpp).
+int broadcasting_list_len(const Expr& annotation);
 
 // ---- Sessions (functions.cpp) ------------------------------------------------------------
 
@@ -383,13 +387,15 @@ struct Session {
 // tests/cpp/test_script_compiler.cpp, Release and ASan).
 inline constexpr int kMaxCallDepth = 200;
 
-// "__torch__." + name: the qualified name of a compiled function.
+// "__torch__." + name: the qualified name of a compiled function
+// ("__torch__.torch.nn.functional.relu" when `name` is qualified by its module).
 std::string qualified_name_for(const std::string& name);
 // The one def of a parsed source (a function's own source).
 const FunctionDef& single_def(const Module& m, const SourceRange& fallback);
 // Compiles one def, a method when self_module is set.
 std::shared_ptr<Function> compile_def(Session& session, const FunctionDef& def,
                                       std::shared_ptr<Resolver> resolver,
-                                      std::shared_ptr<ModuleInfo> self_module);
+                                      std::shared_ptr<ModuleInfo> self_module,
+                                      std::string module_name = "");
 
 }  // namespace ampjit::script::detail

@@ -580,6 +580,13 @@ Value* FunctionEmitter::emit_bool_op(const BoolOp& b) {
   // Short-circuit: `a and b` is `b if a else False`; `a or b` is `True if a else b`.
   Value* result = emit_cond(*b.values[0]);
   for (size_t i = 1; i < b.values.size(); ++i) {
+    // A constant left side decides statically, as torch's static if: the right side is compiled
+    // only when it is evaluated.
+    if (const IValue* k = constant_value(result); k && k->is_bool()) {
+      if (k->to_bool() != b.is_and) return result;  // False and ..., True or ...
+      result = emit_cond(*b.values[i]);
+      continue;
+    }
     const std::string tmp = "$bool";
     Refinements tr, fr;
     refinements(*b.values[0], tr, fr);  // `x is not None and x.sum() > 0`
@@ -602,6 +609,10 @@ Value* FunctionEmitter::emit_unary(const UnaryOp& u) {
   const SourceRange& r = u.range;
   if (u.op == UnaryOpKind::Not) {
     Value* c = emit_cond(*u.operand);
+    // A constant stays one, so `if not torch.jit.is_scripting():` compiles one side (torch's
+    // static if).
+    if (const IValue* k = constant_value(c); k && k->is_bool())
+      return constant(IValue(!k->to_bool()), r);
     return call_builtin_op("aten::__not__", {Arg{SV::of(c), c, r, ""}}, r);
   }
   if (u.op == UnaryOpKind::Neg &&

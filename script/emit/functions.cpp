@@ -37,7 +37,8 @@ const FunctionDef& single_def(const Module& m, const SourceRange& fallback) {
 // Keeps parsed sources alive as long as the Functions compiled from them (their ranges point in).
 std::shared_ptr<Function> compile_def(Session& session, const FunctionDef& def,
                                       std::shared_ptr<Resolver> resolver,
-                                      std::shared_ptr<ModuleInfo> self_module) {
+                                      std::shared_ptr<ModuleInfo> self_module,
+                                      std::string module_name) {
   if (session.depth >= kMaxCallDepth)
     fail(def.range, fmt::format("calls nested too deeply to compile: '{}' is the {}th function "
                                 "compiled inside its callers' compilation (the limit is {})",
@@ -49,14 +50,13 @@ std::shared_ptr<Function> compile_def(Session& session, const FunctionDef& def,
   } depth(session.depth);
   FunctionEmitter em(session, std::move(resolver));
   em.self_module = std::move(self_module);
+  em.module_name = std::move(module_name);
   return em.emit_def(def, em.self_module != nullptr);
 }
 
 std::shared_ptr<Function> Session::compile_source_fn(const Resolved& res,
                                                      const SourceRange& call_site) {
-  if (!res.source && file_defs)
-    if (auto fn = file_defs(res.identity, call_site)) return fn;
-  if (!res.source) fail(call_site, "internal: a function to compile has no source");
+  if (!res.source && !res.def) fail(call_site, "internal: a function to compile has no source");
   if (res.identity) {
     auto it = compiled.find(res.identity);
     if (it != compiled.end()) return it->second;
@@ -65,9 +65,14 @@ std::shared_ptr<Function> Session::compile_source_fn(const Resolved& res,
     in_progress.insert(res.identity);
   }
   try {
-    auto mod = parse_module(res.source);
-    const FunctionDef& def = single_def(*mod, call_site);
-    auto fn = compile_def(*this, def, res.resolver ? res.resolver : builtin_resolver(), nullptr);
+    std::shared_ptr<const Module> mod;
+    const FunctionDef* def = res.def.get();
+    if (!def) {
+      mod = parse_module(res.source);
+      def = &single_def(*mod, call_site);
+    }
+    auto fn = compile_def(*this, *def, res.resolver ? res.resolver : builtin_resolver(), nullptr,
+                          res.path);
     if (res.identity) {
       in_progress.erase(res.identity);
       compiled[res.identity] = fn;
@@ -155,6 +160,9 @@ std::shared_ptr<Function> FunctionEmitter::emit_def(const FunctionDef& def, bool
           arg.type = Type::optional(Type::tensor());
       }
       if (!arg.type) arg.type = p.annotation ? parse_type(*p.annotation) : Type::tensor();
+      arg.list_len = p.annotation ? broadcasting_list_len(*p.annotation) : 0;
+      if (d.is_int() && arg.list_len > 0)  // `padding: BroadcastingList2[int] = 0`
+        d = IValue::list(std::vector<IValue>(static_cast<size_t>(arg.list_len), d));
       if (d.is_scalar_type()) d = IValue(torch_dtype_code(d.to_scalar_type()));
       if (d.is_int() && arg.type->kind() == TypeKind::Float)
         d = IValue(static_cast<double>(d.to_int()));
@@ -166,6 +174,7 @@ std::shared_ptr<Function> FunctionEmitter::emit_def(const FunctionDef& def, bool
       arg.default_value = d;
     } else {
       arg.type = p.annotation ? parse_type(*p.annotation) : Type::tensor();
+      arg.list_len = p.annotation ? broadcasting_list_len(*p.annotation) : 0;
     }
     in->set_type(arg.type);
     top.vars[p.name] = in;
@@ -241,7 +250,8 @@ std::shared_ptr<Function> FunctionEmitter::emit_def(const FunctionDef& def, bool
   schema->returns.push_back(ret);
   graph->verify();
 
-  auto fn = std::make_shared<Function>(qualified_name_for(def.name), graph);
+  auto fn = std::make_shared<Function>(
+      qualified_name_for(module_name.empty() ? def.name : module_name + "." + def.name), graph);
   fn->set_schema(schema);
   fn->set_optimizable(session.options.optimize);
   if (session.options.semantics) fn->set_autocast_semantics(session.options.semantics);

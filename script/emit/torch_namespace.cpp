@@ -13,229 +13,164 @@
 #include <set>
 #include <unordered_set>
 
+#include "script/literals.h"
 #include "script/parser.h"
+#include "script/static_resolver.h"
 
 namespace ampjit::script::detail {
 
 // ---- torch.nn.functional, math, autocast ---------------------------------------------------
 
-// Note [Functional table]
-// torch.nn.functional's Python functions, as ampjit's eager ones (frontend/ampjit/nn/functional.py)
-// lower them: the Python signature (names and defaults), then the aten call. In the call, a name is
-// a parameter; `name|X` passes X when the parameter is None; `name#` turns a reduction string into
-// its enum; other tokens are literals. `inplace` picks the second call when it is True.
-struct FunctionalSpec {
-  const char* name;
-  const char* params;
-  const char* call;
-  const char* inplace_call;
-};
-const FunctionalSpec kFunctional[] = {
-    {"relu", "input, inplace=False", "relu(input)", "relu_(input)"},
-    {"relu6", "input, inplace=False", "relu6(input)", "relu6_(input)"},
-    {"elu", "input, alpha=1.0, inplace=False", "elu(input, alpha)", "elu_(input, alpha)"},
-    {"leaky_relu", "input, negative_slope=0.01, inplace=False", "leaky_relu(input, negative_slope)",
-     "leaky_relu_(input, negative_slope)"},
-    {"hardtanh", "input, min_val=-1.0, max_val=1.0, inplace=False",
-     "hardtanh(input, min_val, max_val)", "hardtanh_(input, min_val, max_val)"},
-    {"gelu", "input, approximate='none'", "gelu(input, approximate=approximate)", nullptr},
-    {"silu", "input, inplace=False", "silu(input)", "silu_(input)"},
-    {"mish", "input, inplace=False", "mish(input)", "mish_(input)"},
-    {"sigmoid", "input", "sigmoid(input)", nullptr},
-    {"tanh", "input", "tanh(input)", nullptr},
-    {"softplus", "input, beta=1, threshold=20", "softplus(input, beta, threshold)", nullptr},
-    {"logsigmoid", "input", "log_sigmoid(input)", nullptr},
-    {"hardsigmoid", "input, inplace=False", "hardsigmoid(input)", "hardsigmoid_(input)"},
-    {"hardswish", "input, inplace=False", "hardswish(input)", "hardswish_(input)"},
-    {"softmax", "input, dim=None, _stacklevel=3, dtype=None", "softmax(input, dim, dtype)",
-     nullptr},
-    {"log_softmax", "input, dim=None, _stacklevel=3, dtype=None", "log_softmax(input, dim, dtype)",
-     nullptr},
-    {"linear", "input, weight, bias=None", "linear(input, weight, bias)", nullptr},
-    {"conv1d", "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",
-     "conv1d(input, weight, bias, stride, padding, dilation, groups)", nullptr},
-    {"conv2d", "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",
-     "conv2d(input, weight, bias, stride, padding, dilation, groups)", nullptr},
-    {"conv3d", "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",
-     "conv3d(input, weight, bias, stride, padding, dilation, groups)", nullptr},
-    {"conv_transpose2d",
-     "input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1",
-     "conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation)",
-     nullptr},
-    {"max_pool2d",
-     "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, "
-     "return_indices=False",
-     "max_pool2d(input, kernel_size, stride|[], padding, dilation, ceil_mode)", nullptr},
-    {"avg_pool2d",
-     "input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, "
-     "divisor_override=None",
-     "avg_pool2d(input, kernel_size, stride|[], padding, ceil_mode, count_include_pad, "
-     "divisor_override)",
-     nullptr},
-    {"adaptive_avg_pool2d", "input, output_size", "adaptive_avg_pool2d(input, output_size)",
-     nullptr},
-    {"layer_norm", "input, normalized_shape, weight=None, bias=None, eps=1e-05",
-     "layer_norm(input, normalized_shape, weight, bias, eps, True)", nullptr},
-    {"batch_norm",
-     "input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, "
-     "eps=1e-05",
-     "batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, True)",
-     nullptr},
-    {"group_norm", "input, num_groups, weight=None, bias=None, eps=1e-05",
-     "group_norm(input, num_groups, weight, bias, eps, True)", nullptr},
-    {"dropout", "input, p=0.5, training=True, inplace=False", "dropout(input, p, training)",
-     "dropout_(input, p, training)"},
-    {"embedding",
-     "input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, "
-     "sparse=False",
-     "embedding(weight, input, padding_idx|-1, scale_grad_by_freq, sparse)", nullptr},
-    {"one_hot", "tensor, num_classes=-1", "one_hot(tensor, num_classes)", nullptr},
-    {"l1_loss", "input, target, size_average=None, reduce=None, reduction='mean'",
-     "l1_loss(input, target, reduction#)", nullptr},
-    {"mse_loss", "input, target, size_average=None, reduce=None, reduction='mean'",
-     "mse_loss(input, target, reduction#)", nullptr},
-    {"smooth_l1_loss", "input, target, size_average=None, reduce=None, reduction='mean', beta=1.0",
-     "smooth_l1_loss(input, target, reduction#, beta)", nullptr},
-    {"binary_cross_entropy",
-     "input, target, weight=None, size_average=None, reduce=None, reduction='mean'",
-     "binary_cross_entropy(input, target, weight, reduction#)", nullptr},
-    {"binary_cross_entropy_with_logits",
-     "input, target, weight=None, size_average=None, reduce=None, reduction='mean', "
-     "pos_weight=None",
-     "binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction#)", nullptr},
-    {"cross_entropy",
-     "input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, "
-     "reduction='mean', "
-     "label_smoothing=0.0",
-     "cross_entropy_loss(input, target, weight, reduction#, ignore_index, label_smoothing)",
-     nullptr},
-    {"nll_loss",
-     "input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, "
-     "reduction='mean'",
-     "nll_loss_nd(input, target, weight, reduction#, ignore_index)", nullptr},
+// torch.nn.functional: frontend/ampjit/nn/functional.py, compiled from its own text (Note
+// [Functionals from their own source] there), which the build embeds as kFunctionalSource.
+extern const char kFunctionalSource[];
+
+namespace {
+
+// `NAME = boolean_dispatch(arg_name=..., arg_index=..., default=..., if_true=F, if_false=G, ...)`
+struct BooleanDispatch {
+  std::string arg_name;
+  size_t arg_index = 0;
+  bool default_value = false;
+  std::string if_true, if_false;
 };
 
-std::vector<std::string> split_commas(std::string_view s) {
-  std::vector<std::string> out;
-  std::string cur;
-  int depth = 0;
-  for (char c : s) {
-    if (c == '[' || c == '(') ++depth;
-    if (c == ']' || c == ')') --depth;
-    if (c == ',' && depth == 0) {
-      out.push_back(cur);
-      cur.clear();
-      continue;
+struct FunctionalModule {
+  std::shared_ptr<FileResolver> resolver;  // the file's defs over its imports
+  std::map<std::string, BooleanDispatch> dispatch;
+};
+
+BooleanDispatch read_boolean_dispatch(const Call& call) {
+  BooleanDispatch d;
+  bool have_name = false, have_index = false, have_true = false, have_false = false;
+  for (const auto& kw : call.keywords) {
+    const Expr& v = *kw.value;
+    if (kw.name == "arg_name" && v.kind == ExprKind::Str) {
+      d.arg_name = v.as<StrLit>().value;
+      have_name = true;
+    } else if (kw.name == "arg_index" && v.kind == ExprKind::Int && v.as<IntLit>().value >= 0) {
+      d.arg_index = static_cast<size_t>(v.as<IntLit>().value);
+      have_index = true;
+    } else if (kw.name == "default" && v.kind == ExprKind::Bool) {
+      d.default_value = v.as<BoolLit>().value;
+    } else if (kw.name == "if_true" && v.kind == ExprKind::Name) {
+      d.if_true = v.as<Name>().id;
+      have_true = true;
+    } else if (kw.name == "if_false" && v.kind == ExprKind::Name) {
+      d.if_false = v.as<Name>().id;
+      have_false = true;
     }
-    if (c != ' ' || !cur.empty()) cur += c;
   }
-  if (!cur.empty()) out.push_back(cur);
-  for (auto& x : out)
-    while (!x.empty() && x.back() == ' ') x.pop_back();
-  return out;
+  if (!(have_name && have_index && have_true && have_false))
+    fail(call.range,
+         "boolean_dispatch needs arg_name=, arg_index=, if_true= and if_false= as literals");
+  return d;
 }
 
-IValue parse_literal(const std::string& t) {
-  if (t == "None") return IValue();
-  if (t == "True") return IValue(true);
-  if (t == "False") return IValue(false);
-  if (t == "[]") return IValue(std::vector<int64_t>{});
-  if (t.size() >= 2 && t.front() == '\'') return IValue(t.substr(1, t.size() - 2));
-  if (t.find_first_of(".e") != std::string::npos) return IValue(std::stod(t));
-  return IValue(static_cast<int64_t>(std::stoll(t)));
+std::mutex g_functional_path_mu;
+std::string g_functional_path = "ampjit/nn/functional.py";
+
+const FunctionalModule& functional_module() {
+  static const FunctionalModule m = [] {
+    std::string path;
+    {
+      std::lock_guard<std::mutex> lock(g_functional_path_mu);
+      path = g_functional_path;
+    }
+    auto source = std::make_shared<Source>(std::string(kFunctionalSource), path);
+    std::shared_ptr<const Module> file(parse_module(source));
+    FunctionalModule fm;
+    fm.resolver =
+        std::make_shared<FileResolver>(static_resolver(*file), file, "torch.nn.functional");
+    for (const StmtPtr& s : file->body) {
+      if (s->kind != StmtKind::Assign) continue;
+      const auto& assign = s->as<Assign>();
+      if (assign.targets.size() != 1 || assign.targets[0]->kind != ExprKind::Name ||
+          assign.value->kind != ExprKind::Call)
+        continue;
+      const auto& call = assign.value->as<Call>();
+      if (call.func->kind == ExprKind::Name && call.func->as<Name>().id == "boolean_dispatch")
+        fm.dispatch[assign.targets[0]->as<Name>().id] = read_boolean_dispatch(call);
+    }
+    return fm;
+  }();
+  return m;
 }
+
+}  // namespace
+
+}  // namespace ampjit::script::detail
+
+namespace ampjit::script {
+
+std::string_view functional_source() {
+  return detail::kFunctionalSource;
+}
+
+void set_functional_source_path(std::string path) {
+  std::lock_guard<std::mutex> lock(detail::g_functional_path_mu);
+  detail::g_functional_path = std::move(path);
+}
+
+}  // namespace ampjit::script
+
+namespace ampjit::script::detail {
 
 Value* FunctionEmitter::call_functional(const std::string& name, std::vector<Arg>& args,
                                         const SourceRange& r) {
-  const FunctionalSpec* spec = nullptr;
-  for (const auto& f : kFunctional)
-    if (name == f.name) spec = &f;
-  if (!spec) {
-    if (!find_overloads("aten::" + name).empty())
-      return call_builtin_op("aten::" + name, std::move(args), r);
-    fail(r, fmt::format("torch.nn.functional.{} is not supported in script", name));
+  const FunctionalModule& m = functional_module();
+  std::string target = name;
+  if (auto d = m.dispatch.find(name); d != m.dispatch.end()) {
+    // The flag must be known at compile time: it decides the function, and so the result type.
+    const BooleanDispatch& bd = d->second;
+    const Arg* flag = nullptr;
+    size_t positional = 0;
+    for (const Arg& a : args) {
+      if (a.name == bd.arg_name || (a.name.empty() && positional++ == bd.arg_index)) flag = &a;
+    }
+    bool value = bd.default_value;
+    if (flag) {
+      const IValue* c = flag->value ? constant_value(flag->value) : nullptr;
+      if (!c || !c->is_bool())
+        fail(flag->range,
+             fmt::format("{}(): {} must be a constant bool in script", name, bd.arg_name));
+      value = c->to_bool();
+    }
+    target = value ? bd.if_true : bd.if_false;
   }
-  // Bind the Python signature.
-  std::vector<std::string> names;
-  std::vector<std::optional<IValue>> defaults;
-  for (const std::string& p : split_commas(spec->params)) {
-    const size_t eq = p.find('=');
-    names.push_back(p.substr(0, eq));
-    defaults.push_back(eq == std::string::npos
-                           ? std::nullopt
-                           : std::optional<IValue>(parse_literal(p.substr(eq + 1))));
-  }
-  std::vector<Value*> bound(names.size(), nullptr);
-  size_t pi = 0;
+  Resolved res = m.resolver->resolve(target, r);
+  if (res.kind == Resolved::kSource)
+    return call_function(session.compile_source_fn(res, r), std::move(args), r);
+  if (res.kind == Resolved::kNamespace)  // an op bound by name: `conv2d = torch.conv2d`
+    return as_value(call_sv(SV::ns(res.path), std::move(args), r), r);
+  if (!find_overloads("aten::" + name).empty())
+    return call_builtin_op("aten::" + name, std::move(args), r);
+  fail(r, fmt::format("torch.nn.functional.{} is not supported in script", name));
+}
+
+// warnings.warn(message, stacklevel=...): aten::warn(message, stacklevel), as torch emits it. A
+// category is not supported (torch's script has none either).
+Value* FunctionEmitter::call_warn(std::vector<Arg>& args, const SourceRange& r) {
+  Value* message = nullptr;
+  Value* stacklevel = nullptr;
+  size_t positional = 0;
   for (Arg& a : args) {
-    size_t idx;
-    if (a.name.empty()) {
-      if (pi >= names.size())
-        fail(r, fmt::format("{}() takes at most {} arguments", name, names.size()));
-      idx = pi++;
+    const std::string key = !a.name.empty() ? a.name : positional++ == 0 ? "message" : "category";
+    if (key == "message" && !message) {
+      message = arg_value(a);
+    } else if (key == "stacklevel" && !stacklevel) {
+      stacklevel = arg_value(a);
+      if (stacklevel->type()->kind() != TypeKind::Int)
+        fail(a.range, "warnings.warn(): stacklevel must be an int");
     } else {
-      auto it = std::find(names.begin(), names.end(), a.name);
-      if (it == names.end())
-        fail(a.range, fmt::format("{}() got an unexpected keyword argument '{}'", name, a.name));
-      idx = static_cast<size_t>(it - names.begin());
+      fail(a.range, "warnings.warn() takes a message and stacklevel= in script (no category)");
     }
-    if (a.sv.kind == SV::kNone) a.value = none(a.range);
-    bound[idx] = arg_value(a);
   }
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (bound[i]) continue;
-    if (!defaults[i]) fail(r, fmt::format("{}() missing required argument '{}'", name, names[i]));
-    bound[i] = constant(*defaults[i], r);
-  }
-  auto param = [&](const std::string& n) -> Value* {
-    auto it = std::find(names.begin(), names.end(), n);
-    return it == names.end() ? nullptr : bound[static_cast<size_t>(it - names.begin())];
-  };
-  if (Value* ri = param("return_indices");
-      ri && constant_value(ri) && constant_value(ri)->to_bool())
-    fail(r, fmt::format("{}(return_indices=True) is not supported in script", name));
-  if (name == "softmax" || name == "log_softmax")
-    if (Value* d = param("dim"); d && is_none(d->type()))
-      fail(r, fmt::format("{}(): pass dim explicitly in script (the implicit dim is deprecated)",
-                          name));
-  const char* call = spec->call;
-  if (spec->inplace_call) {
-    Value* ip = param("inplace");
-    const IValue* c = ip ? constant_value(ip) : nullptr;
-    if (ip && !c) fail(r, fmt::format("{}(): inplace must be a constant in script", name));
-    if (c && c->to_bool()) call = spec->inplace_call;
-  }
-  const std::string_view cs(call);
-  const size_t open = cs.find('(');
-  const std::string op = "aten::" + std::string(cs.substr(0, open));
-  std::vector<Arg> op_args;
-  for (std::string tok : split_commas(cs.substr(open + 1, cs.size() - open - 2))) {
-    Value* v;
-    std::string key;
-    if (const size_t eq = tok.find('='); eq != std::string::npos) {
-      key = tok.substr(0, eq);
-      tok = tok.substr(eq + 1);
-    }
-    if (const size_t bar = tok.find('|'); bar != std::string::npos) {
-      v = param(tok.substr(0, bar));
-      if (is_none(v->type())) v = constant(parse_literal(tok.substr(bar + 1)), r);
-    } else if (tok.back() == '#') {
-      Value* s = param(tok.substr(0, tok.size() - 1));
-      auto c = constant_value(s);
-      if (!c || !c->is_string())
-        fail(r, fmt::format("{}(): reduction must be a constant string in script", name));
-      const std::string& red = c->to_string_ref();
-      int64_t e = red == "none" ? 0 : red == "mean" ? 1 : red == "sum" ? 2 : -1;
-      if (e < 0) fail(r, fmt::format("{} is not a valid value for reduction", red));
-      v = constant(IValue(e), r);
-    } else if (Value* p = param(tok)) {
-      v = p;
-    } else {
-      v = constant(parse_literal(tok), r);
-    }
-    op_args.push_back(Arg{SV::of(v), v, r, key});
-  }
-  return call_builtin_op(op, std::move(op_args), r);
+  if (!message || message->type()->kind() != TypeKind::Str)
+    fail(r, "warnings.warn() needs a str message in script");
+  if (!stacklevel) stacklevel = constant(IValue(int64_t{2}), r);
+  emit_node_call(Symbol::intern("aten::warn"), {message, stacklevel}, nullptr, r);
+  return none(r);
 }
 
 Value* FunctionEmitter::call_math(const std::string& name, std::vector<Arg>& args,
@@ -396,6 +331,10 @@ TypePtr FunctionEmitter::parse_type(const Expr& e) {
         if (items.size() != 1) fail(e.range, "Optional[T] takes one type");
         return Type::optional(parse_type(*items[0]));
       }
+      if (broadcasting_list_len(e) > 0) {  // BroadcastingList2[int]: a List[int] (one int is N)
+        if (items.size() != 1) fail(e.range, fmt::format("{}[T] takes one type", head));
+        return Type::list(parse_type(*items[0]));
+      }
       if (head == "Tuple" || head == "tuple") {
         std::vector<TypePtr> ts;
         for (const Expr* x : items) ts.push_back(parse_type(*x));
@@ -429,63 +368,53 @@ TypePtr FunctionEmitter::parse_type(const Expr& e) {
   fail(e.range, "unsupported type annotation");
 }
 
+// Note [Broadcasting lists]
+// torch's BroadcastingList1/2/3[T] annotation (torch._jit_internal) is a List[T] parameter that
+// also takes one T, repeated N times, as an op's `int[2]` does: the argument's list_len.
+int broadcasting_list_len(const Expr& annotation) {
+  if (annotation.kind != ExprKind::Subscript) return 0;
+  const auto& s = annotation.as<Subscript>();
+  const Expr* head = s.value.get();
+  std::string name = head->kind == ExprKind::Name        ? head->as<Name>().id
+                     : head->kind == ExprKind::Attribute ? head->as<Attribute>().attr
+                                                         : "";
+  if (name == "Optional" && s.indices.size() == 1) return broadcasting_list_len(*s.indices[0]);
+  static const std::string kPrefix = "BroadcastingList";
+  if (name.size() == kPrefix.size() + 1 && name.starts_with(kPrefix) && name.back() >= '1' &&
+      name.back() <= '9')
+    return name.back() - '0';
+  return 0;
+}
+
 // A compile-time constant: literals, negated numbers, tuples/lists of constants, dtype and math
 // constants, and names the resolver knows as constants.
 IValue FunctionEmitter::eval_constant(const Expr& e) {
-  switch (e.kind) {
-    case ExprKind::Int:
-      return IValue(e.as<IntLit>().value);
-    case ExprKind::Float:
-      return IValue(e.as<FloatLit>().value);
-    case ExprKind::Str:
-      return IValue(e.as<StrLit>().value);
-    case ExprKind::Bool:
-      return IValue(e.as<BoolLit>().value);
-    case ExprKind::None:
-      return IValue();
-    case ExprKind::UnaryOp: {
-      const auto& u = e.as<UnaryOp>();
-      IValue v = eval_constant(*u.operand);
-      if (u.op == UnaryOpKind::Neg && v.is_int()) return IValue(-v.to_int());
-      if (u.op == UnaryOpKind::Neg && v.is_double()) return IValue(-v.to_double());
-      if (u.op == UnaryOpKind::Pos && v.is_number()) return v;
-      break;
-    }
-    case ExprKind::Tuple:
-    case ExprKind::List: {
-      std::vector<IValue> items;
-      const auto& elts = e.kind == ExprKind::Tuple ? e.as<TupleExpr>().elts : e.as<ListExpr>().elts;
-      for (const auto& x : elts) items.push_back(eval_constant(*x));
-      return e.kind == ExprKind::Tuple ? IValue::tuple(std::move(items))
-                                       : IValue::list(std::move(items));
-    }
-    case ExprKind::Name:
-    case ExprKind::Attribute: {
-      // Emitting into a scratch graph keeps the function's graph clean.
-      auto saved_graph = graph;
-      graph = std::make_shared<Graph>();
-      graph->set_insert_point(graph->block());
-      Frame* saved_env = env;
-      Frame scratch;
-      scratch.parent = nullptr;
-      env = saved_env ? saved_env : &scratch;
-      SV s;
-      try {
-        s = emit_sv(e);
-      } catch (...) {
-        graph = saved_graph;
-        throw;
-      }
+  // A name or attribute is emitted into a scratch graph (the function's graph stays clean) and is
+  // a constant when it emits one.
+  auto lookup = [&](const Expr& x) -> std::optional<IValue> {
+    auto saved_graph = graph;
+    graph = std::make_shared<Graph>();
+    graph->set_insert_point(graph->block());
+    Frame* saved_env = env;
+    Frame scratch;
+    scratch.parent = nullptr;
+    env = saved_env ? saved_env : &scratch;
+    SV s;
+    try {
+      s = emit_sv(x);
+    } catch (...) {
       graph = saved_graph;
       env = saved_env;
-      if (s.kind == SV::kNone) return IValue();
-      if (s.kind == SV::kValue)
-        if (auto c = constant_value(s.value)) return *c;
-      break;
+      throw;
     }
-    default:
-      break;
-  }
+    graph = saved_graph;
+    env = saved_env;
+    if (s.kind == SV::kNone) return IValue();
+    if (s.kind == SV::kValue)
+      if (auto c = constant_value(s.value)) return *c;
+    return std::nullopt;
+  };
+  if (std::optional<IValue> v = literal_value(e, lookup, /*allow_lists=*/true)) return *v;
   fail(e.range,
        "expected a constant (a literal, a tuple of literals, a dtype or a global constant)");
 }

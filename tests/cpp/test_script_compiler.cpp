@@ -531,14 +531,26 @@ namespace ampjit::script {
 namespace {
 
 TEST(ScriptCompilerDiagnostics, FailedOverloadAttemptsLeaveNoNodesBehind) {
-  // The tuple stride is unpacked into a list for the first overload tried, which then fails on the
-  // string padding: the attempt's nodes are removed (last first) and the error is a CompileError.
-  const std::string err = compile_error(
+  // The tuple stride is unpacked into a list for the first overload tried (int padding), which
+  // then fails on the string padding; `conv2d.padding` matches. The failed attempt's nodes are
+  // removed (last first): one list is left, the matching overload's.
+  auto fn = compile(
       "def f(x, w):\n"
       "    s = (1, 1)\n"
       "    return torch.conv2d(x, w, None, s, 'same')\n");
+  const std::string g = fn->graph()->str();
+  size_t lists = 0;
+  for (size_t at = g.find("prim::ListConstruct"); at != std::string::npos;
+       at = g.find("prim::ListConstruct", at + 1))
+    ++lists;
+  EXPECT_EQ(lists, 1u) << g;
+  // With no overload matching, every attempt is undone and the error is a CompileError.
+  const std::string err = compile_error(
+      "def f(x, w):\n"
+      "    s = (1, 1)\n"
+      "    return torch.conv2d(x, w, None, s, 2.5)\n");
   EXPECT_EQ(err.rfind("test.py:3:12: ", 0), 0u) << err;
-  EXPECT_THAT(err, HasSubstr("for argument 'padding' but instead found type 'str'"));
+  EXPECT_THAT(err, HasSubstr("for argument 'padding' but instead found type 'float'"));
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ rng = np.random.default_rng(1234)
 # Ops the op table does not have yet (beyond the foundation's op list). These wrappers must fail
 # with a NotImplementedError naming the missing op; strict, so a test flips the day the op lands.
 MISSING_OPS = {
-    "Conv2d_same": "aten::conv2d.padding", "Conv2d_reflect": "aten::pad", "LeakyReLU": "aten::leaky_relu",
+    "Conv2d_reflect": "aten::pad", "LeakyReLU": "aten::leaky_relu",
     "SmoothL1Loss": "aten::smooth_l1_loss", "leaky_relu": "aten::leaky_relu", "elu": "aten::elu",
     "hardtanh": "aten::hardtanh", "softplus": "aten::softplus",
     "max_pool2d_indices": "aten::max_pool2d_with_indices",

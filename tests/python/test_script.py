@@ -371,7 +371,11 @@ def test_resolver_descriptors():
     assert d(torch.cpu.amp) == ("namespace", "torch.cpu.amp")
     assert d(math) == ("namespace", "math")
     assert d(imported_relu) == ("namespace", "torch.relu")
-    assert d(imported_gelu) == ("namespace", "torch.nn.functional.gelu")
+    # F.gelu is torch.gelu, as in torch (an op bound by name in nn/functional.py); F.silu is a def.
+    assert d(imported_gelu) == ("namespace", "torch.gelu")
+    assert d(F.silu) == ("namespace", "torch.nn.functional.silu")
+    assert d(F.max_pool2d) == ("namespace", "torch.nn.functional.max_pool2d")
+    assert d(F.softplus) == ("namespace", "torch._C._nn.softplus")
     assert d(math.sqrt) == ("namespace", "math.sqrt")
     assert d(torch.autocast) == ("autocast", "torch.autocast")
     assert d(torch.amp.autocast) == ("autocast", "torch.autocast")
@@ -675,10 +679,13 @@ def test_builtin_layers_script_like_eager(name, mod, args, state, eager_autocast
     same(under(state, scripted, args), under(state, mod, args))
 
 
-def test_layer_with_tuple_constant_and_string_padding_is_a_compile_error():
-    # ampjit has no conv2d.padding overload (padding="same"): scripting says so at compile time.
-    with pytest.raises(CompileError, match="padding"):
-        torch.jit.script(nn.Conv2d(3, 2, 3, padding="same"))
+def test_layer_with_tuple_constant_and_string_padding_scripts_like_eager():
+    # padding="same" is a str constant of the layer: script picks aten::conv2d.padding, as torch.
+    torch.manual_seed(0)
+    conv = nn.Conv2d(3, 2, 4, padding="same", dilation=(1, 2))
+    x = torch.randn(1, 3, 6, 7)
+    scripted = torch.jit.script(conv)
+    assert torch.equal(scripted(x), conv(x))
 
 
 def test_resolver_failure_is_a_compile_error():

@@ -11,6 +11,11 @@ def is_scripting():
     return False
 
 
+def annotate(the_type, the_value):
+    """The value: script reads `the_type` (``torch.jit.annotate(List[int], [])``), Python ignores it."""
+    return the_value
+
+
 def is_tracing():
     """Whether this thread is recording a trace."""
     return _C._is_tracing()

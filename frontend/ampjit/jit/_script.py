@@ -14,6 +14,7 @@ import textwrap
 import math
 import types
 import typing
+import warnings
 
 from .. import _C
 from ._module import ScriptModule, compiled_module_base
@@ -66,7 +67,8 @@ def _builtin_table():
     put(ampjit.device, ("namespace", "torch.device"))
     namespaces = [(ampjit, "torch"), (ampjit.nn.functional, "torch.nn.functional"), (ampjit.jit, "torch.jit"),
                   (ampjit.amp, "torch.amp"), (ampjit.cpu.amp, "torch.cpu.amp"), (ampjit.cuda.amp, "torch.cuda.amp"),
-                  (ampjit.cpu, "torch.cpu"), (ampjit.cuda, "torch.cuda"), (ampjit.nn, "torch.nn"), (math, "math")]
+                  (ampjit.cpu, "torch.cpu"), (ampjit.cuda, "torch.cuda"), (ampjit.nn, "torch.nn"), (math, "math"),
+                  (ampjit._C._nn, "torch._C._nn")]
     for mod, path in namespaces:
         put(mod, ("namespace", path))
     for mod, path in namespaces:
@@ -81,6 +83,8 @@ def _builtin_table():
     for name in ("List", "Tuple", "Optional", "Dict", "Final", "Union", "Any"):
         put(getattr(typing, name), ("namespace", "typing." + name))
     put(typing, ("namespace", "typing"))
+    put(warnings, ("namespace", "warnings"))
+    put(warnings.warn, ("namespace", "warnings.warn"))
     _namespace_of_value = table
     return table
 

@@ -1,13 +1,26 @@
-"""torch.nn.functional: torch's Python signatures and defaults, each mapped to its ATen op.
+"""torch.nn.functional, written once: Python runs these functions, and script compiles them.
 
-Every function here converts torch's Python-level arguments (reduction strings, ``None`` strides,
-implicit softmax dims, the F.batch_norm argument order) and calls the op-table entry; an op the
-table lacks raises NotImplementedError naming it, from the generic call.
+Note [Functionals from their own source]
+Each function is written in the scriptable subset with torch 1.13's signature, types and defaults,
+so eager Python and the script compiler share one definition, as torch's own functional.py is
+compiled from its source. libampjit embeds this file at build time (script/CMakeLists.txt), and
+the compiler resolves `torch.nn.functional.NAME` to its def here, from Python and from
+`ampjit-dump` alike: a scripted call is a prim::CallFunction of that def, as in torch's graphs.
+  - Where torch's function is an op (`F.conv2d is torch.conv2d`), this module binds the op
+    (`conv2d = torch.conv2d`), and script emits the op itself: the builtin fast path.
+  - `boolean_dispatch` picks one of two defs by a constant bool argument (`return_indices`), as
+    torch's `boolean_dispatch` does; the compiler reads the call from this file.
+  - `torch._C._nn.NAME` is ATen's op NAME (`torch._C._nn.cross_entropy_loss`); calling an op the
+    op table lacks raises NotImplementedError naming it in Python, and is a compile error in script.
+  - `if not torch.jit.is_scripting():` holds Python-only code; script compiles the other side only.
 """
 import warnings
+from typing import List, Optional, Tuple
 
-from .. import _C
-from . import _reduction
+import ampjit as torch
+from ampjit import Tensor
+
+from .._jit_internal import BroadcastingList1, BroadcastingList2, BroadcastingList3, boolean_dispatch
 from .modules.utils import _list_with_default
 
 __all__ = [
@@ -21,214 +34,292 @@ __all__ = [
 ]
 
 
-def _aten(name, *args, **kwargs):
-    return _C._call("aten::" + name, args, kwargs)
+# --- loss reductions (torch.nn._reduction) --------------------------------------------------------
+
+def _get_enum(reduction: str) -> int:
+    """ATen's reduction enum: 0 none, 1 mean, 2 sum."""
+    if reduction == "none":
+        ret = 0
+    elif reduction == "mean":
+        ret = 1
+    elif reduction == "elementwise_mean":
+        warnings.warn("reduction='elementwise_mean' is deprecated, please use reduction='mean' instead.")
+        ret = 1
+    elif reduction == "sum":
+        ret = 2
+    else:
+        ret = -1
+        raise ValueError("{} is not a valid value for reduction".format(reduction))
+    return ret
+
+
+def _legacy_get_string(size_average: Optional[bool], reduce: Optional[bool], emit_warning: bool = True) -> str:
+    """The reduction string for the deprecated size_average/reduce flags."""
+    warning = "size_average and reduce args will be deprecated, please use reduction='{}' instead."
+    if size_average is None:
+        size_average = True
+    if reduce is None:
+        reduce = True
+    if size_average and reduce:
+        ret = "mean"
+    elif reduce:
+        ret = "sum"
+    else:
+        ret = "none"
+    if emit_warning:
+        warnings.warn(warning.format(ret))
+    return ret
 
 
 # --- activations ------------------------------------------------------------------------------
 
-def relu(input, inplace=False):
-    return _aten("relu_", input) if inplace else _aten("relu", input)
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    if inplace:
+        result = torch.relu_(input)
+    else:
+        result = torch.relu(input)
+    return result
 
 
-def relu_(input):
-    return _aten("relu_", input)
+relu_ = torch.relu_
 
 
-def relu6(input, inplace=False):
-    return _aten("relu6_", input) if inplace else _aten("relu6", input)
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    if inplace:
+        result = torch._C._nn.relu6_(input)
+    else:
+        result = torch._C._nn.relu6(input)
+    return result
 
 
-def elu(input, alpha=1.0, inplace=False):
-    return _aten("elu_", input, alpha) if inplace else _aten("elu", input, alpha)
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    if inplace:
+        result = torch._C._nn.elu_(input, alpha)
+    else:
+        result = torch._C._nn.elu(input, alpha)
+    return result
 
 
-def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return _aten("leaky_relu_", input, negative_slope) if inplace else _aten("leaky_relu", input, negative_slope)
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    if inplace:
+        result = torch._C._nn.leaky_relu_(input, negative_slope)
+    else:
+        result = torch._C._nn.leaky_relu(input, negative_slope)
+    return result
 
 
-def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    return _aten("hardtanh_", input, min_val, max_val) if inplace else _aten("hardtanh", input, min_val, max_val)
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    if inplace:
+        result = torch._C._nn.hardtanh_(input, min_val, max_val)
+    else:
+        result = torch._C._nn.hardtanh(input, min_val, max_val)
+    return result
 
 
-def gelu(input, approximate="none"):
-    return _aten("gelu", input, approximate=approximate)
+gelu = torch.gelu
 
 
-def silu(input, inplace=False):
-    return _aten("silu_", input) if inplace else _aten("silu", input)
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    if inplace:
+        return torch.silu_(input)
+    return torch.silu(input)
 
 
-def mish(input, inplace=False):
-    return _aten("mish_", input) if inplace else _aten("mish", input)
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    if inplace:
+        return torch._C._nn.mish_(input)
+    return torch._C._nn.mish(input)
 
 
-def sigmoid(input):
-    return _aten("sigmoid", input)
+def sigmoid(input: Tensor) -> Tensor:
+    warnings.warn("nn.functional.sigmoid is deprecated. Use torch.sigmoid instead.")
+    return input.sigmoid()
 
 
-def tanh(input):
-    return _aten("tanh", input)
+def tanh(input: Tensor) -> Tensor:
+    warnings.warn("nn.functional.tanh is deprecated. Use torch.tanh instead.")
+    return input.tanh()
 
 
-def softplus(input, beta=1, threshold=20):
-    return _aten("softplus", input, beta, threshold)
+softplus = torch._C._nn.softplus
+logsigmoid = torch._C._nn.log_sigmoid
 
 
-def logsigmoid(input):
-    return _aten("log_sigmoid", input)
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    if inplace:
+        return torch._C._nn.hardsigmoid_(input)
+    return torch._C._nn.hardsigmoid(input)
 
 
-def hardsigmoid(input, inplace=False):
-    return _aten("hardsigmoid_", input) if inplace else _aten("hardsigmoid", input)
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    if inplace:
+        return torch._C._nn.hardswish_(input)
+    return torch._C._nn.hardswish(input)
 
 
-def hardswish(input, inplace=False):
-    return _aten("hardswish_", input) if inplace else _aten("hardswish", input)
+def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    warnings.warn(
+        "Implicit dimension choice for {} has been deprecated. Change the call to include dim=X as an argument.".format(
+            name), stacklevel=stacklevel)
+    if ndim == 0 or ndim == 1 or ndim == 3:
+        ret = 0
+    else:
+        ret = 1
+    return ret
 
 
-def _get_softmax_dim(name, ndim, stacklevel):
-    warnings.warn("Implicit dimension choice for {} has been deprecated. Change the call to include dim=X "
-                  "as an argument.".format(name), stacklevel=stacklevel)
-    return 0 if ndim in (0, 1, 3) else 1
-
-
-def softmax(input, dim=None, _stacklevel=3, dtype=None):
+def softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3, dtype: Optional[int] = None) -> Tensor:
     if dim is None:
         dim = _get_softmax_dim("softmax", input.dim(), _stacklevel)
-    return _aten("softmax", input, dim, dtype)
+    if dtype is None:
+        ret = input.softmax(dim)
+    else:
+        ret = input.softmax(dim, dtype=dtype)
+    return ret
 
 
-def softmin(input, dim=None, _stacklevel=3, dtype=None):
+def softmin(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3, dtype: Optional[int] = None) -> Tensor:
     if dim is None:
         dim = _get_softmax_dim("softmin", input.dim(), _stacklevel)
-    return _aten("softmax", -input, dim, dtype)
+    if dtype is None:
+        ret = (-input).softmax(dim)
+    else:
+        ret = (-input).softmax(dim, dtype=dtype)
+    return ret
 
 
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+def log_softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3, dtype: Optional[int] = None) -> Tensor:
     if dim is None:
         dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
-    return _aten("log_softmax", input, dim, dtype)
+    if dtype is None:
+        ret = input.log_softmax(dim)
+    else:
+        ret = input.log_softmax(dim, dtype=dtype)
+    return ret
 
 
-# --- linear and convolution -------------------------------------------------------------------
+# --- linear and convolution: ops, as in torch -------------------------------------------------
 
-def linear(input, weight, bias=None):
-    return _aten("linear", input, weight, bias)
-
-
-def _conv(name, input, weight, bias, stride, padding, dilation, groups):
-    # padding='same'/'valid' is ATen's separate `.padding` overload, named so a table without it says so.
-    if isinstance(padding, str):
-        return _C._call_overload("aten::{}.padding".format(name),
-                                 (input, weight, bias, stride, padding, dilation, groups), {})
-    return _aten(name, input, weight, bias, stride, padding, dilation, groups)
-
-
-def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    return _conv("conv1d", input, weight, bias, stride, padding, dilation, groups)
-
-
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    return _conv("conv2d", input, weight, bias, stride, padding, dilation, groups)
-
-
-def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    return _conv("conv3d", input, weight, bias, stride, padding, dilation, groups)
-
-
-def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    return _aten("conv_transpose1d", input, weight, bias, stride, padding, output_padding, groups, dilation)
-
-
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    return _aten("conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups, dilation)
-
-
-def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    return _aten("conv_transpose3d", input, weight, bias, stride, padding, output_padding, groups, dilation)
+linear = torch.linear
+conv1d = torch.conv1d
+conv2d = torch.conv2d
+conv3d = torch.conv3d
+conv_transpose1d = torch._C._nn.conv_transpose1d
+conv_transpose2d = torch.conv_transpose2d
+conv_transpose3d = torch._C._nn.conv_transpose3d
 
 
 # --- pooling ------------------------------------------------------------------------------------
 # torch's `stride=None` means "the kernel size"; ATen spells that as an empty list.
 
-def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    stride = [] if stride is None else stride
-    if return_indices:
-        return tuple(_aten("max_pool1d_with_indices", input, kernel_size, stride, padding, dilation, ceil_mode))
-    return _aten("max_pool1d", input, kernel_size, stride, padding, dilation, ceil_mode)
+def max_pool1d_with_indices(input: Tensor, kernel_size: BroadcastingList1[int],
+                            stride: Optional[BroadcastingList1[int]] = None, padding: BroadcastingList1[int] = 0,
+                            dilation: BroadcastingList1[int] = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> Tuple[Tensor, Tensor]:
+    if stride is None:
+        stride = torch.jit.annotate(List[int], [])
+    return torch._C._nn.max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    stride = [] if stride is None else stride
-    if return_indices:
-        return tuple(_aten("max_pool2d_with_indices", input, kernel_size, stride, padding, dilation, ceil_mode))
-    return _aten("max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
+def _max_pool1d(input: Tensor, kernel_size: BroadcastingList1[int], stride: Optional[BroadcastingList1[int]] = None,
+                padding: BroadcastingList1[int] = 0, dilation: BroadcastingList1[int] = 1, ceil_mode: bool = False,
+                return_indices: bool = False) -> Tensor:
+    if stride is None:
+        stride = torch.jit.annotate(List[int], [])
+    return torch._C._nn.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
-    stride = [] if stride is None else stride
-    return _aten("avg_pool1d", input, kernel_size, stride, padding, ceil_mode, count_include_pad)
+max_pool1d = boolean_dispatch(arg_name="return_indices", arg_index=6, default=False,
+                               if_true=max_pool1d_with_indices, if_false=_max_pool1d, module_name=__name__, func_name="max_pool1d")
 
 
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None):
-    stride = [] if stride is None else stride
-    return _aten("avg_pool2d", input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+def max_pool2d_with_indices(input: Tensor, kernel_size: BroadcastingList2[int],
+                            stride: Optional[BroadcastingList2[int]] = None, padding: BroadcastingList2[int] = 0,
+                            dilation: BroadcastingList2[int] = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> Tuple[Tensor, Tensor]:
+    if stride is None:
+        stride = torch.jit.annotate(List[int], [])
+    return torch._C._nn.max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-def adaptive_avg_pool1d(input, output_size):
-    return _aten("adaptive_avg_pool1d", input, output_size)
+def _max_pool2d(input: Tensor, kernel_size: BroadcastingList2[int], stride: Optional[BroadcastingList2[int]] = None,
+                padding: BroadcastingList2[int] = 0, dilation: BroadcastingList2[int] = 1, ceil_mode: bool = False,
+                return_indices: bool = False) -> Tensor:
+    if stride is None:
+        stride = torch.jit.annotate(List[int], [])
+    return torch.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-def adaptive_avg_pool2d(input, output_size):
-    return _aten("adaptive_avg_pool2d", input, _list_with_default(output_size, input.size()))
+max_pool2d = boolean_dispatch(arg_name="return_indices", arg_index=6, default=False,
+                               if_true=max_pool2d_with_indices, if_false=_max_pool2d, module_name=__name__, func_name="max_pool2d")
+
+
+avg_pool1d = torch._C._nn.avg_pool1d
+avg_pool2d = torch.avg_pool2d
+adaptive_avg_pool1d = torch._C._nn.adaptive_avg_pool1d
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: BroadcastingList2[int]) -> Tensor:
+    if not torch.jit.is_scripting():
+        output_size = _list_with_default(output_size, input.size())
+    return torch.adaptive_avg_pool2d(input, output_size)
 
 
 # --- normalization ------------------------------------------------------------------------------
 
-def _verify_batch_size(size):
+def _verify_batch_size(size: List[int]) -> None:
     size_prods = size[0]
-    for s in size[2:]:
-        size_prods *= s
+    for i in range(len(size) - 2):
+        size_prods *= size[i + 2]
     if size_prods == 1:
         raise ValueError("Expected more than 1 value per channel when training, got input size {}".format(size))
 
 
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
-    return _aten("layer_norm", input, normalized_shape, weight, bias, eps, True)
+def layer_norm(input: Tensor, normalized_shape: List[int], weight: Optional[Tensor] = None,
+               bias: Optional[Tensor] = None, eps: float = 1e-5) -> Tensor:
+    return torch.layer_norm(input, normalized_shape, weight, bias, eps, True)
 
 
-def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-05):
+def batch_norm(input: Tensor, running_mean: Optional[Tensor], running_var: Optional[Tensor],
+               weight: Optional[Tensor] = None, bias: Optional[Tensor] = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """In training mode ATen's batch_norm also updates running_mean/running_var in place."""
     if training:
         _verify_batch_size(input.size())
-    return _aten("batch_norm", input, weight, bias, running_mean, running_var, training, momentum, eps, True)
+    return torch.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, True)
 
 
-def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+def group_norm(input: Tensor, num_groups: int, weight: Optional[Tensor] = None, bias: Optional[Tensor] = None,
+               eps: float = 1e-5) -> Tensor:
     if input.dim() < 2:
         raise RuntimeError("Expected at least 2 dimensions for input tensor but received {}".format(input.dim()))
-    _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] + list(input.size()[2:]))
-    return _aten("group_norm", input, num_groups, weight, bias, eps, True)
+    size = [input.size(0) * input.size(1) // num_groups, num_groups]
+    for i in range(input.dim() - 2):
+        size.append(input.size(i + 2))
+    _verify_batch_size(size)
+    return torch.group_norm(input, num_groups, weight, bias, eps, True)
 
 
-def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out: Optional[Tensor] = None) -> Tensor:
     if out is not None:
         raise NotImplementedError("ampjit does not implement normalize(..., out=)")
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     return input / denom
 
 
-# --- dropout, embedding, padding ----------------------------------------------------------------
+# --- dropout, embedding, one_hot, padding -------------------------------------------------------
 
-def dropout(input, p=0.5, training=True, inplace=False):
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     if p < 0.0 or p > 1.0:
         raise ValueError("dropout probability has to be between 0 and 1, but got {}".format(p))
-    return _aten("dropout_", input, p, training) if inplace else _aten("dropout", input, p, training)
+    if inplace:
+        return torch.dropout_(input, p, training)
+    return torch.dropout(input, p, training)
 
 
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_norm: Optional[float] = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     if padding_idx is not None:
         if padding_idx > 0:
             assert padding_idx < weight.size(0), "Padding_idx must be within num_embeddings"
@@ -239,35 +330,37 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         padding_idx = -1
     if max_norm is not None:
         input = input.contiguous()
-        _aten("embedding_renorm_", weight, input, max_norm, norm_type)
-    return _aten("embedding", weight, input, padding_idx, scale_grad_by_freq, sparse)
+        torch._C._nn.embedding_renorm_(weight, input, max_norm, norm_type)
+    return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
-def one_hot(tensor, num_classes=-1):
-    return _aten("one_hot", tensor, num_classes)
-
-
-def pad(input, pad, mode="constant", value=None):
-    return _aten("pad", input, list(pad), mode, value)
+one_hot = torch._C._nn.one_hot
+pad = torch.pad
 
 
 # --- losses -------------------------------------------------------------------------------------
 
-def _broadcast_pair(input, target):
+def _broadcast_pair(input: Tensor, target: Tensor) -> Tuple[Tensor, Tensor]:
     """torch.broadcast_tensors for two tensors, as views."""
-    a, b = list(input.shape), list(target.shape)
-    n = max(len(a), len(b))
-    a, b = [1] * (n - len(a)) + a, [1] * (n - len(b)) + b
-    shape = []
-    for x, y in zip(a, b):
+    a = input.size()
+    b = target.size()
+    n = len(a)
+    if len(b) > n:
+        n = len(b)
+    shape: List[int] = []
+    for i in range(n):
+        ia = i - n + len(a)
+        ib = i - n + len(b)
+        x = a[ia] if ia >= 0 else 1
+        y = b[ib] if ib >= 0 else 1
         if x != y and x != 1 and y != 1:
             raise RuntimeError("The size of tensor a ({}) must match the size of tensor b ({}) at non-singleton "
-                               "dimension {}".format(x, y, len(shape)))
+                               "dimension {}".format(x, y, i))
         shape.append(y if x == 1 else x)
     return input.expand(shape), target.expand(shape)
 
 
-def _pointwise_loss_inputs(input, target):
+def _pointwise_loss_inputs(input: Tensor, target: Tensor) -> Tuple[Tensor, Tensor]:
     if target.size() != input.size():
         warnings.warn("Using a target size ({}) that is different to the input size ({}). This will likely lead to "
                       "incorrect results due to broadcasting. Please ensure they have the same size.".format(
@@ -276,50 +369,71 @@ def _pointwise_loss_inputs(input, target):
     return input, target
 
 
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    reduction_enum = _reduction.resolve(size_average, reduce, reduction)
+def l1_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
+            reduction: str = "mean") -> Tensor:
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    reduction_enum = _get_enum(reduction)
     input, target = _pointwise_loss_inputs(input, target)
-    return _aten("l1_loss", input, target, reduction_enum)
+    return torch._C._nn.l1_loss(input, target, reduction_enum)
 
 
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    reduction_enum = _reduction.resolve(size_average, reduce, reduction)
+def mse_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
+             reduction: str = "mean") -> Tensor:
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    reduction_enum = _get_enum(reduction)
     input, target = _pointwise_loss_inputs(input, target)
-    return _aten("mse_loss", input, target, reduction_enum)
+    return torch._C._nn.mse_loss(input, target, reduction_enum)
 
 
-def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
-    reduction_enum = _reduction.resolve(size_average, reduce, reduction)
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None,
+                   reduce: Optional[bool] = None, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    reduction_enum = _get_enum(reduction)
     input, target = _pointwise_loss_inputs(input, target)
     if beta == 0.0:
-        return _aten("l1_loss", input, target, reduction_enum)
-    return _aten("smooth_l1_loss", input, target, reduction_enum, beta)
+        return torch._C._nn.l1_loss(input, target, reduction_enum)
+    return torch._C._nn.smooth_l1_loss(input, target, reduction_enum, beta)
 
 
-def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
-    reduction_enum = _reduction.resolve(size_average, reduce, reduction)
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None,
+                         size_average: Optional[bool] = None, reduce: Optional[bool] = None,
+                         reduction: str = "mean") -> Tensor:
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    reduction_enum = _get_enum(reduction)
     if target.size() != input.size():
         raise ValueError("Using a target size ({}) that is different to the input size ({}) is deprecated. "
                          "Please ensure they have the same size.".format(target.size(), input.size()))
     if weight is not None:
         weight = _broadcast_pair(target, weight)[1]
-    return _aten("binary_cross_entropy", input, target, weight, reduction_enum)
+    return torch._C._nn.binary_cross_entropy(input, target, weight, reduction_enum)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
-                                     pos_weight=None):
-    reduction_enum = _reduction.resolve(size_average, reduce, reduction)
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Optional[Tensor] = None,
+                                     size_average: Optional[bool] = None, reduce: Optional[bool] = None,
+                                     reduction: str = "mean", pos_weight: Optional[Tensor] = None) -> Tensor:
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    reduction_enum = _get_enum(reduction)
     if target.size() != input.size():
         raise ValueError("Target size ({}) must be the same as input size ({})".format(target.size(), input.size()))
-    return _aten("binary_cross_entropy_with_logits", input, target, weight, pos_weight, reduction_enum)
+    return torch.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction_enum)
 
 
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
-                  label_smoothing=0.0):
-    reduction_enum = _reduction.resolve(size_average, reduce, reduction)
-    return _aten("cross_entropy_loss", input, target, weight, reduction_enum, ignore_index, label_smoothing)
+def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None,
+                  size_average: Optional[bool] = None, ignore_index: int = -100, reduce: Optional[bool] = None,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    return torch._C._nn.cross_entropy_loss(input, target, weight, _get_enum(reduction), ignore_index,
+                                           label_smoothing)
 
 
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
-    reduction_enum = _reduction.resolve(size_average, reduce, reduction)
-    return _aten("nll_loss_nd", input, target, weight, reduction_enum, ignore_index)
+def nll_loss(input: Tensor, target: Tensor, weight: Optional[Tensor] = None, size_average: Optional[bool] = None,
+             ignore_index: int = -100, reduce: Optional[bool] = None, reduction: str = "mean") -> Tensor:
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    return torch._C._nn.nll_loss_nd(input, target, weight, _get_enum(reduction), ignore_index)
