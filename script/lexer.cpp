@@ -1,6 +1,9 @@
 // The script lexer (see lexer.h and Note [Layout tokens]).
 #include "script/lexer.h"
 
+#include <locale.h>
+#include <wctype.h>
+
 #include <algorithm>
 #include <charconv>
 #include <limits>
@@ -103,6 +106,28 @@ size_t decode_utf8(std::string_view s, size_t i, uint32_t& cp) {
   return len;
 }
 
+// Note [Non-ASCII identifiers]
+// Python identifiers may use letters of any script (PEP 3131: XID_Start, then XID_Continue), and
+// torch compiles such functions. The lexer decodes UTF-8 and asks the C library's Unicode
+// classification (glibc's C.UTF-8 locale): a letter starts a name, a letter, digit or combining
+// mark continues one. Two known differences from Python: identifiers are not NFKC-normalized
+// (Python reads `ﬁ` as `fi`), and a few code points glibc calls letters Python does not let start
+// a name (the Arabic-Indic digits); no code point is taken that Python refuses.
+// The length of the identifier character at s[i] (non-ASCII), or 0 when there is none.
+size_t identifier_char_at(std::string_view s, size_t i, bool start) {
+  static const locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", locale_t{});
+  uint32_t cp = 0;
+  const size_t len = decode_utf8(s, i, cp);
+  if (len < 2 || !utf8) return 0;
+  const auto wc = static_cast<wint_t>(cp);
+  if (iswalpha_l(wc, utf8)) return len;
+  if (start) return 0;
+  const bool combining = (cp >= 0x300 && cp <= 0x36F) || (cp >= 0x1AB0 && cp <= 0x1AFF) ||
+                         (cp >= 0x1DC0 && cp <= 0x1DFF) || (cp >= 0x20D0 && cp <= 0x20FF) ||
+                         (cp >= 0xFE20 && cp <= 0xFE2F);
+  return combining || iswalnum_l(wc, utf8) ? len : 0;
+}
+
 char closer_of(char open) {
   return open == '(' ? ')' : open == '[' ? ']' : '}';
 }
@@ -180,7 +205,9 @@ Token Lexer::next() {
   }
   const size_t begin = pos_;
   const char c = s[pos_];
-  if (is_ident_start(c)) return lex_name(begin);
+  if (is_ident_start(c) ||
+      (static_cast<unsigned char>(c) >= 0x80 && identifier_char_at(s, pos_, /*start=*/true)))
+    return lex_name(begin);
   if (is_digit(c) || (c == '.' && pos_ + 1 < s.size() && is_digit(s[pos_ + 1])))
     return lex_number(begin);
   if (c == '\'' || c == '"') return lex_string(begin, begin, false);
@@ -281,7 +308,17 @@ Token Lexer::end_of_input() {
 // NAME, a keyword, or a string literal with a prefix (r'', u'', and the refused b'' and f'').
 Token Lexer::lex_name(size_t begin) {
   const std::string& s = *text_;
-  while (pos_ < s.size() && is_ident_char(s[pos_])) ++pos_;
+  while (pos_ < s.size()) {
+    if (is_ident_char(s[pos_])) {
+      ++pos_;
+    } else if (static_cast<unsigned char>(s[pos_]) >= 0x80) {
+      const size_t len = identifier_char_at(s, pos_, /*start=*/false);
+      if (!len) break;
+      pos_ += len;
+    } else {
+      break;
+    }
+  }
   const std::string_view word(s.data() + begin, pos_ - begin);
   if (pos_ < s.size() && (s[pos_] == '\'' || s[pos_] == '"') && word.size() <= 2) {
     std::string prefix;

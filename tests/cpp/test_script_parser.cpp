@@ -648,6 +648,19 @@ TEST(ScriptParserErrors, Literals) {
             "1:5: integer literal is too large for a 64-bit int");
 }
 
+// Note [Non-ASCII identifiers]: letters of any script start a name; letters, digits and combining
+// marks continue it, as in Python (the tests write the UTF-8 bytes).
+TEST(ScriptLexer, NonAsciiIdentifiersAsPython) {
+  EXPECT_EQ(token_list("\xc3\xa9t\xc3\xa9 = \xcf\x80 + \xe4\xb8\xad\xe6\x96\x87"),
+            "Identifier:\xc3\xa9t\xc3\xa9 Eq Identifier:\xcf\x80 Plus "
+            "Identifier:\xe4\xb8\xad\xe6\x96\x87 Newline EndOfFile");
+  // e + COMBINING ACUTE ACCENT continues a name; a combining mark cannot start one.
+  EXPECT_EQ(token_list("xe\xcc\x81"), "Identifier:xe\xcc\x81 Newline EndOfFile");
+  EXPECT_EQ(parse_error_of("x = \xcc\x81"), "1:5: invalid character '\xcc\x81' (U+0301)");
+  // A symbol ends a name: the euro sign is an invalid character after it, as Python says.
+  EXPECT_EQ(parse_error_of("a\xe2\x82\xac = 1"), "1:2: invalid character '\xe2\x82\xac' (U+20AC)");
+}
+
 TEST(ScriptParserErrors, Characters) {
   EXPECT_EQ(parse_error_of(std::string("x = 1\ny = \0", 11)),
             "2:5: source code cannot contain null bytes");
