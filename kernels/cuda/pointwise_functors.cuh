@@ -43,33 +43,14 @@ struct UnaryFn {
         return static_cast<M>(x != 0);
       else
         return static_cast<M>((M(0) < x) - (x < M(0)));
-    } else if constexpr (Op == UnaryOp::exp) {
-      return exp(x);
-    } else if constexpr (Op == UnaryOp::log) {
-      return log(x);
-    } else if constexpr (Op == UnaryOp::log1p) {
-      return log1p(x);
-    } else if constexpr (Op == UnaryOp::sqrt) {
-      return sqrt(x);
-    } else if constexpr (Op == UnaryOp::rsqrt) {
-      return M(1) / sqrt(x);
-    } else if constexpr (Op == UnaryOp::sin) {
-      return sin(x);
-    } else if constexpr (Op == UnaryOp::cos) {
-      return cos(x);
-    } else if constexpr (Op == UnaryOp::tan) {
-      return tan(x);
-    } else if constexpr (Op == UnaryOp::tanh) {
-      return tanh(x);
-    } else if constexpr (Op == UnaryOp::sigmoid) {
-      return M(1) / (M(1) + exp(-x));
-    } else if constexpr (Op == UnaryOp::erf) {
-      return erf(x);
-    } else if constexpr (Op == UnaryOp::reciprocal) {
-      return M(1) / x;
-    } else if constexpr (Op == UnaryOp::silu) {
-      return x / (M(1) + exp(-x));
-    } else if constexpr (Op == UnaryOp::gelu) {
+    }
+#define AMPJIT_CUDA_MATH(OP, INT_TO_FLOAT, FORMULA) \
+  else if constexpr (Op == UnaryOp::OP) {           \
+    return FORMULA;                                 \
+  }
+#include "kernels/cuda/math_ops.def"
+#undef AMPJIT_CUDA_MATH
+    else if constexpr (Op == UnaryOp::gelu) {
       return x * M(0.5) * (M(1) + erf(x * M(0.70710678118654752440)));
     } else if constexpr (Op == UnaryOp::gelu_tanh) {
       // beta = sqrt(2) * (2 / sqrt(pi)) * 0.5, as the CPU kernel.

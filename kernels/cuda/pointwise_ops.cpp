@@ -236,13 +236,24 @@ Tensor addcdiv_k(const Tensor& self, const Tensor& t1, const Tensor& t2, const S
 
 // ---- Unary (kernels/cpu/unary_ops.cpp) ---------------------------------------------------------
 
-// The transcendental ops: integer and bool inputs compute in float32 ("int-to-float") except
-// silu and gelu, which refuse them.
+// The transcendental ops of math_ops.def: integer and bool inputs compute in float32
+// ("int-to-float") or are refused, as the line says.
+constexpr const char* math_op_name(UnaryOp op) {
+  switch (op) {
+#define AMPJIT_CUDA_MATH(OP, INT_TO_FLOAT, FORMULA) \
+  case UnaryOp::OP:                                 \
+    return #OP;
+#include "kernels/cuda/math_ops.def"
+#undef AMPJIT_CUDA_MATH
+    default:
+      return "?";
+  }
+}
 template <UnaryOp Op, bool IntToFloat>
 Tensor math_k(const Tensor& self) {
   ScalarType rt = self.dtype();
   if (!is_floating(rt)) {
-    if (!IntToFloat) throw_unsupported_dtype(Op == UnaryOp::silu ? "silu" : "gelu", rt);
+    if (!IntToFloat) throw_unsupported_dtype(math_op_name(Op), rt);
     rt = ScalarType::Float32;
   }
   return unary(Op, self, rt);
@@ -429,19 +440,10 @@ void register_pointwise_kernels() {
   AMPJIT_CUDA_KERNEL(neg, neg_k);
   AMPJIT_CUDA_KERNEL(abs, abs_k);
   AMPJIT_CUDA_KERNEL(sign, sign_k);
-  AMPJIT_CUDA_KERNEL(exp, (math_k<UnaryOp::exp, true>));
-  AMPJIT_CUDA_KERNEL(log, (math_k<UnaryOp::log, true>));
-  AMPJIT_CUDA_KERNEL(log1p, (math_k<UnaryOp::log1p, true>));
-  AMPJIT_CUDA_KERNEL(sqrt, (math_k<UnaryOp::sqrt, true>));
-  AMPJIT_CUDA_KERNEL(rsqrt, (math_k<UnaryOp::rsqrt, true>));
-  AMPJIT_CUDA_KERNEL(sin, (math_k<UnaryOp::sin, true>));
-  AMPJIT_CUDA_KERNEL(cos, (math_k<UnaryOp::cos, true>));
-  AMPJIT_CUDA_KERNEL(tan, (math_k<UnaryOp::tan, true>));
-  AMPJIT_CUDA_KERNEL(tanh, (math_k<UnaryOp::tanh, true>));
-  AMPJIT_CUDA_KERNEL(sigmoid, (math_k<UnaryOp::sigmoid, true>));
-  AMPJIT_CUDA_KERNEL(erf, (math_k<UnaryOp::erf, true>));
-  AMPJIT_CUDA_KERNEL(reciprocal, (math_k<UnaryOp::reciprocal, true>));
-  AMPJIT_CUDA_KERNEL(silu, (math_k<UnaryOp::silu, false>));
+#define AMPJIT_CUDA_MATH(OP, INT_TO_FLOAT, FORMULA) \
+  AMPJIT_CUDA_KERNEL(OP, (math_k<UnaryOp::OP, INT_TO_FLOAT>));
+#include "kernels/cuda/math_ops.def"
+#undef AMPJIT_CUDA_MATH
   AMPJIT_CUDA_KERNEL(gelu, gelu_k);
   AMPJIT_CUDA_KERNEL(floor, rounding_k<UnaryOp::floor>);
   AMPJIT_CUDA_KERNEL(ceil, rounding_k<UnaryOp::ceil>);
