@@ -510,6 +510,53 @@ const bool kRegistered = [] {
 
 }  // namespace
 
+const std::vector<std::pair<std::string_view, std::string_view>>& op_aliases() {
+  static const std::vector<std::pair<std::string_view, std::string_view>> kAliases = {
+      {"absolute", "abs"},
+      {"absolute_", "abs_"},
+      {"clip", "clamp"},
+      {"clip_", "clamp_"},
+      {"negative", "neg"},
+      {"negative_", "neg_"},
+      {"subtract", "sub"},
+      {"subtract_", "sub_"},
+      {"multiply", "mul"},
+      {"multiply_", "mul_"},
+      {"divide", "div"},
+      {"divide_", "div_"},
+      {"true_divide", "div"},
+      {"true_divide_", "div_"},
+      {"greater", "gt"},
+      {"greater_", "gt_"},
+      {"greater_equal", "ge"},
+      {"greater_equal_", "ge_"},
+      {"less", "lt"},
+      {"less_", "lt_"},
+      {"less_equal", "le"},
+      {"less_equal_", "le_"},
+      {"not_equal", "ne"},
+      {"not_equal_", "ne_"},
+      {"arctan2", "atan2"},
+      {"fix", "trunc"},
+      {"concat", "cat"},
+      {"swapdims", "transpose"},
+      {"swapaxes", "transpose"},
+      {"special_expit", "sigmoid"},
+      {"special_erf", "erf"},
+      {"special_log1p", "log1p"},
+      {"special_round", "round"},
+      {"special_softmax", "softmax"},
+      {"special_log_softmax", "log_softmax"},
+  };
+  return kAliases;
+}
+
+std::string_view op_alias_target(std::string_view name) {
+  for (const auto& [alias, op] : op_aliases())
+    if (alias == name) return op;
+  return {};
+}
+
 std::string python_str(const IValue& v) {
   return to_python_text(v, false);
 }

@@ -4,6 +4,9 @@
 // registers when it loads (Note [Builtins without op entries] in builtins.cpp lists them).
 #pragma once
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "runtime/ivalue.h"
 
@@ -16,5 +19,13 @@ std::string python_repr(const IValue& v);
 // Python's `a == b` for None, numbers (1 == 1.0 == True), str, lists and tuples of them; tensors
 // and objects compare by identity.
 bool python_equals(const IValue& a, const IValue& b);
+
+// Note [Op aliases]
+// torch's other names of ops (torch/csrc/jit/passes/normalize_ops.cpp): `torch.divide` and
+// `x.multiply(y)` are aten::div and aten::mul in script graphs, eager calls and traces alike.
+// The op's base name for an alias ("divide" -> "div"), or "" when `name` is none.
+std::string_view op_alias_target(std::string_view name);
+// Every (alias, op) pair, for the Python namespace and Tensor methods.
+const std::vector<std::pair<std::string_view, std::string_view>>& op_aliases();
 
 }  // namespace ampjit

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ampjit needs, and only those that are missing: when everything is
 # present it makes no apt call at all. Pass --with-torch to also install the PyTorch 1.13 oracle
-# (Debian's python3-torch, used only by the differential tests; the product never imports it).
+# (Debian's python3-torch, and python3-torchvision whose model files tests/models/ loads; used only by
+# the differential tests, the product never imports them).
 set -euo pipefail
 PKGS=(cmake g++ ninja-build ccache clang-format clang libclang-rt-dev libgtest-dev libbenchmark-dev python3-dev libfmt-dev libdnnl-dev
       ocl-icd-opencl-dev libboost-python-dev libboost-numpy-dev python3-pytest python3-numpy)
-if [[ "${1:-}" == "--with-torch" ]]; then PKGS+=(python3-torch libopenblas0-pthread); fi
+if [[ "${1:-}" == "--with-torch" ]]; then PKGS+=(python3-torch python3-torchvision libopenblas0-pthread); fi
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^ii' || missing+=("$p")

@@ -36,6 +36,13 @@ from ._autocast_state import (  # noqa: E402
     autocast_increment_nesting, autocast_decrement_nesting, clear_autocast_cache,
     is_autocast_cache_enabled, set_autocast_cache_enabled)
 from . import nn  # noqa: E402
+from . import fx, utils  # noqa: E402,F401
 from ._grad_mode import no_grad, enable_grad, is_grad_enabled, set_grad_enabled  # noqa: E402
 
 __version__ = "0.1.0"
+
+
+def _assert(condition, message):
+    """torch._assert: `assert condition, message` (a bool tensor counts by its value); script
+    compiles it to the same check."""
+    assert condition, message

@@ -52,3 +52,7 @@ def _install_functions(namespace):
                 continue
             name = _RENAMED[name]
         namespace.setdefault(name, fn)
+    # Note [Op aliases] (script/builtins.h): torch.divide is torch.div, the same function.
+    for alias, target in _C._op_aliases():
+        if target in namespace:
+            namespace.setdefault(alias, namespace[target])

@@ -247,6 +247,10 @@ def _install_tensor_methods():
         if not is_method or name in own:
             continue
         setattr(Tensor, name, _method(base, inplace))
+    # Note [Op aliases] (script/builtins.h): x.multiply(y) is x.mul(y).
+    for alias, target in _C._op_aliases():
+        if alias not in own and hasattr(Tensor, target) and not hasattr(Tensor, alias):
+            setattr(Tensor, alias, getattr(Tensor, target))
     from . import float32, float16, bfloat16, float64, int64, int32, bool as bool_, uint8, int8, int16
     Tensor.to = _to
     Tensor.cpu = _cpu

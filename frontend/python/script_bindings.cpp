@@ -20,6 +20,7 @@
 #include "frontend/python/convert.h"
 #include "runtime/autocast/semantics.h"
 #include "runtime/module_object.h"
+#include "script/builtins.h"
 #include "script/compiler.h"
 
 namespace ampjit::python {
@@ -263,6 +264,13 @@ void bind_script() {
   bp::def(
       "_set_functional_source_path",
       +[](const std::string& path) { script::set_functional_source_path(path); });
+  bp::def(
+      "_op_aliases", +[] {
+        bp::list out;
+        for (const auto& [alias, op] : op_aliases())
+          out.append(bp::make_tuple(std::string(alias), std::string(op)));
+        return out;
+      });
 }
 
 }  // namespace ampjit::python

@@ -2,6 +2,8 @@
 // functions and methods.
 #include "script/emit/emitter.h"
 
+#include "script/builtins.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -357,6 +359,12 @@ SV FunctionEmitter::call_sv(const SV& callee, std::vector<Arg> args, const Sourc
       if (p.rfind("torch._C._nn.", 0) == 0)
         return SV::of(call_builtin_op("aten::" + tail("torch._C._nn."), std::move(args), r));
       if (p == "warnings.warn") return SV::of(call_warn(args, r));
+      if (p == "torch._assert") {  // torch._assert(condition, message): an assert statement
+        if (args.size() != 2 || !args[0].name.empty() || !args[1].name.empty())
+          fail(r, "torch._assert(condition, message) takes two positional arguments");
+        emit_assert_value(to_cond(arg_value(args[0]), args[0].range), arg_value(args[1]), r);
+        return SV::of(none(r));
+      }
       if (p == "torch.jit.is_scripting") return SV::of(constant(IValue(true), r));
       if (p == "torch.jit.is_tracing") return SV::of(constant(IValue(false), r));
       if (p == "torch.jit.annotate" || p == "typing.cast") {
@@ -376,7 +384,9 @@ SV FunctionEmitter::call_sv(const SV& callee, std::vector<Arg> args, const Sourc
         return SV::of(x);
       }
       if (p.rfind("torch.", 0) == 0 && p.find('.', 6) == std::string::npos) {
-        const std::string name = tail("torch.");
+        std::string name = tail("torch.");
+        if (std::string_view target = op_alias_target(name); !target.empty())
+          name = target;  // Note [Op aliases]
         if (name == "is_autocast_enabled" || name == "is_autocast_cpu_enabled")
           return SV::of(call_builtin_op("aten::" + name, std::move(args), r));
         return SV::of(call_builtin_op("aten::" + name, std::move(args), r));
@@ -567,6 +577,8 @@ Value* FunctionEmitter::call_tensor_method(Value* self, const std::string& name,
   if (name == "size" && args.empty()) return call_builtin_op("aten::size", {}, r, self);
   if (name == "item" || name == "tolist" || name == "numpy" || name == "backward")
     fail(r, fmt::format("Tensor.{}() is not supported in script", name));
+  if (std::string_view target = op_alias_target(name); !target.empty())  // Note [Op aliases]
+    return call_builtin_op("aten::" + std::string(target), std::move(args), r, self);
   return call_builtin_op("aten::" + name, std::move(args), r, self);
 }
 

@@ -291,6 +291,7 @@ struct FunctionEmitter {
   void emit_return(const Return& s);
   void emit_assert(const Assert& s);
   void emit_raise(const Raise& s);
+  void emit_assert_value(Value* cond, Value* message, const SourceRange& r);
   void emit_with(const With& s);
   void emit_guarded_rest(const Body& body, size_t from, const SourceRange& r);
 
@@ -310,7 +311,8 @@ struct FunctionEmitter {
   Value* emit_if_exp(const IfExp& e);
   Value* emit_list(const ListExpr& l, const TypePtr& hint);
   Value* emit_list_comp(const ListComp& c);
-  Value* emit_cond(const Expr& e);  // a bool for `if`/`while`
+  Value* emit_cond(const Expr& e);                 // a bool for `if`/`while`
+  Value* to_cond(Value* v, const SourceRange& r);  // Python's truth value of v
   SV resolve_free(const std::string& name, const SourceRange& r);
 
   // Calls

@@ -550,8 +550,11 @@ Value* FunctionEmitter::emit_compare(const Compare& c) {
 }
 
 Value* FunctionEmitter::emit_cond(const Expr& e) {
-  Value* v = emit_expr(e);
-  const SourceRange& r = e.range;
+  return to_cond(emit_expr(e), e.range);
+}
+
+// Python's truth value of `v` (`if v:`), as a bool value.
+Value* FunctionEmitter::to_cond(Value* v, const SourceRange& r) {
   switch (v->type()->kind()) {
     case TypeKind::Bool:
       return v;

@@ -235,6 +235,13 @@ std::shared_ptr<Function> FunctionEmitter::emit_def(const FunctionDef& def, bool
         not_ret, end_range, [&] { set_var(kRetVal, none(end_range), end_range); }, [] {});
   }
   Value* result = env->vars.count(kRetVal) ? env->vars[kRetVal] : nullptr;
+  if ((!result || is_uninitialized_placeholder(result)) && env->terminated && declared_return) {
+    // The body always raises (a @torch.jit.unused stub): the declared type, never produced, as
+    // torch's prim::Uninitialized.
+    Node* u = insert(graph->create(sym::prim::Uninitialized, {}, 1), end_range);
+    u->output()->set_type(declared_return);
+    result = u->output();
+  }
   if (!result || is_uninitialized_placeholder(result)) result = none(end_range);
   if (declared_return) {
     if (!result->type()->is_subtype_of(*declared_return) &&

@@ -449,26 +449,30 @@ void FunctionEmitter::emit_return(const Return& s) {
 
 void FunctionEmitter::emit_assert(const Assert& s) {
   Value* c = emit_cond(*s.test);
+  emit_assert_value(c, s.msg ? emit_expr(*s.msg) : nullptr, s.range);
+}
+
+// `assert cond, msg` (and torch._assert) once the condition is a bool: raises AssertionError with
+// the message (formatted at run time when it is not a constant string).
+void FunctionEmitter::emit_assert_value(Value* c, Value* message, const SourceRange& r) {
   std::string msg = "AssertionError: ";
   Value* msg_value = nullptr;
-  if (s.msg) {
-    Value* m = emit_expr(*s.msg);
-    if (auto cm = constant_value(m); cm && cm->is_string())
+  if (message) {
+    if (auto cm = constant_value(message); cm && cm->is_string())
       msg += cm->to_string_ref();
     else
-      msg_value = m;
+      msg_value = message;
   }
   emit_if_blocks(
-      c, s.range, [] {},
+      c, r, [] {},
       [&] {
         Value* text =
             msg_value
                 ? emit_node_call(
-                      kFormat,
-                      {constant(IValue(std::string("AssertionError: {}")), s.range), msg_value},
-                      Type::str_(), s.range)
-                : constant(IValue(msg), s.range);
-        insert(graph->create(sym::prim::RaiseException, {text}, 0), s.range);
+                      kFormat, {constant(IValue(std::string("AssertionError: {}")), r), msg_value},
+                      Type::str_(), r)
+                : constant(IValue(msg), r);
+        insert(graph->create(sym::prim::RaiseException, {text}, 0), r);
         env->terminated = true;
       });
 }

@@ -6,6 +6,53 @@ from ._trace import AutocastInteropWarning, get_autocast_semantics, set_autocast
 from ._script import CompileError, Final, script  # noqa: F401
 
 
+# ---- Function modifiers (torch.jit.unused, ignore, export; overload declarations) -------------------
+# Python runs the functions as written; the mark tells script what to do with a module's method:
+# `unused` compiles it as a stub that raises (Note [Unused methods] in _script.py), `export` compiles
+# it besides forward, and `ignore`d functions cannot be called from script (torch would call back into
+# Python; ampjit's compiled code never runs Python) — the compile error says so.
+
+_MODIFIER = "_ampjit_jit_modifier"
+
+
+def _mark(fn, modifier):
+    if isinstance(fn, property):
+        for f in (fn.fget, fn.fset):
+            if f is not None:
+                setattr(f, _MODIFIER, modifier)
+        return fn
+    setattr(fn, _MODIFIER, modifier)
+    return fn
+
+
+def unused(fn):
+    """torch.jit.unused: script compiles the method as a stub that raises when called."""
+    return _mark(fn, "unused")
+
+
+def ignore(drop=False, **kwargs):
+    """torch.jit.ignore (and ignore(drop=True), which is unused)."""
+    if callable(drop):
+        return _mark(drop, "ignore")
+    return lambda fn: _mark(fn, "unused" if drop else "ignore")
+
+
+def export(fn):
+    """torch.jit.export: script compiles the method besides forward."""
+    return _mark(fn, "export")
+
+
+def _overload(fn):
+    """torch.jit._overload: a typed declaration of a function defined again below; Python keeps the
+    last definition."""
+    return fn
+
+
+def _overload_method(fn):
+    """torch.jit._overload_method: as _overload, for a method."""
+    return fn
+
+
 def is_scripting():
     """False in Python; True only inside compiled script code."""
     return False

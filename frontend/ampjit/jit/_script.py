@@ -404,6 +404,13 @@ def _build(mod, memo):
             chosen.append(name)
             fn = methods[name]
             text, filename, first_line = _function_source(fn)
+            modifier = getattr(fn, "_ampjit_jit_modifier", None)
+            if modifier == "unused":
+                text = _unused_stub(text)
+            elif modifier == "ignore":
+                raise CompileError("{}.{} is decorated with @torch.jit.ignore: ampjit's compiled code cannot call "
+                                   "back into Python (use @torch.jit.unused, or script the function)".format(
+                                       type(mod).__qualname__, name))
             desc["methods"].append((name, text, filename, first_line))
             todo.extend(r for r in _self_references(text) if r in methods and r not in chosen)
     closure = {}
@@ -412,6 +419,25 @@ def _build(mod, memo):
             closure.update(_Resolver.for_function(fn).closure)
     desc["resolver"] = _Resolver(globals_list, closure)
     return desc
+
+
+# Note [Unused methods]
+# A method marked @torch.jit.unused compiles as torch compiles it: its signature, with a body that
+# raises. The header lines are kept as written, so positions in the file stay right.
+def _unused_stub(text):
+    dedented = textwrap.dedent(text)
+    lines = text.splitlines()
+    shift = len(lines[0]) - len(dedented.splitlines()[0])  # the method's indentation in its class
+    fn = ast.parse(dedented).body[0]
+    first = fn.body[0]
+    raise_line = "raise Exception(\"{}\")\n".format(_UNUSED_MESSAGE)
+    if first.lineno == fn.lineno:  # `def f(self): return x` on one line
+        header = lines[fn.lineno - 1][:first.col_offset + shift]
+        return header.rstrip() + "\n" + " " * (shift + fn.col_offset + 4) + raise_line
+    return "\n".join(lines[:first.lineno - 1]) + "\n" + " " * (first.col_offset + shift) + raise_line
+
+
+_UNUSED_MESSAGE = "This Python function is annotated to be ignored and cannot be run"
 
 
 def _sequence_types():

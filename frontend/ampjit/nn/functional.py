@@ -28,7 +28,7 @@ __all__ = [
     "softplus", "logsigmoid", "hardsigmoid", "hardswish", "softmax", "softmin", "log_softmax",
     "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
     "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
-    "layer_norm", "batch_norm", "group_norm", "normalize", "dropout", "embedding", "one_hot", "pad",
+    "layer_norm", "batch_norm", "group_norm", "normalize", "dropout", "embedding", "one_hot", "pad", "interpolate",
     "l1_loss", "mse_loss", "smooth_l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "cross_entropy", "nll_loss",
 ]
@@ -336,6 +336,12 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None, 
 
 one_hot = torch._C._nn.one_hot
 pad = torch.pad
+
+
+def interpolate(input: Tensor, size: Optional[List[int]] = None, scale_factor: Optional[List[float]] = None,
+                mode: str = "nearest", align_corners: Optional[bool] = None,
+                recompute_scale_factor: Optional[bool] = None, antialias: bool = False) -> Tensor:
+    raise NotImplementedError("ampjit does not implement torch.nn.functional.interpolate (aten::upsample_*)")
 
 
 # --- losses -------------------------------------------------------------------------------------

@@ -1,0 +1,100 @@
+"""torch.jit's function modifiers and small torch API pieces that model files use (issue 15):
+jit.unused / ignore / export / _overload_method, torch._assert, op aliases (torch.divide ...),
+torch.fx.wrap and torch.utils.checkpoint."""
+import pytest
+
+import ampjit as torch
+import ampjit.nn as nn
+
+
+class WithUnused(nn.Module):
+    def forward(self, x):
+        if torch.jit.is_scripting():
+            return x + 1
+        return self.python_only(x)
+
+    @torch.jit.unused
+    def python_only(self, x):
+        return x.numpy()  # not scriptable: script compiles a stub
+
+
+class CallsUnused(nn.Module):
+    def forward(self, x):
+        return self.helper(x)
+
+    @torch.jit.unused
+    def helper(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+
+def test_unused_method_compiles_as_a_stub_that_raises():
+    x = torch.ones(2)
+    assert isinstance(WithUnused()(x), type(x.numpy()))  # Python runs it as written
+    scripted = torch.jit.script(WithUnused())
+    assert torch.equal(scripted(x), x + 1)
+    called = torch.jit.script(CallsUnused())
+    with pytest.raises(RuntimeError, match="This Python function is annotated to be ignored and cannot be run"):
+        called(x)
+
+
+def test_ignored_method_is_a_compile_error_naming_it():
+    class M(nn.Module):
+        def forward(self, x):
+            return self.py(x)
+
+        @torch.jit.ignore
+        def py(self, x):
+            return x
+
+    assert torch.equal(M()(torch.ones(1)), torch.ones(1))
+    with pytest.raises(torch.jit.CompileError, match=r"M\.py is decorated with @torch\.jit\.ignore"):
+        torch.jit.script(M())
+
+
+def test_overload_declarations_keep_the_last_definition():
+    class M(nn.Module):
+        @torch.jit._overload_method  # noqa: F811
+        def forward(self, x):
+            pass
+
+        def forward(self, x):  # noqa: F811
+            return x * 3
+
+    assert torch.equal(torch.jit.script(M())(torch.ones(1)), torch.full([1], 3.0))
+
+
+def test_assert_in_python_and_script():
+    def f(x):
+        torch._assert(x.sum() > 0, "positive")
+        return x
+
+    scripted = torch.jit.script(f)
+    assert torch.equal(scripted(torch.ones(2)), torch.ones(2))
+    with pytest.raises(AssertionError, match="positive"):
+        f(-torch.ones(2))
+    with pytest.raises(RuntimeError, match="AssertionError: positive"):
+        scripted(-torch.ones(2))
+
+
+def test_op_aliases_are_their_ops():
+    x = torch.tensor([1.0, -2.0, 3.0])
+    assert torch.divide is torch.div and torch.multiply is torch.mul
+    assert torch.equal(x.subtract(1), x - 1) and torch.equal(torch.clip(x, -1, 1), torch.clamp(x, -1, 1))
+
+    def f(a):
+        return torch.divide(a, 2), a.multiply(a), torch.greater(a, 0)
+
+    g = str(torch.jit.script(f).graph)
+    # As torch's graphs after its normalization of aliases (normalize_ops.cpp).
+    assert "aten::div(" in g and "aten::mul(" in g and "aten::gt(" in g and "divide" not in g
+
+
+def test_fx_wrap_and_checkpoint():
+    import ampjit.fx
+    import ampjit.utils.checkpoint as cp
+    fn = ampjit.fx.wrap("name")
+    assert fn == "name"
+    lin = nn.Linear(2, 2)
+    x = torch.ones(1, 2)
+    assert torch.equal(cp.checkpoint(lin, x), lin(x))
+    assert torch.equal(cp.checkpoint_sequential(nn.Sequential(lin, nn.ReLU()), 1, x), torch.relu(lin(x)))
