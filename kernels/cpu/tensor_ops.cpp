@@ -161,9 +161,79 @@ bool equal_k(const Tensor& s, const Tensor& o) {
   return ops::sum(ops::eq(s, o)).tensor().item().to_int() == s.numel();
 }
 
+// ---- chunk, split, unbind (views) and diff, as torch's TensorShape.cpp and ReduceOps.cpp ------
+
+std::vector<Tensor> split_k(const Tensor& self, int64_t split_size, int64_t dim) {
+  AMPJIT_CHECK(self.dim() != 0, "split expects at least a 1-dimensional tensor");
+  AMPJIT_CHECK(split_size >= 0, "split expects split_size be non-negative, but got split_size={}",
+               split_size);
+  dim = wrap_dim(dim, self.dim());
+  const int64_t size = self.size(dim);
+  int64_t n = 1;
+  if (split_size != 0)
+    n = std::max<int64_t>((size + split_size - 1) / split_size, 1);
+  else
+    AMPJIT_CHECK(size == 0,
+                 "split_size can only be 0 if dimension size is 0, but got dimension size of {}",
+                 size);
+  std::vector<Tensor> out;
+  out.reserve(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t length = i + 1 < n ? split_size : size - split_size * (n - 1);
+    out.push_back(self.narrow(dim, i * split_size, length));
+  }
+  return out;
+}
+
+std::vector<Tensor> chunk_k(const Tensor& self, int64_t chunks, int64_t dim) {
+  AMPJIT_CHECK(self.dim() > 0, "chunk expects at least a 1-dimensional tensor");
+  AMPJIT_CHECK(chunks > 0, "chunk expects `chunks` to be greater than 0, got: {}", chunks);
+  dim = wrap_dim(dim, self.dim());
+  const int64_t size = self.size(dim);
+  const int64_t split_size = (size + chunks - 1) / chunks;
+  if (split_size == 0 && size == 0)  // `chunks` empty pieces, as torch's split_with_sizes
+    return std::vector<Tensor>(static_cast<size_t>(chunks), self.narrow(dim, 0, 0));
+  return split_k(self, split_size, dim);
+}
+
+std::vector<Tensor> unbind_k(const Tensor& self, int64_t dim) {
+  AMPJIT_CHECK(self.dim() > 0, "Dimension specified as 0 but tensor has no dimensions");
+  dim = wrap_dim(dim, self.dim());
+  std::vector<Tensor> out;
+  for (int64_t i = 0; i < self.size(dim); ++i) out.push_back(self.select(dim, i));
+  return out;
+}
+
+// torch.diff: the n-th forward difference along dim (logical xor for bool), after concatenating
+// prepend and append.
+Tensor diff_k(const Tensor& self, int64_t n, int64_t dim, const std::optional<Tensor>& prepend,
+              const std::optional<Tensor>& append) {
+  AMPJIT_CHECK(self.dim() >= 1, "diff expects input to be at least one-dimensional");
+  AMPJIT_CHECK(n >= 0, "order must be non-negative but got {}", n);
+  dim = wrap_dim(dim, self.dim());
+  Tensor x = self;
+  if (prepend || append) {
+    std::vector<Tensor> parts;
+    if (prepend) parts.push_back(*prepend);
+    parts.push_back(self);
+    if (append) parts.push_back(*append);
+    x = ops::cat(parts, dim);
+  }
+  for (int64_t i = 0; i < n && x.size(dim) > 0; ++i) {
+    const int64_t len = x.size(dim) - 1;
+    const Tensor hi = x.narrow(dim, 1, len), lo = x.narrow(dim, 0, len);
+    x = x.dtype() == ScalarType::Bool ? Tensor(ops::logical_xor(hi, lo)) : Tensor(ops::sub(hi, lo));
+  }
+  return x;
+}
+
 }  // namespace
 }  // namespace ampjit
 
+AMPJIT_KERNEL(chunk, chunk_k)
+AMPJIT_KERNEL(split, split_k)
+AMPJIT_KERNEL(unbind, unbind_k)
+AMPJIT_KERNEL(diff, diff_k)
 AMPJIT_KERNEL(view, view_k)
 AMPJIT_KERNEL(view_as, view_as_k)
 AMPJIT_KERNEL(reshape, reshape_k)

@@ -289,9 +289,84 @@ Tensor relu_k(const Tensor& self) {
   return clamp_scalar("relu", self, Scalar(int64_t{0}), std::nullopt);
 }
 
+// ---- torch.nn's activations ------------------------------------------------------------------
+// hardtanh and relu6 are clamps, as in torch (so integer tensors are accepted); the others have
+// torch's CPU formulas (aten/src/ATen/native/cpu/Activation.cpp), floating types only, computed in
+// the op-math type and rounded once.
+
+Tensor hardtanh_k(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+  return clamp_scalar("hardtanh", self, min_val, max_val);
+}
+Tensor relu6_k(const Tensor& self) {
+  return clamp_scalar("relu6", self, Scalar(int64_t{0}), Scalar(int64_t{6}));
+}
+
+// A floating-only activation: `make(M)` builds the per-element function for op-math type M.
+template <typename Make>
+Tensor activation(const char* op, const Tensor& self, Make make) {
+  return dispatch_floating(self.dtype(), op, [&]<typename T>() {
+    using M = opmath_t<T>;
+    return map<T>(op, std::array{self}, self.dtype(), make(M{}));
+  });
+}
+
+Tensor hardswish_k(const Tensor& self) {
+  return activation("hardswish", self, []<typename M>(M) {
+    return [](M x) { return x * std::min(std::max(x + M(3), M(0)), M(6)) / M(6); };
+  });
+}
+Tensor hardsigmoid_k(const Tensor& self) {
+  return activation("hardsigmoid", self, []<typename M>(M) {
+    return [](M x) { return std::min(std::max(x + M(3), M(0)), M(6)) / M(6); };
+  });
+}
+Tensor leaky_relu_k(const Tensor& self, const Scalar& negative_slope) {
+  const double slope = negative_slope.to_double();
+  return activation("leaky_relu", self, [slope]<typename M>(M) {
+    return [s = M(slope)](M x) { return x > M(0) ? x : x * s; };
+  });
+}
+Tensor elu_k(const Tensor& self, const Scalar& alpha, const Scalar& scale,
+             const Scalar& input_scale) {
+  const double a = alpha.to_double(), sc = scale.to_double(), in = input_scale.to_double();
+  return activation("elu", self, [a, sc, in]<typename M>(M) {
+    return [neg = M(a * sc), pos = M(sc), ins = M(in)](M x) {
+      return x <= M(0) ? (std::exp(x * ins) - M(1)) * neg : x * pos;
+    };
+  });
+}
+Tensor mish_k(const Tensor& self) {
+  return activation("mish", self, []<typename M>(M) {
+    return [](M x) { return x * std::tanh(std::log1p(std::exp(x))); };
+  });
+}
+Tensor softplus_k(const Tensor& self, const Scalar& beta, const Scalar& threshold) {
+  const double b = beta.to_double(), t = threshold.to_double();
+  return activation("softplus", self, [b, t]<typename M>(M) {
+    return [b = M(b), t = M(t)](M x) { return x * b > t ? x : std::log1p(std::exp(x * b)) / b; };
+  });
+}
+Tensor log_sigmoid_k(const Tensor& self) {
+  return activation("log_sigmoid", self, []<typename M>(M) {
+    return [](M x) {
+      const M m = std::max(M(0), -x);
+      return -(m + std::log(std::exp(-m) + std::exp(-x - m)));
+    };
+  });
+}
+
 }  // namespace
 }  // namespace ampjit::cpu
 
+AMPJIT_KERNEL(hardtanh, cpu::hardtanh_k)
+AMPJIT_KERNEL(relu6, cpu::relu6_k)
+AMPJIT_KERNEL(hardswish, cpu::hardswish_k)
+AMPJIT_KERNEL(hardsigmoid, cpu::hardsigmoid_k)
+AMPJIT_KERNEL(leaky_relu, cpu::leaky_relu_k)
+AMPJIT_KERNEL(elu, cpu::elu_k)
+AMPJIT_KERNEL(mish, cpu::mish_k)
+AMPJIT_KERNEL(softplus, cpu::softplus_k)
+AMPJIT_KERNEL(log_sigmoid, cpu::log_sigmoid_k)
 AMPJIT_KERNEL(neg, cpu::neg_k)
 AMPJIT_KERNEL(abs, cpu::abs_k)
 AMPJIT_KERNEL(sign, cpu::sign_k)

@@ -12,14 +12,6 @@ import harness  # noqa: E402
 
 # (model, variant or "*") -> a substring of today's failure.
 KNOWN_FAILURES = {
-    ("mobilenet_v2", "eager"): "aten::relu6_",
-    ("mobilenet_v2", "eager_bf16"): "aten::relu6_",
-    ("mobilenet_v2", "trace"): "aten::relu6_",
-    ("mobilenet_v2", "trace_bf16"): "aten::relu6_",
-    ("mobilenet_v2", "script"): "Unknown builtin op: aten::relu6_",
-    ("mobilenet_v2", "script_bf16"): "Unknown builtin op: aten::relu6_",
-    ("shufflenet_v2_x0_5", "*"): "chunk",
-    ("regnet_x_400mf", "*"): "'diff'",
 }
 
 

@@ -98,3 +98,29 @@ def test_fx_wrap_and_checkpoint():
     x = torch.ones(1, 2)
     assert torch.equal(cp.checkpoint(lin, x), lin(x))
     assert torch.equal(cp.checkpoint_sequential(nn.Sequential(lin, nn.ReLU()), 1, x), torch.relu(lin(x)))
+
+
+def _pieces(torch_):
+    def f(x):
+        a = x.chunk(3, 1)
+        b = torch_.split(x, 2, dim=0)
+        c = x.unbind(1)
+        return a[0], a[2], b[1], c[3], torch_.diff(x, dim=1), torch_.diff(x, n=2, dim=0)
+    return f
+
+
+def test_chunk_split_unbind_diff_match_torch_eager_and_scripted(torch_ref):
+    import numpy as np
+    x = np.random.default_rng(3).standard_normal((5, 7)).astype(np.float32)
+    want = [t.numpy() for t in _pieces(torch_ref)(torch_ref.from_numpy(x))]
+    for fn in (_pieces(torch), torch.jit.script(_pieces(torch))):
+        got = [t.numpy() for t in fn(torch.from_numpy(x))]
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+    with pytest.raises(RuntimeError, match="chunk expects `chunks` to be greater than 0, got: 0"):
+        torch.ones(3).chunk(0)
+    with pytest.raises(RuntimeError, match="chunk expects `chunks` to be greater than 0, got: 0"):
+        torch_ref.ones(3).chunk(0)
+    b = torch.diff(torch.tensor([True, False, False, True]))
+    assert b.tolist() == torch_ref.diff(torch_ref.tensor([True, False, False, True])).tolist()

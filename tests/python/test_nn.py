@@ -25,9 +25,8 @@ rng = np.random.default_rng(1234)
 # Ops the op table does not have yet (beyond the foundation's op list). These wrappers must fail
 # with a NotImplementedError naming the missing op; strict, so a test flips the day the op lands.
 MISSING_OPS = {
-    "Conv2d_reflect": "aten::pad", "LeakyReLU": "aten::leaky_relu",
-    "SmoothL1Loss": "aten::smooth_l1_loss", "leaky_relu": "aten::leaky_relu", "elu": "aten::elu",
-    "hardtanh": "aten::hardtanh", "softplus": "aten::softplus",
+    "Conv2d_reflect": "aten::pad",
+    "SmoothL1Loss": "aten::smooth_l1_loss",
     "max_pool2d_indices": "aten::max_pool2d_with_indices",
     "pad_reflect": "aten::pad", "smooth_l1_loss": "aten::smooth_l1_loss",
 }
@@ -997,6 +996,17 @@ FUNCTIONAL = [
     ("elu", lambda F_, T: F_.elu(T(X2), alpha=0.5)),
     ("hardtanh", lambda F_, T: F_.hardtanh(T(X2), -0.5, 0.5)),
     ("softplus", lambda F_, T: F_.softplus(T(X2), beta=2)),
+    ("softplus_threshold", lambda F_, T: F_.softplus(T(X2 * 30), beta=1, threshold=5)),
+    ("relu6", lambda F_, T: F_.relu6(T(X2 * 8))),
+    ("relu6_inplace", lambda F_, T: F_.relu6(T(X2 * 8), inplace=True)),
+    ("hardswish", lambda F_, T: F_.hardswish(T(X2 * 4))),
+    ("hardswish_inplace", lambda F_, T: F_.hardswish(T(X2 * 4), inplace=True)),
+    ("hardsigmoid", lambda F_, T: F_.hardsigmoid(T(X2 * 4))),
+    ("mish", lambda F_, T: F_.mish(T(X2 * 3))),
+    ("logsigmoid", lambda F_, T: F_.logsigmoid(T(X2 * 30))),
+    ("leaky_relu_inplace", lambda F_, T: F_.leaky_relu(T(X2), 0.2, inplace=True)),
+    ("elu_inplace", lambda F_, T: F_.elu(T(X2), 0.7, inplace=True)),
+    ("hardtanh_inplace", lambda F_, T: F_.hardtanh(T(X2), -0.3, 0.4, inplace=True)),
     ("softmax", lambda F_, T: F_.softmax(T(X2), dim=1)),
     ("softmax_dim0", lambda F_, T: F_.softmax(T(X4), 0)),
     ("softmax_dtype", lambda F_, T: F_.softmax(T(X2), dim=-1, dtype=T(np.zeros(1)).dtype)),
