@@ -3,7 +3,7 @@
 # present it makes no apt call at all. Pass --with-torch to also install the PyTorch 1.13 oracle
 # (Debian's python3-torch, used only by the differential tests; the product never imports it).
 set -euo pipefail
-PKGS=(cmake g++ ninja-build ccache clang-format clang libclang-rt-dev libgtest-dev libbenchmark-dev python3-dev libfmt-dev libdnnl-dev
+PKGS=(cmake g++ ninja-build ccache clang-format clang libclang-rt-dev libomp-dev libgtest-dev libbenchmark-dev python3-dev libfmt-dev libdnnl-dev
       ocl-icd-opencl-dev libboost-python-dev libboost-numpy-dev python3-pytest python3-numpy)
 if [[ "${1:-}" == "--with-torch" ]]; then PKGS+=(python3-torch libopenblas0-pthread); fi
 missing=()

@@ -192,6 +192,12 @@ class GraphParser {
       tensor_marker_ = true;
       return IValue(std::string("<Tensor>"));
     }
+    if (const size_t at = pos_; accept("<")) {  // Note [Graph text round trip]
+      const std::string type = ident();
+      pos_ = at;
+      fail(fmt::format("a <{}> object attribute has no text form: graph text holds no objects",
+                       type));
+    }
     if (accept("None")) return IValue();
     if (peek("\"")) return IValue(string_literal());
     if (accept("[")) {

@@ -156,6 +156,20 @@ TEST(IR, HostileGraphTextIsAnErrorWithItsPlace) {
               HasSubstr("(no error)"));
 }
 
+// Found by fuzz_script_compiler: a graph that calls a function printed, but its text did not parse
+// back with a plain "attribute value expected". Note [Graph text round trip]: objects do not.
+TEST(IR, ObjectAttributesSayTheyHaveNoTextForm) {
+  EXPECT_THAT(
+      [] {
+        parse_graph(
+            "graph(%a : int):\n"
+            "  %0 : int = prim::CallFunction[value=<Function>, name=\"__torch__.g\"](%a)\n"
+            "  return (%0)\n");
+      },
+      ::testing::ThrowsMessage<Error>(
+          HasSubstr("graph text:2:39: a <Function> object attribute has no text form")));
+}
+
 TEST(IR, ParseErrorsNameLineAndColumn) {
   EXPECT_THAT([] { parse_graph("graph(%x : Tensor):\n  return (%y)\n"); },
               ::testing::ThrowsMessage<Error>(HasSubstr("graph text:2:")));
