@@ -47,7 +47,8 @@ for name in "${harnesses[@]}"; do
   fi
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
   rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
-  size=$(find "$out/$corpus" -type f | wc -l)
+  # The corpus as libFuzzer holds it at the end (the folder also keeps inputs it later reduced).
+  size=$(grep -o 'DONE .* corp: [0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
   echo "fuzz: $name: $runs executions, $rate per second, corpus $size inputs"
 done
 exit $status
