@@ -26,10 +26,12 @@ AMPJIT_HOST_DEVICE I pow_integer(I base, I exp) {
       return 0;
     }
   }
-  U result = 1, b = static_cast<U>(base);
+  // At least unsigned int: int16's unsigned type would promote to int, whose products overflow.
+  using W = std::common_type_t<U, unsigned>;
+  W result = 1, b = static_cast<U>(base);
   for (U e = static_cast<U>(exp); e; e >>= 1) {
-    if (e & 1) result = static_cast<U>(result * b);
-    b = static_cast<U>(b * b);
+    if (e & 1) result *= b;
+    b *= b;
   }
   return static_cast<I>(result);
 }

@@ -19,11 +19,15 @@ struct StringObj : RefCounted {
   std::string value;
   explicit StringObj(std::string v) : value(std::move(v)) {}
 };
+// ListObj and TupleObj hold IValues, which are incomplete here: their destructors (virtual, from
+// RefCounted) are defined after class IValue, where std::vector<IValue> can be destroyed.
 struct ListObj : RefCounted {
   std::vector<IValue> elems;
+  ~ListObj() override;
 };
 struct TupleObj : RefCounted {
   std::vector<IValue> elems;
+  ~TupleObj() override;
 };
 // Anything a later layer needs to box (functions, objects): identified by a kind tag.
 struct ObjectBase : RefCounted {
@@ -222,6 +226,9 @@ class IValue {
     RefCounted* ptr;
   } p_;
 };
+
+inline ListObj::~ListObj() = default;
+inline TupleObj::~TupleObj() = default;
 
 template <>
 inline Tensor IValue::to<Tensor>() const {

@@ -520,13 +520,17 @@ Tensor Tensor::to(ScalarType dt, bool copy) const {
 
 namespace {
 // Converts one value between any two dtypes the way torch's casts do (through the op-math type,
-// so float64 -> float16 rounds once from double).
+// so float64 -> float16 rounds once from double). A float goes to uint8 through int64, as in
+// torch's static_cast_with_inter_type: -1.5 becomes 255, where casting a negative float straight to
+// an unsigned type is undefined (clang's UBSan reports it).
 template <typename To, typename From>
 inline To convert(From v) {
   if constexpr (std::is_same_v<To, From>)
     return v;
   else if constexpr (std::is_same_v<To, bool>)
     return static_cast<opmath_t<From>>(v) != 0;
+  else if constexpr (std::is_same_v<To, uint8_t> && !std::is_integral_v<From>)
+    return static_cast<uint8_t>(static_cast<int64_t>(static_cast<opmath_t<From>>(v)));
   else if constexpr (std::is_same_v<From, Half> || std::is_same_v<From, BFloat16>)
     return static_cast<To>(static_cast<float>(v));
   else if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) {

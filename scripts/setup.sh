@@ -4,7 +4,7 @@
 # (Debian's python3-torch, and python3-torchvision whose model files tests/models/ loads; used only by
 # the differential tests, the product never imports them).
 set -euo pipefail
-PKGS=(cmake g++ ninja-build ccache clang-format clang libclang-rt-dev libgtest-dev libbenchmark-dev python3-dev libfmt-dev libdnnl-dev
+PKGS=(cmake g++ ninja-build ccache clang-format clang libclang-rt-dev libomp-dev libgtest-dev libbenchmark-dev python3-dev libfmt-dev libdnnl-dev
       ocl-icd-opencl-dev libboost-python-dev libboost-numpy-dev python3-pytest python3-numpy)
 if [[ "${1:-}" == "--with-torch" ]]; then PKGS+=(python3-torch python3-torchvision libopenblas0-pthread); fi
 missing=()

@@ -177,7 +177,7 @@ Tensor div_rounding(const Tensor& a, const Tensor& b, Rounding mode) {
   std::atomic<bool> by_zero{false};
   Tensor out = dispatch_numeric(rt, "div", [&]<typename T>() {
     using M = opmath_t<T>;
-    return map<T>("div", std::array{a, b}, rt, [floor, &by_zero](M x, M y) -> M {
+    return map<T>("div", std::array{a, b}, rt, [&, floor](M x, M y) -> M {
       if constexpr (std::is_integral_v<M>) {
         if (y == 0) {
           by_zero.store(true, std::memory_order_relaxed);
@@ -260,7 +260,7 @@ Tensor modulo(const char* op, const Tensor& a, const Tensor& b, bool python_sign
   std::atomic<bool> by_zero{false};
   Tensor out = dispatch_numeric(rt, op, [&]<typename T>() {
     using M = opmath_t<T>;
-    return map<T>(op, std::array{a, b}, rt, [python_sign, &by_zero](M x, M y) -> M {
+    return map<T>(op, std::array{a, b}, rt, [&](M x, M y) -> M {
       M r;
       if constexpr (std::is_integral_v<M>) {
         if (y == 0) {

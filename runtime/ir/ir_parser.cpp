@@ -94,6 +94,11 @@ class GraphParser {
     if (n->kind() == sym::prim::Constant && n->has_attr(sym::attr::value) &&
         n->attr(sym::attr::value).is_string() &&
         n->attr(sym::attr::value).to_string_ref() == "<Tensor>" && tensor_marker_) {
+      if (n->outputs().size() != 1)
+        fail(
+            fmt::format("a <Tensor> constant has one output, whose type gives its shape; this "
+                        "one has {}",
+                        n->outputs().size()));
       n->set_attr(sym::attr::value, zero_tensor_of(*n->output()->type()));
     }
     tensor_marker_ = false;
@@ -176,11 +181,19 @@ class GraphParser {
     // Unknown ops stay unresolved; verify() and the interpreter report them with the node.
   }
 
+  // The <Tensor> placeholder (Note [Graph text round trip]): zeros of the declared type, one zero
+  // expanded to its sizes, so a declared shape costs no memory (fuzz_graph_parser's
+  // Float(2000000100001) asked for 8 TB). The sizes get Tensor::empty's checks all the same.
   IValue zero_tensor_of(const Type& t) {
-    std::vector<int64_t> sizes = t.tensor_sizes().value_or(std::vector<int64_t>{});
-    Tensor z = Tensor::empty(sizes, t.tensor_dtype().value_or(ScalarType::Float32));
-    z.fill_(Scalar(int64_t{0}));
-    return IValue(z);
+    const std::vector<int64_t> sizes = t.tensor_sizes().value_or(std::vector<int64_t>{});
+    const ScalarType dtype = t.tensor_dtype().value_or(ScalarType::Float32);
+    for (int64_t s : sizes)
+      AMPJIT_CHECK(s >= 0, "Trying to create tensor with negative dimension {}: {}", s,
+                   shape_str(sizes));
+    (void)storage_nbytes(sizes, itemsize(dtype));  // Note [Checked sizes]
+    Tensor zero = Tensor::empty({}, dtype);
+    zero.fill_(Scalar(int64_t{0}));
+    return IValue(zero.expand(sizes));
   }
 
   IValue attr_value(int depth = 0) {
@@ -191,6 +204,12 @@ class GraphParser {
     if (accept("<Tensor>")) {
       tensor_marker_ = true;
       return IValue(std::string("<Tensor>"));
+    }
+    if (const size_t at = pos_; accept("<")) {  // Note [Graph text round trip]
+      const std::string type = ident();
+      pos_ = at;
+      fail(fmt::format("a <{}> object attribute has no text form: graph text holds no objects",
+                       type));
     }
     if (accept("None")) return IValue();
     if (peek("\"")) return IValue(string_literal());

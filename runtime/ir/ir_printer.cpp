@@ -55,6 +55,8 @@ std::string format_double(double d) {
 // Every attribute prints in a form the parser reads back to an equal value. Tensor constants print
 // as <Tensor>; their dtype, shape and device are in the output type, and the parser rebuilds a
 // zero tensor of that type (graph text carries no tensor data; serialization stores it apart).
+// Objects (a prim::CallFunction's Function, a module) print as <TypeName> for the reader and do not
+// parse back: the parser says so. Graphs holding them round-trip after inlining, or not at all.
 std::string attr_str(const IValue& v) {
   switch (v.tag()) {
     case IValue::Tag::None:

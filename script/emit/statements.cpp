@@ -637,9 +637,12 @@ void FunctionEmitter::emit_for(const For& s) {
 }
 
 // GCC 12 at -O2 reports "'<anonymous>' may be used uninitialized" for temporaries in the loop
-// bodies below (every one is initialized; the report moves with inlining decisions).
+// bodies below (every one is initialized; the report moves with inlining decisions). Clang has no
+// such warning (and would warn about the unknown name).
+#if !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 void FunctionEmitter::emit_for_in(const Expr& target, const Expr& iter, const SourceRange& r,
                                   std::set<std::string> assigned, const Exits& ex,
                                   const std::function<void()>& body_fn) {
@@ -776,7 +779,9 @@ void FunctionEmitter::emit_for_in(const Expr& target, const Expr& iter, const So
   };
   emit_loop(r, n, constant(IValue(true), r), assigned, ex, body, cond);
 }
+#if !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 void FunctionEmitter::emit_while(const While& s) {
   std::set<std::string> assigned;

@@ -268,8 +268,9 @@ TEST_F(Autocast, Promote) {
                            {i64, bf, i64, bf},
                            {i64, i64, i64, i64}});
   AutocastGuard ac(kCPU);
-  for (auto [a, b] :
+  for (auto ab :
        {std::pair{f16, bf}, std::pair{bf, f16}, std::pair{f16, f16}, std::pair{f16, f32}}) {
+    const auto a = ab.first, b = ab.second;
     EXPECT_THAT([&] { ops::add(rnd(V{2}, a, 1), rnd(V{2}, b, 2)); },
                 ThrowsMessage<Error>(
                     HasSubstr("Unexpected floating ScalarType in at::autocast::prioritize")));

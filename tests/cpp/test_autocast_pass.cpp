@@ -135,8 +135,9 @@ TEST(AutocastCastOps, ReducedPrecisionConvertsOnlyFloat32OnAnEnabledDevice) {
     for (DeviceType dev : {DeviceType::CPU, DeviceType::CUDA}) {
       for (bool cuda_on : kFlags) {
         for (bool cpu_on : kFlags) {
-          for (auto [cuda_dt, cpu_dt] :
+          for (auto dts :
                {std::pair{ST::Float16, ST::BFloat16}, std::pair{ST::BFloat16, ST::Float16}}) {
+            const ST cuda_dt = dts.first, cpu_dt = dts.second;
             SCOPED_TRACE(
                 fmt::format("{} on {}, cuda_enabled={} cpu_enabled={} cuda_dtype={} cpu_dtype={}",
                             dtype_name(dt), device_type_name(dev), cuda_on, cpu_on,

@@ -272,7 +272,8 @@ TEST(AutocastRegionIR, VerifyRejectsMalformedRegions) {
       {bad(ok, "    block0():\n      -> (%a)\n"), "one value per output"},
       {bad(ok, "    block0():\n      -> ()\n", "%a"), "no inputs"},
   };
-  for (const auto& [text, what] : cases) {
+  for (const auto& c : cases) {
+    const std::string &text = c.first, &what = c.second;
     EXPECT_THAT([&] { parse_graph(text)->verify(); },
                 ::testing::ThrowsMessage<Error>(HasSubstr(what)))
         << text;

@@ -23,7 +23,7 @@ using V = std::vector<int64_t>;
 using Vd = std::vector<double>;
 
 constexpr ScalarType f32 = ScalarType::Float32, f64 = ScalarType::Float64,
-                     f16 = ScalarType::Float16, bf16 = ScalarType::BFloat16;
+                     bf16 = ScalarType::BFloat16;
 
 V shape_of(const Tensor& t) {
   return V(t.sizes().begin(), t.sizes().end());

@@ -615,7 +615,13 @@ void on_stack(size_t bytes, F fn) {
 
 // A quarter of the main thread's 8 MB in a Release build; all of it under ASan, whose frames are
 // three to four times larger. Passing here leaves the main thread four times the stack it needs.
-#if defined(__SANITIZE_ADDRESS__)
+// (gcc says ASan with __SANITIZE_ADDRESS__, clang with __has_feature.)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AMPJIT_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(AMPJIT_TEST_ASAN)
 constexpr size_t kTestStack = size_t{8} << 20;
 #else
 constexpr size_t kTestStack = size_t{2} << 20;

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Seed corpora for the libFuzzer harnesses (scripts/fuzz.sh). Usage: fuzz_seeds.py OUT [DUMP]
+
+OUT/seeds-script: every .py file of the repository, and every C++ test string that holds a `def`.
+OUT/seeds-graph: every .graph golden file (its graph), every C++ test string that holds a `graph(`, and, with
+DUMP (an ampjit-dump binary), each graph it prints for the golden dump inputs (tests/golden/dump).
+"""
+import hashlib
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# One C++ token that matters here: a comment, a char literal, a raw or plain string literal.
+TOKEN = re.compile(
+    r'//[^\n]*|/\*.*?\*/|\'(?:\\.|[^\\\'])*\'|R"([^(\s]*)\((.*?)\)\1"|"((?:\\.|[^\\"\n])*)"',
+    re.S)
+
+
+def cpp_strings(text):
+    """The string literals of a C++ file, adjacent ones joined, escapes decoded."""
+    strings, parts, end = [], [], None
+    for m in TOKEN.finditer(text):
+        if m.group(2) is None and m.group(3) is None:
+            continue  # a comment or a char literal
+        value = m.group(2) if m.group(2) is not None else decode(m.group(3))
+        if parts and text[end:m.start()].strip() == "":
+            parts.append(value)
+        else:
+            if parts:
+                strings.append("".join(parts))
+            parts = [value]
+        end = m.end()
+    if parts:
+        strings.append("".join(parts))
+    return strings
+
+
+def decode(body):
+    return body.encode("latin-1", "backslashreplace").decode("unicode_escape", "replace")
+
+
+def tracked(*patterns):
+    out = subprocess.run(["git", "ls-files", *patterns], cwd=ROOT, check=True,
+                         capture_output=True, text=True).stdout
+    return [ROOT / p for p in out.split()]
+
+
+def write(directory, text):
+    data = text.encode("utf-8", "surrogateescape")
+    (directory / hashlib.sha1(data).hexdigest()).write_bytes(data)
+
+
+def main():
+    out = pathlib.Path(sys.argv[1])
+    script, graph = out / "seeds-script", out / "seeds-graph"
+    for d in (script, graph):
+        d.mkdir(parents=True, exist_ok=True)
+        for f in d.iterdir():
+            f.unlink()
+    for f in tracked("*.py"):
+        write(script, f.read_text(errors="surrogateescape"))
+    for f in tracked("*.graph"):  # without the comment and CHECK lines, as the golden tests read them
+        lines = f.read_text(errors="surrogateescape").splitlines(keepends=True)
+        write(graph, "".join(line for line in lines if not line.startswith("#")))
+    for f in tracked("tests/cpp/*.cpp"):
+        for s in cpp_strings(f.read_text(errors="surrogateescape")):
+            if "def " in s:
+                write(script, s)
+            if "graph(" in s:
+                write(graph, s)
+    if len(sys.argv) > 2:
+        for f in tracked("tests/golden/dump/*.py"):
+            run = subprocess.run([sys.argv[2], str(f), "--passes", "all"], capture_output=True,
+                                 text=True, errors="surrogateescape", timeout=60)
+            for chunk in re.split(r"^# .*\n", run.stdout, flags=re.M):
+                if chunk.startswith("graph("):
+                    write(graph, chunk)
+    print(f"fuzz: seeds: {sum(1 for _ in script.iterdir())} scripts, "
+          f"{sum(1 for _ in graph.iterdir())} graphs")
+
+
+if __name__ == "__main__":
+    main()
