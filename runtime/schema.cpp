@@ -66,7 +66,9 @@ class SchemaReader {
     return a;
   }
 
-  // type := base ['(' alias ['!'] ')'] ['[' [N] ']'] ['?']
+  // type := base ['(' alias ['!'] ['->' (alias | '*')] ')'] ['[' [N] ']'] ['?']
+  // `Tensor(a -> *) self` (chunk, split, unbind): the results alias self's storage; the arrow's
+  // target set is not recorded (views are the kernels' business).
   TypePtr type(Argument& a) {
     std::string base = ident();
     TypePtr t;
@@ -93,6 +95,9 @@ class SchemaReader {
     if (accept("(")) {
       ident();
       if (accept("!")) a.is_write = true;
+      if (accept("->")) {
+        if (!accept("*")) ident();
+      }
       expect(")");
     }
     if (accept("[")) {
