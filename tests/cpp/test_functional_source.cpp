@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "runtime/interpreter.h"
 #include "runtime/ops.h"
 #include "script/compiler.h"
 #include "script/emit/emitter.h"
@@ -101,6 +102,25 @@ TEST(FunctionalSource, ACppProgramCallingFunctionalRunsTheEagerOps) {
   EXPECT_TRUE(same(r[2].to_tensor(), ops::conv2d_padding(x, y, IValue(), std::vector<int64_t>{1},
                                                          std::string("same"))));
   EXPECT_TRUE(same(r[3].to_tensor(), ops::relu(x)));
+}
+
+// Note [Library functions compile once]: two programs calling F.relu call the same Function.
+TEST(FunctionalSource, ItsDefsCompileOncePerProcess) {
+  auto callee_of = [](const std::shared_ptr<Function>& fn) -> const Function* {
+    for (const Node* n : fn->graph()->block()->nodes())
+      if (n->kind() == sym::prim::CallFunction)
+        return static_cast<const FunctionObject*>(n->attr(sym::attr::value).object())->fn.get();
+    return nullptr;
+  };
+  const std::string text =
+      "import torch.nn.functional as F\n"
+      "def f(x):\n"
+      "    return F.relu(x)\n";
+  const Function* a = callee_of(compile_file(text));
+  const Function* b = callee_of(compile_file(text));
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a->name(), "__torch__.torch.nn.functional.relu");
 }
 
 TEST(FunctionalSource, BroadcastingListParametersTakeOneInt) {

@@ -12,7 +12,7 @@ float32 and rounds each op's result -- and over tens of layers the two drift by 
 hundred of the output's range, which this bound allows and a wrong op exceeds). Each passing cell
 also records one forward's time, ampjit and torch (median of three after a warm-up; one thread).
 
-    python3 tests/models/harness.py [--models resnet18,...] [--markdown docs/models.md]
+    python3 tests/models/harness.py [--models resnet18,...] [--no-timing] [--markdown docs/models.md]
 
 prints the table (and writes it as Markdown). tests/models/test_models.py runs a fast subset in CI.
 """
@@ -222,6 +222,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=",".join(n for n, _, _, _ in MODELS))
     ap.add_argument("--markdown")
+    ap.add_argument("--no-timing", action="store_true", help="correctness only (no forward timings)")
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import torch
@@ -231,7 +232,7 @@ def main(argv=None):
     results = {}
     for name in names:
         for v in VARIANTS:
-            results[(name, v)] = c = run_cell(name, v, torch)
+            results[(name, v)] = c = run_cell(name, v, torch, timing=not args.no_timing)
             print("{:20s} {:12s} {}".format(name, v, c.text()), flush=True)
     text = markdown(results, names)
     if args.markdown:
