@@ -3,6 +3,7 @@
 #pragma once
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -56,16 +57,25 @@ class OutOfMemoryError : public Error {  // Python: ampjit.cuda.OutOfMemoryError
 };
 // Source that does not compile (script, graph text): "file:line:col: what", the source line and
 // a caret, then one "called from" note per enclosing call when the error is inside a callee.
-// Python: ampjit.jit.CompileError (a RuntimeError).
+// Its kind picks the Python class, as torch's frontend does: Python that script does not support
+// raises torch.jit.frontend.NotSupportedError (UnsupportedNodeError for a whole kind of syntax,
+// `try`, `lambda`, `yield`); neither is a RuntimeError. Everything else (names, types, arguments)
+// is ampjit.jit.CompileError, a RuntimeError as torch's compile errors are.
+enum class CompileErrorKind : uint8_t { Error, NotSupported, UnsupportedNode };
 class CompileError : public Error {
  public:
-  CompileError(std::string what, SourceRange range) : Error(std::move(what), std::move(range)) {}
+  CompileError(std::string what, SourceRange range, CompileErrorKind kind = CompileErrorKind::Error)
+      : Error(std::move(what), std::move(range)), kind_(kind) {}
+  CompileErrorKind kind() const { return kind_; }
   // The same error, noted as happening inside a call made at `call_site`.
   CompileError called_from(const SourceRange& call_site) const {
     CompileError e = *this;
     e.add_note({"called from", call_site});
     return e;
   }
+
+ private:
+  CompileErrorKind kind_;
 };
 
 }  // namespace ampjit

@@ -406,6 +406,13 @@ TypePtr Type::optional(TypePtr e) {
 TypePtr Type::tuple(std::vector<TypePtr> e) {
   return TypePtr(new Type(TypeKind::Tuple, std::move(e)));
 }
+TypePtr Type::named_tuple(std::string name, std::vector<std::string> fields,
+                          std::vector<TypePtr> elems) {
+  auto* t = new Type(TypeKind::Tuple, std::move(elems));
+  t->name_ = std::move(name);
+  t->fields_ = std::move(fields);
+  return TypePtr(t);
+}
 
 std::string Type::str() const {
   switch (kind_) {
@@ -450,6 +457,12 @@ std::string Type::str() const {
     case TypeKind::Object:
       return name_;
     case TypeKind::Tuple: {
+      if (is_named_tuple()) {  // as torch prints a NamedTuple
+        std::string s = "NamedTuple(";
+        for (size_t i = 0; i < contained_.size(); ++i)
+          s += (i ? ", " : "") + fields_[i] + " : " + contained_[i]->str();
+        return s + ")";
+      }
       std::string s = "(";
       for (size_t i = 0; i < contained_.size(); ++i) s += (i ? ", " : "") + contained_[i]->str();
       return s + ")";
@@ -473,6 +486,13 @@ bool Type::is_subtype_of(const Type& o) const {
   if (kind_ == TypeKind::Tensor && o.kind_ == TypeKind::Tensor) return !o.is_refined_tensor();
   if (o.kind_ == TypeKind::Optional) return kind_ == TypeKind::None || is_subtype_of(*o.elem());
   if (o.kind_ == TypeKind::Number) return kind_ == TypeKind::Int || kind_ == TypeKind::Float;
+  if (kind_ == TypeKind::Tuple && o.kind_ == TypeKind::Tuple && o.name_.empty() &&
+      contained_.size() == o.contained_.size()) {  // covariant, as torch's tuples (a NamedTuple
+                                                   // is a tuple of its fields)
+    for (size_t i = 0; i < contained_.size(); ++i)
+      if (!contained_[i]->is_subtype_of(*o.contained_[i])) return false;
+    return true;
+  }
   return false;
 }
 

@@ -62,11 +62,17 @@ class Type : public RefCounted {
                            std::optional<std::vector<int64_t>> sizes, std::optional<Device> device);
   // A named function or object type (graph calls, modules).
   static TypePtr named(TypeKind kind, std::string name);
+  // A NamedTuple (typing.NamedTuple, collections.namedtuple): a tuple type with a qualified name
+  // and field names, as torch's TupleType with a schema.
+  static TypePtr named_tuple(std::string name, std::vector<std::string> fields,
+                             std::vector<TypePtr> elems);
 
   std::optional<ScalarType> tensor_dtype() const { return dtype_; }
   const std::optional<std::vector<int64_t>>& tensor_sizes() const { return sizes_; }
   std::optional<Device> tensor_device() const { return device_; }
   const std::string& name() const { return name_; }
+  const std::vector<std::string>& field_names() const { return fields_; }  // NamedTuple only
+  bool is_named_tuple() const { return kind_ == TypeKind::Tuple && !name_.empty(); }
   bool is_refined_tensor() const {
     return kind_ == TypeKind::Tensor && (dtype_ || sizes_ || device_);
   }
@@ -80,6 +86,7 @@ class Type : public RefCounted {
   std::optional<std::vector<int64_t>> sizes_;
   std::optional<Device> device_;
   std::string name_;
+  std::vector<std::string> fields_;
 };
 
 }  // namespace ampjit

@@ -41,6 +41,8 @@ struct Resolved {
                      // one of those
     kConstant,       // an int/float/bool/str/None/dtype (a ScalarType constant) value
     kModule,         // a submodule or module object (only inside a module's methods)
+    kNamedTuple,     // a NamedTuple class: path is its qualified name ("__torch__.m.Out"), with
+                     // `fields` and the annotation text of each (`field_types`)
     kUnsupported,    // a Python value script cannot use; `message` says why
   };
   Kind kind = kUnknown;
@@ -53,6 +55,7 @@ struct Resolved {
   IValue constant;                         // kConstant
   std::shared_ptr<ModuleInfo> module;      // kModule
   std::string message;                     // kUnsupported
+  std::vector<std::string> fields, field_types;  // kNamedTuple
   // A stable identity for kSource (the Python function object's id), so a function called from
   // several places (or recursively) compiles once; 0 means "no identity" (compile each time).
   uintptr_t identity = 0;
@@ -102,9 +105,17 @@ struct ModuleInfo {
   std::vector<Attr> attrs;
   // Method sources by name (a `def` each, `self` first); `forward` is the entry point.
   std::unordered_map<std::string, std::shared_ptr<const Source>> methods;
+  // Overloaded methods (torch.jit._overload_method): name -> the mangled names of its overloads
+  // ("forward" -> {"forward__0", "forward__1"}), each in `methods` with the implementation's body
+  // under that declaration's signature; a call takes the first whose parameters accept its
+  // arguments, as torch's does.
+  std::unordered_map<std::string, std::vector<std::string>> overloads;
   std::shared_ptr<Resolver> resolver;  // resolves the methods' free names
   // nn.Sequential / nn.ModuleList: iteration and indexing unroll over these attribute names.
+  // nn.ModuleDict (is_dict): the same names are its keys, in order; iteration gives the keys,
+  // items()/keys()/values() unroll, and a constant string indexes it.
   bool is_sequence = false;
+  bool is_dict = false;
   std::vector<std::string> sequence;
 
   const Attr* find(const std::string& name) const {

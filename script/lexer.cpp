@@ -151,9 +151,16 @@ const char* token_name(Tok kind) {
 }
 
 Lexer::Lexer(std::shared_ptr<const Source> source)
-    : source_(std::move(source)), text_(&source_->text()) {
+    : source_(std::move(source)), text_(source_->text()) {
   validate_encoding();
 }
+
+Lexer::Lexer(std::shared_ptr<const Source> source, size_t begin, size_t end)
+    : source_(std::move(source)),
+      text_(std::string_view(source_->text()).substr(0, end)),
+      pos_(begin),
+      at_line_start_(false),
+      embedded_(true) {}
 
 Token Lexer::make(Tok kind, size_t begin, size_t end) const {
   Token t;
@@ -166,10 +173,59 @@ void Lexer::fail(const std::string& what, size_t begin, size_t end) const {
   throw CompileError(what, SourceRange(source_, begin, std::max(begin, end)));
 }
 
+void Lexer::fail_unsupported(const std::string& what, size_t begin, size_t end) const {
+  throw CompileError(what, SourceRange(source_, begin, std::max(begin, end)),
+                     CompileErrorKind::NotSupported);
+}
+
+// The offset of the '}' that closes the replacement field opened at `open` (Note [f-strings]).
+size_t Lexer::scan_field(size_t open, char quote, bool triple) const {
+  const std::string_view s = text_;
+  const auto expecting = [&](size_t at) { fail("f-string: expecting '}'", open, at); };
+  int depth = 0;
+  size_t i = open + 1;
+  for (; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == quote && (!triple || s.substr(i, 3) == std::string(3, quote))) expecting(i);
+    if (!triple && is_newline(c)) expecting(i);
+    if (c == '\\') fail("f-string expression part cannot include a backslash", i, i + 1);
+    if (c == '#') fail("f-string expression part cannot include '#'", i, i + 1);
+    if (c == '\'' || c == '"') {  // a string inside the field (of the other quote)
+      const size_t close = s.find(c, i + 1);
+      if (close == std::string_view::npos) expecting(s.size());
+      i = close;
+      continue;
+    }
+    if (c == '(' || c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ')' || c == ']') {
+      --depth;  // a mismatch is the field's lexer's to report
+    } else if (c == '}') {
+      if (depth == 0) break;
+      --depth;
+    } else if (depth == 0 && c == '!' && s.substr(i, 2) != "!=") {
+      fail_unsupported("f-string conversions ('!r', '!s', '!a') are not supported in script", i,
+                       i + 2);
+    } else if (depth == 0 && c == ':') {
+      fail_unsupported("f-string format specifications (':...') are not supported in script", i,
+                       i + 1);
+    } else if (depth == 0 && c == '=' && s.substr(i, 2) != "==" &&
+               std::string_view("=!<>").find(s[i - 1]) == std::string_view::npos) {
+      fail_unsupported("self-documenting f-string fields ('x=') are not supported in script", i,
+                       i + 1);
+    }
+  }
+  if (i >= s.size()) expecting(i);
+  if (s.substr(open + 1, i - open - 1).find_first_not_of(" \t\f\r\n") == std::string_view::npos) {
+    fail("f-string: empty expression not allowed", open, i + 1);
+  }
+  return i;
+}
+
 // Python reads source as UTF-8 and refuses NUL bytes before it tokenizes anything; so do we, so
 // that everything after may treat the text as well-formed.
 void Lexer::validate_encoding() const {
-  const std::string_view s = *text_;
+  const std::string_view s = text_;
   for (size_t i = 0; i < s.size();) {
     if (s[i] == '\0') fail("source code cannot contain null bytes", i, i + 1);
     uint32_t cp;
@@ -189,8 +245,8 @@ Token Lexer::next() {
     pending_.pop_back();
     return t;
   }
-  const std::string& s = *text_;
-  if (at_line_start_ && brackets_.empty()) {
+  const std::string_view s = text_;
+  if (at_line_start_ && brackets_.empty() && !embedded_) {
     start_line();
     if (!pending_.empty()) return next();
   }
@@ -198,7 +254,7 @@ Token Lexer::next() {
     if (pos_ >= s.size()) return end_of_input();
     const size_t b = pos_;
     pos_ += (s[pos_] == '\r' && pos_ + 1 < s.size() && s[pos_ + 1] == '\n') ? 2 : 1;
-    if (brackets_.empty()) {
+    if (brackets_.empty() && !embedded_) {
       at_line_start_ = true;
       return make(Tok::Newline, b, pos_);
     }
@@ -217,7 +273,7 @@ Token Lexer::next() {
 // At the first character of a line outside brackets: skips blank and comment-only lines, then
 // compares the indentation with the open levels (Note [Layout tokens]).
 void Lexer::start_line() {
-  const std::string& s = *text_;
+  const std::string_view s = text_;
   size_t line_begin;
   int col, alt;
   for (;;) {
@@ -266,7 +322,7 @@ void Lexer::start_line() {
 }
 
 bool Lexer::skip_blanks() {
-  const std::string& s = *text_;
+  const std::string_view s = text_;
   while (pos_ < s.size()) {
     const char c = s[pos_];
     if (c == ' ' || c == '\t' || c == '\f') {
@@ -287,11 +343,12 @@ bool Lexer::skip_blanks() {
 }
 
 Token Lexer::end_of_input() {
-  const size_t n = text_->size();
+  const size_t n = text_.size();
   if (!brackets_.empty()) {
     const auto [open, at] = brackets_.back();
     fail(fmt::format("'{}' was never closed", open), at, at + 1);
   }
+  if (embedded_) return make(Tok::EndOfFile, n, n);
   if (!at_line_start_) {  // the last line has no line break
     at_line_start_ = true;
     return make(Tok::Newline, n, n);
@@ -305,9 +362,9 @@ Token Lexer::end_of_input() {
   return make(Tok::EndOfFile, n, n);
 }
 
-// NAME, a keyword, or a string literal with a prefix (r'', u'', and the refused b'' and f'').
+// NAME, a keyword, or a string literal with a prefix (r'', u'', f'' and the refused b'').
 Token Lexer::lex_name(size_t begin) {
-  const std::string& s = *text_;
+  const std::string_view s = text_;
   while (pos_ < s.size()) {
     if (is_ident_char(s[pos_])) {
       ++pos_;
@@ -327,13 +384,11 @@ Token Lexer::lex_name(size_t begin) {
     if (std::find(std::begin(kPrefixes), std::end(kPrefixes), prefix) != std::end(kPrefixes)) {
       const bool raw = prefix.find('r') != std::string::npos;
       const bool fstring = prefix.find('f') != std::string::npos;
-      if (fstring || prefix.find('b') != std::string::npos) {
+      if (prefix.find('b') != std::string::npos) {
         const Token whole = lex_string(begin, pos_, /*raw=*/true);  // to find where it ends
-        fail(fstring ? "f-strings are not supported in script"
-                     : "bytes literals are not supported in script",
-             begin, whole.range.end);
+        fail_unsupported("bytes literals are not supported in script", begin, whole.range.end);
       }
-      return lex_string(begin, pos_, raw);
+      return lex_string(begin, pos_, raw, fstring);
     }
   }
   for (const Spelled& k : kKeywords) {
@@ -346,7 +401,7 @@ Token Lexer::lex_name(size_t begin) {
 
 // Digits of `base` with single underscores between them, from pos_; returns how many digits.
 size_t Lexer::skip_digits(int base, const char* kind) {
-  const std::string& s = *text_;
+  const std::string_view s = text_;
   const size_t begin = pos_;
   size_t count = 0;
   while (pos_ < s.size()) {
@@ -366,7 +421,7 @@ size_t Lexer::skip_digits(int base, const char* kind) {
 
 // Integers (decimal, 0x, 0o, 0b, with underscores) and floats (1.5, 1., .5, 1e-3, 1_000.5).
 Token Lexer::lex_number(size_t begin) {
-  const std::string& s = *text_;
+  const std::string_view s = text_;
   const auto at = [&](size_t i) { return i < s.size() ? s[i] : '\0'; };
   const auto digits_of = [&](size_t b, size_t e) {
     std::string d;
@@ -456,7 +511,7 @@ Token Lexer::lex_number(size_t begin) {
 
 // `count` digits of `base` at `at`, the digits of a \x, \u or \U escape.
 uint32_t Lexer::read_escape_digits(size_t at, int count, int base, const char* what) {
-  const std::string& s = *text_;
+  const std::string_view s = text_;
   uint32_t v = 0;
   for (int k = 0; k < count; ++k) {
     const size_t i = at + static_cast<size_t>(k);
@@ -469,12 +524,13 @@ uint32_t Lexer::read_escape_digits(size_t at, int count, int base, const char* w
 
 // A string literal from its prefix at `begin`; the quote is at `quote`. Escapes are decoded
 // unless `raw`; the value is UTF-8, line breaks inside triple-quoted strings become "\n".
-Token Lexer::lex_string(size_t begin, size_t quote, bool raw) {
-  const std::string& s = *text_;
+Token Lexer::lex_string(size_t begin, size_t quote, bool raw, bool fstring) {
+  const std::string_view s = text_;
   const char q = s[quote];
   const bool triple = quote + 2 < s.size() && s[quote + 1] == q && s[quote + 2] == q;
   pos_ = quote + (triple ? 3 : 1);
   std::string value;
+  std::vector<std::pair<size_t, size_t>> fields;
   for (;;) {
     if (pos_ >= s.size() || (!triple && is_newline(s[pos_]))) {
       if (triple) fail("unterminated triple-quoted string literal", begin, quote + 3);
@@ -492,6 +548,19 @@ Token Lexer::lex_string(size_t begin, size_t quote, bool raw) {
       }
       value += c;
       ++pos_;
+    } else if (fstring && (c == '{' || c == '}')) {   // Note [f-strings]
+      if (pos_ + 1 < s.size() && s[pos_ + 1] == c) {  // kept escaped: format() reads them
+        value += c;
+        value += c;
+        pos_ += 2;
+      } else if (c == '}') {
+        fail("f-string: single '}' is not allowed", pos_, pos_ + 1);
+      } else {
+        const size_t close = scan_field(pos_, q, triple);
+        fields.emplace_back(pos_ + 1, close);
+        value += "{}";
+        pos_ = close + 1;
+      }
     } else if (c == '\r') {
       value += '\n';
       pos_ += (pos_ + 1 < s.size() && s[pos_ + 1] == '\n') ? 2 : 1;
@@ -571,13 +640,14 @@ Token Lexer::lex_string(size_t begin, size_t quote, bool raw) {
       }
     }
   }
-  Token t = make(Tok::String, begin, pos_);
+  Token t = make(fstring ? Tok::FString : Tok::String, begin, pos_);
   t.text = std::move(value);
+  t.fields = std::move(fields);
   return t;
 }
 
 Token Lexer::lex_operator(size_t begin) {
-  const std::string& s = *text_;
+  const std::string_view s = text_;
   const Spelled* best = nullptr;
   for (const Spelled& op : kOperators) {
     if (s.compare(begin, op.spelling.size(), op.spelling) == 0 &&

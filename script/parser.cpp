@@ -117,6 +117,7 @@ bool starts_expression(Tok t) {
     case Tok::Int:
     case Tok::Float:
     case Tok::String:
+    case Tok::FString:
     case Tok::KwNone:
     case Tok::KwTrue:
     case Tok::KwFalse:
@@ -191,6 +192,17 @@ class DepthGuard {  // restores the parser's nesting count when a parse function
 class Parser {
  public:
   explicit Parser(std::shared_ptr<const Source> source) : source_(source), lexer_(source) {}
+  // An f-string field's expression, source text [begin, end), at nesting `depth`.
+  Parser(std::shared_ptr<const Source> source, size_t begin, size_t end, int depth)
+      : source_(source), lexer_(source, begin, end), depth_(depth) {}
+
+  // The field's expression (a tuple for `a, b`), then the end of the field.
+  ExprPtr parse_field() {
+    nest();
+    ExprPtr e = parse_testlist_star_expr();
+    if (!at(Tok::EndOfFile)) syntax_error();
+    return e;
+  }
 
   // file_input: stmt* ENDMARKER
   std::unique_ptr<Module> parse_file() {
@@ -237,6 +249,15 @@ class Parser {
   [[noreturn, gnu::cold, gnu::noinline]] void fail(std::string_view what,
                                                    const SourceRange& range) const {
     throw CompileError(std::string(what), range);
+  }
+  // Python that script does not support (CompileErrorKind): a whole kind of syntax, or a detail.
+  [[noreturn, gnu::cold, gnu::noinline]] void unsupported_node(std::string_view what,
+                                                               const SourceRange& range) const {
+    throw CompileError(std::string(what), range, CompileErrorKind::UnsupportedNode);
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void unsupported(std::string_view what,
+                                                          const SourceRange& range) const {
+    throw CompileError(std::string(what), range, CompileErrorKind::NotSupported);
   }
   [[noreturn, gnu::cold, gnu::noinline]] void syntax_error() {
     fail("invalid syntax", cur().range);
@@ -329,7 +350,7 @@ class Parser {
         out.push_back(parse_decorated());
         return;
       case Tok::KwTry:
-        fail("try statements are not supported in script", cur().range);
+        unsupported_node("try statements are not supported in script", cur().range);
       case Tok::KwAsync:
         reject_async();
       case Tok::Indent: {
@@ -345,11 +366,11 @@ class Parser {
     const SourceRange at_async = cur().range;
     switch (peek(1).kind) {
       case Tok::KwDef:
-        fail("async functions are not supported in script", at_async);
+        unsupported_node("async functions are not supported in script", at_async);
       case Tok::KwFor:
-        fail("async for loops are not supported in script", at_async);
+        unsupported_node("async for loops are not supported in script", at_async);
       case Tok::KwWith:
-        fail("async with statements are not supported in script", at_async);
+        unsupported_node("async with statements are not supported in script", at_async);
       default:
         fail("invalid syntax", at_async);
     }
@@ -411,7 +432,8 @@ class Parser {
   }
 
   void reject_loop_else() {
-    if (at(Tok::KwElse)) fail("else clauses on loops are not supported in script", cur().range);
+    if (at(Tok::KwElse))
+      unsupported("else clauses on loops are not supported in script", cur().range);
   }
 
   // while_stmt: 'while' test ':' suite          (no 'else' clause in script)
@@ -541,7 +563,7 @@ class Parser {
       const size_t begin = start();
       Param p;
       if (at(Tok::Slash))
-        fail("positional-only parameters ('/') are not supported in script", cur().range);
+        unsupported("positional-only parameters ('/') are not supported in script", cur().range);
       if (accept(Tok::DoubleStar)) {
         p.kind = Param::VarKw;
       } else if (accept(Tok::Star)) {
@@ -600,8 +622,8 @@ class Parser {
         item = start();
         node->bases.push_back(parse_test());
         if (at(Tok::Eq)) {
-          fail("keyword arguments in class bases are not supported in script",
-               node->bases.back()->range);
+          unsupported("keyword arguments in class bases are not supported in script",
+                      node->bases.back()->range);
         }
         if (!accept(Tok::Comma)) break;
       }
@@ -678,7 +700,8 @@ class Parser {
     advance();
     auto node = std::make_unique<Raise>(SourceRange());
     if (!at_statement_end()) node->exc = parse_test();
-    if (at(Tok::KwFrom)) fail("'raise ... from ...' is not supported in script", cur().range);
+    if (at(Tok::KwFrom))
+      unsupported("'raise ... from ...' is not supported in script", cur().range);
     node->range = span(begin);
     return node;
   }
@@ -887,7 +910,7 @@ class Parser {
 
   // test: or_test ['if' or_test 'else' test]      (lambda and ':=' are refused)
   ExprPtr parse_test() {
-    if (at(Tok::KwLambda)) fail("lambda is not supported in script", cur().range);
+    if (at(Tok::KwLambda)) unsupported_node("lambda is not supported in script", cur().range);
     const size_t begin = start();
     ExprPtr body = parse_or_test();
     if (at(Tok::KwIf)) {
@@ -903,7 +926,7 @@ class Parser {
       body = std::move(node);
     }
     if (at(Tok::Walrus))
-      fail("assignment expressions (':=') are not supported in script", cur().range);
+      unsupported_node("assignment expressions (':=') are not supported in script", cur().range);
     return body;
   }
 
@@ -1036,7 +1059,7 @@ class Parser {
 
   // power: primary ['**' factor]              ('await' is refused)
   ExprPtr parse_power() {
-    if (at(Tok::KwAwait)) fail("await is not supported in script", cur().range);
+    if (at(Tok::KwAwait)) unsupported_node("await is not supported in script", cur().range);
     const size_t begin = start();
     ExprPtr base = parse_primary();
     if (!accept(Tok::DoubleStar)) return base;
@@ -1082,14 +1105,17 @@ class Parser {
     while (!at(Tok::RParen)) {
       item = start();
       if (at(Tok::DoubleStar))
-        fail("'**' argument unpacking is not supported in script", cur().range);
+        unsupported("'**' argument unpacking is not supported in script", cur().range);
       if (accept(Tok::Star)) {
         ExprPtr value = parse_test();
         call->args.push_back(std::make_unique<Starred>(std::move(value), span(item)));
       } else {
         ExprPtr value = parse_test();
-        if (at(Tok::KwFor) || at(Tok::KwAsync)) {
-          fail("generator expressions are not supported in script", cur().range);
+        if (at(Tok::KwFor) || at(Tok::KwAsync)) {  // f(x for x in xs): a generator, as a list
+          value = parse_list_comp(std::move(value), item, Tok::EndOfFile);
+          if (!at(Tok::RParen) || !call->args.empty() || !call->keywords.empty()) {
+            fail("Generator expression must be parenthesized", value->range);
+          }
         }
         if (at(Tok::Eq)) {
           if (value->kind == ExprKind::Bool || value->kind == ExprKind::None) {
@@ -1176,10 +1202,37 @@ class Parser {
         const Token t = advance();
         return std::make_unique<FloatLit>(t.float_value, t.range);
       }
-      case Tok::String: {  // adjacent literals concatenate
+      case Tok::String:
+      case Tok::FString: {  // adjacent literals concatenate
+        std::vector<Token> parts;
+        std::vector<ExprPtr> fields;
+        bool formatted = false;
+        while (at(Tok::String) || at(Tok::FString)) {
+          parts.push_back(advance());
+          formatted |= parts.back().kind == Tok::FString;
+          for (const auto& [b, e] : parts.back().fields)
+            fields.push_back(Parser(source_, b, e, depth_).parse_field());
+        }
         std::string value;
-        while (at(Tok::String)) value += advance().text;
-        return std::make_unique<StrLit>(std::move(value), span(begin));
+        for (const Token& t : parts) {
+          if (!formatted || t.kind == Tok::FString) {
+            value += t.text;
+            continue;
+          }
+          for (char c : t.text) {  // a plain literal inside a format string: braces doubled
+            value += c;
+            if (c == '{' || c == '}') value += c;
+          }
+        }
+        if (!formatted) return std::make_unique<StrLit>(std::move(value), span(begin));
+        // Note [f-strings]: "text".format(fields...)
+        const SourceRange whole = span(begin);
+        auto format = std::make_unique<Attribute>(std::make_unique<StrLit>(std::move(value), whole),
+                                                  "format", whole);
+        format->attr_range = whole;
+        auto call = std::make_unique<Call>(std::move(format), whole);
+        call->args = std::move(fields);
+        return call;
       }
       case Tok::KwNone:
         return std::make_unique<NoneLit>(advance().range);
@@ -1196,11 +1249,11 @@ class Parser {
       case Tok::LBrace:
         return parse_dict();
       case Tok::KwYield:
-        fail("yield is not supported in script", cur().range);
+        unsupported_node("yield is not supported in script", cur().range);
       case Tok::KwLambda:
-        fail("lambda is not supported in script", cur().range);
+        unsupported_node("lambda is not supported in script", cur().range);
       case Tok::KwAwait:
-        fail("await is not supported in script", cur().range);
+        unsupported_node("await is not supported in script", cur().range);
       default:
         syntax_error();
     }
@@ -1215,12 +1268,11 @@ class Parser {
     nest();
     advance();
     if (accept(Tok::RParen)) return std::make_unique<TupleExpr>(span(begin));
-    if (at(Tok::KwYield)) fail("yield is not supported in script", cur().range);
+    if (at(Tok::KwYield)) unsupported_node("yield is not supported in script", cur().range);
     size_t item = start();
     ExprPtr first = parse_test_or_star();
-    if (at(Tok::KwFor) || at(Tok::KwAsync)) {
-      fail("generator expressions are not supported in script", cur().range);
-    }
+    if (at(Tok::KwFor) || at(Tok::KwAsync))
+      return parse_list_comp(std::move(first), begin, Tok::RParen);
     if (!at(Tok::Comma)) {
       close(Tok::RParen, item);
       if (first->kind == ExprKind::Starred)
@@ -1249,7 +1301,8 @@ class Parser {
     if (!at(Tok::RBracket)) {
       item = start();
       ExprPtr first = parse_test_or_star();
-      if (at(Tok::KwFor) || at(Tok::KwAsync)) return parse_list_comp(std::move(first), begin);
+      if (at(Tok::KwFor) || at(Tok::KwAsync))
+        return parse_list_comp(std::move(first), begin, Tok::RBracket);
       list->elts.push_back(std::move(first));
       while (accept(Tok::Comma) && !at(Tok::RBracket)) {
         item = start();
@@ -1262,9 +1315,11 @@ class Parser {
   }
 
   // comp_for: 'for' exprlist 'in' or_test ('if' or_test)*      (one 'for' only)
-  ExprPtr parse_list_comp(ExprPtr elt, size_t begin) {
+  // A generator expression is a list comprehension, as in torch's frontend: `closer` is ']', or
+  // ')' for `(x for ...)`, or EndOfFile for a call's sole argument (the call closes it).
+  ExprPtr parse_list_comp(ExprPtr elt, size_t begin, Tok closer) {
     if (at(Tok::KwAsync))
-      fail("asynchronous comprehensions are not supported in script", cur().range);
+      unsupported_node("asynchronous comprehensions are not supported in script", cur().range);
     if (elt->kind == ExprKind::Starred) {
       fail("iterable unpacking cannot be used in comprehension", elt->range);
     }
@@ -1277,9 +1332,9 @@ class Parser {
     comp->iter = parse_or_test();
     while (accept(Tok::KwIf)) comp->conds.push_back(parse_or_test());
     if (at(Tok::KwFor) || at(Tok::KwAsync)) {
-      fail("nested comprehension loops are not supported", cur().range);
+      unsupported("nested comprehension loops are not supported", cur().range);
     }
-    close(Tok::RBracket, std::string::npos);
+    if (closer != Tok::EndOfFile) close(closer, std::string::npos);
     comp->range = span(begin);
     return comp;
   }
@@ -1296,18 +1351,19 @@ class Parser {
     while (!at(Tok::RBrace)) {
       item = start();
       if (at(Tok::DoubleStar))
-        fail("dict unpacking ('**') is not supported in script", cur().range);
+        unsupported("dict unpacking ('**') is not supported in script", cur().range);
       dict->keys.push_back(parse_test());
       if (dict->keys.size() == 1 && at(Tok::KwFor)) {
-        fail("set comprehensions are not supported in script", cur().range);
+        unsupported_node("set comprehensions are not supported in script", cur().range);
       }
       if (dict->keys.size() == 1 && (at(Tok::Comma) || at(Tok::RBrace))) {
-        fail("set literals are not supported in script",
-             SourceRange(source_, begin, cur().range.end));
+        unsupported_node("set literals are not supported in script",
+                         SourceRange(source_, begin, cur().range.end));
       }
       expect(Tok::Colon, "':' expected after dictionary key");
       dict->values.push_back(parse_test());
-      if (at(Tok::KwFor)) fail("dict comprehensions are not supported in script", cur().range);
+      if (at(Tok::KwFor))
+        unsupported("dict comprehensions are not supported in script", cur().range);
       if (!accept(Tok::Comma)) break;
     }
     close(Tok::RBrace, item);

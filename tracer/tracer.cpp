@@ -97,6 +97,19 @@ void trace_layer(const OpEntry& op, Stack& stack) {
       out->set_type(Type::tensor_of(
           t->dtype, std::vector<int64_t>(t->sizes.begin(), t->sizes.end()), t->device));
       st->bind(r.to_tensor(), out);
+    } else if (r.is_list() && !r.list_elems().empty() && r.list_elems()[0].is_tensor()) {
+      // A Tensor[] result (chunk, split, unbind, meshgrid): unpacked, as torch's trace does, so
+      // each tensor the program goes on using has its value.
+      const auto& el = r.list_elems();
+      out->set_type(Type::list(Type::tensor()));
+      Node* unpack = g.insert(g.create(sym::prim::ListUnpack, {out}, el.size()));
+      unpack->set_source_range(where);
+      for (size_t k = 0; k < el.size(); ++k) {
+        const TensorImpl* t = el[k].tensor_impl();
+        unpack->output(k)->set_type(Type::tensor_of(
+            t->dtype, std::vector<int64_t>(t->sizes.begin(), t->sizes.end()), t->device));
+        st->bind(el[k].to_tensor(), unpack->output(k));
+      }
     } else if (r.is_int()) {
       out->set_type(Type::int_());
     } else if (r.is_double()) {

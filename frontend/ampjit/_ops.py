@@ -44,6 +44,26 @@ class _NNOps:
 _C._nn = _NNOps()
 
 
+def meshgrid(*tensors, indexing=None):
+    """torch.meshgrid: the tensors (or one list of them) as coordinate grids, a tuple; without
+    `indexing` it is "ij" and warns, as torch 1.13 does."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tensors[0]
+    kwargs = {} if indexing is None else {"indexing": indexing}
+    return tuple(_C._call("aten::meshgrid", (list(tensors),), kwargs))
+
+
+def einsum(equation, *operands):
+    """torch.einsum: the operands as varargs or one list (Note [einsum] in composite_ops.cpp)."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = operands[0]
+    return _C._call("aten::einsum", (equation, list(operands)), {})
+
+
+# Functions whose Python signature differs from their op's (varargs), by name.
+_PYTHON = {"meshgrid": meshgrid, "einsum": einsum}
+
+
 def _install_functions(namespace):
     for base, _is_method, _inplace in _C._op_table():
         name, fn = _make_function(base)
@@ -52,6 +72,7 @@ def _install_functions(namespace):
                 continue
             name = _RENAMED[name]
         namespace.setdefault(name, fn)
+    namespace.update(_PYTHON)
     # Note [Op aliases] (script/builtins.h): torch.divide is torch.div, the same function.
     for alias, target in _C._op_aliases():
         if target in namespace:

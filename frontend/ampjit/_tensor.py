@@ -170,7 +170,12 @@ def _getitem(self, index):
     if not advanced:
         return t
     if len(advanced) > 1:
-        raise NotImplementedError("ampjit does not implement indexing with more than one tensor index")
+        # integer tensors on the leading dims: aten::index (their broadcast shape, then the rest)
+        if [d for d, _ in advanced] != list(range(len(advanced))) or any(
+                i.dtype == _bool_dtype() for _, i in advanced):
+            raise NotImplementedError("ampjit indexes with several tensors only when they are integer tensors on "
+                                      "the leading dims")
+        return _C._call("aten::index", (t, [i for _, i in advanced]), {})
     dim, idx = advanced[0]
     if idx.dtype == _bool_dtype():
         if idx.dim() == 0:
@@ -183,10 +188,13 @@ def _getitem(self, index):
         return flat.index_select(dim, _C.tensor(positions, dtype=_int64()))
     if idx.dim() == 0:
         return t.select(dim, idx.item())
-    out = t.index_select(dim, idx.flatten())
-    if idx.dim() != 1:
-        shape = list(t.shape[:dim]) + list(idx.shape) + list(t.shape[dim + 1:])
-        out = out.reshape(shape)
+    index_shape = list(idx.shape)
+    idx = idx.flatten()
+    if idx.numel() and int(idx.min()) < 0:  # negative indices count from the end
+        idx = _C._call("aten::where", (idx < 0, idx + t.shape[dim], idx), {})
+    out = t.index_select(dim, idx)
+    if len(index_shape) != 1:
+        out = out.reshape(list(t.shape[:dim]) + index_shape + list(t.shape[dim + 1:]))
     return out
 
 

@@ -212,6 +212,10 @@ bool matches(const Type& t, PyObject* o) {
   return true;
 }
 
+// (qualified name, field names, values) -> an instance of the NamedTuple class script resolved by
+// that name (ampjit.jit._script._named_tuple_instance); installed at import.
+bp::object g_named_tuple_class;
+
 bp::object function_call(const PyFunction& f, bp::tuple args) {
   const size_t n = static_cast<size_t>(bp::len(args));
   const size_t want = f.arg_names.size();
@@ -254,7 +258,18 @@ bp::object function_call(const PyFunction& f, bp::tuple args) {
     MaybeReleaseGIL nogil(tracer::current() == nullptr);
     f.fn->run(s);
   }
-  if (s.size() == 1) return from_ivalue(s[0]);
+  if (s.size() == 1) {
+    const auto& schema = f.fn->schema();
+    if (schema && schema->returns.size() == 1 && schema->returns[0].type->is_named_tuple() &&
+        s[0].is_tuple() && !g_named_tuple_class.is_none()) {  // a NamedTuple return: its class
+      const Type& t = *schema->returns[0].type;
+      bp::list fields, values;
+      for (const std::string& name : t.field_names()) fields.append(name);
+      for (const IValue& v : s[0].tuple_elems()) values.append(from_ivalue(v));
+      return g_named_tuple_class(t.name(), bp::tuple(fields), bp::tuple(values));
+    }
+    return from_ivalue(s[0]);
+  }
   bp::list out;
   for (const IValue& v : s) out.append(from_ivalue(v));
   return bp::tuple(out);
@@ -543,6 +558,8 @@ void bind_jit() {
       .def("_set_autocast_semantics", function_set_semantics);
   bp::def("_trace", trace);
   bp::def("_is_tracing", is_tracing);
+  bp::def(
+      "_set_named_tuple_class", +[](bp::object f) { g_named_tuple_class = f; });
   bp::def("_tracer_enter_autocast", tracer_enter_autocast);
   bp::def("_tracer_exit_autocast", tracer_exit_autocast);
   bp::def("_set_tracer_warning", set_tracer_warning);

@@ -32,7 +32,9 @@ Ref<ModuleObject> unwrap_module(PyObject* o);
 
 namespace {
 
-PyObject* g_compile_error = nullptr;  // ampjit.jit.CompileError, installed at import
+// ampjit.jit.CompileError and torch.jit.frontend's NotSupportedError and UnsupportedNodeError, by
+// CompileErrorKind; installed at import.
+PyObject* g_compile_error[3] = {nullptr, nullptr, nullptr};
 
 // "TypeName: message" of the pending Python exception, which is cleared.
 std::string fetch_python_error() {
@@ -98,6 +100,15 @@ class PyResolver : public script::Resolver {
     if (kind == "unsupported") return script::Resolved::unsupported(bp::extract<std::string>(d[1]));
     if (kind == "constant")
       return script::Resolved::constant_value(to_ivalue(bp::object(d[1]).ptr()));
+    if (kind == "namedtuple") {  // (kind, qualified name, field names, annotation texts)
+      r.kind = script::Resolved::kNamedTuple;
+      r.path = bp::extract<std::string>(d[1]);
+      for (Py_ssize_t i = 0, n = bp::len(d[2]); i < n; ++i) {
+        r.fields.push_back(bp::extract<std::string>(d[2][i]));
+        r.field_types.push_back(bp::extract<std::string>(d[3][i]));
+      }
+      return r;
+    }
     if (kind == "autocast") {
       r.kind = script::Resolved::kAutocastClass;
       r.path = bp::extract<std::string>(d[1]);
@@ -205,8 +216,17 @@ std::shared_ptr<script::ModuleInfo> module_info(
     const bp::object m = methods[i];  // (name, text, filename, first_line)
     info->methods.emplace(bp::extract<std::string>(m[0]), make_source(m[1], m[2], m[3]));
   }
+  const bp::dict overloads = bp::extract<bp::dict>(d.attr("get")("overloads", bp::dict()));
+  const bp::list names = overloads.keys();
+  for (Py_ssize_t i = 0, n = bp::len(names); i < n; ++i) {
+    const bp::object mangled = overloads[names[i]];
+    auto& out = info->overloads[bp::extract<std::string>(names[i])];
+    for (Py_ssize_t j = 0, m = bp::len(mangled); j < m; ++j)
+      out.push_back(bp::extract<std::string>(mangled[j]));
+  }
   info->resolver = std::make_shared<PyResolver>(bp::object(d["resolver"]));
   info->is_sequence = bp::extract<bool>(d["is_sequence"]);
+  info->is_dict = bp::extract<bool>(d.attr("get")("is_dict", false));
   const bp::object seq = d["sequence"];
   for (Py_ssize_t i = 0, n = bp::len(seq); i < n; ++i)
     info->sequence.push_back(bp::extract<std::string>(seq[i]));
@@ -241,9 +261,12 @@ bp::object script_module(bp::object description, bp::object cmodule, bp::object 
   return wrap_function(std::move(fn), IValue(Ref<ObjectBase>(self)));
 }
 
-void set_compile_error(bp::object cls) {
-  Py_XINCREF(cls.ptr());
-  g_compile_error = cls.ptr();
+void set_compile_error(bp::object error, bp::object not_supported, bp::object unsupported_node) {
+  PyObject* classes[] = {error.ptr(), not_supported.ptr(), unsupported_node.ptr()};
+  for (int i = 0; i < 3; ++i) {
+    Py_XINCREF(classes[i]);
+    g_compile_error[i] = classes[i];
+  }
 }
 
 }  // namespace
@@ -251,7 +274,8 @@ void set_compile_error(bp::object cls) {
 void bind_script() {
   // Registered after the ampjit::Error translator, so it is tried first for a CompileError.
   bp::register_exception_translator<CompileError>([](const CompileError& e) {
-    PyErr_SetString(g_compile_error ? g_compile_error : PyExc_RuntimeError, e.what());
+    PyObject* cls = g_compile_error[static_cast<int>(e.kind())];
+    PyErr_SetString(cls ? cls : PyExc_RuntimeError, e.what());
   });
   bp::def("_script_function", script_function,
           (bp::arg("source"), bp::arg("filename"), bp::arg("first_line"), bp::arg("resolver"),

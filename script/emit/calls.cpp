@@ -5,6 +5,7 @@
 #include "script/builtins.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -399,7 +400,7 @@ SV FunctionEmitter::call_sv(const SV& callee, std::vector<Arg> args, const Sourc
       return SV::of(call_python_builtin(callee.path, args, r));
     case SV::kMethod: {
       if (callee.module) {
-        auto fn = session.compile_method(callee.module, callee.path, r);
+        auto fn = resolve_method(callee.module, callee.path, args, r);
         return SV::of(call_function(fn, std::move(args), r, callee.value));
       }
       const TypeKind k = callee.value->type()->kind();
@@ -412,10 +413,46 @@ SV FunctionEmitter::call_sv(const SV& callee, std::vector<Arg> args, const Sourc
     case SV::kSource:
       return SV::of(call_function(session.compile_source_fn(callee.res, r), std::move(args), r));
     case SV::kModule: {
-      auto fn = session.compile_method(callee.module, "forward", r);
+      auto fn = resolve_method(callee.module, "forward", args, r);
       return SV::of(call_function(fn, std::move(args), r, callee.value));
     }
     case SV::kType: {
+      if (callee.type->is_named_tuple()) {  // Out(a, b=...): the fields in order, converted
+        const auto& fields = callee.type->field_names();
+        const auto& types = callee.type->contained();
+        std::vector<Value*> bound(fields.size(), nullptr);
+        size_t pi = 0;
+        for (Arg& a : args) {
+          size_t idx = pi;
+          if (a.name.empty()) {
+            if (pi >= fields.size())
+              fail(r, fmt::format("{}() takes {} arguments but {} were given",
+                                  type_str(callee.type), fields.size(), args.size()));
+            ++pi;
+          } else {
+            const auto it = std::find(fields.begin(), fields.end(), a.name);
+            if (it == fields.end())
+              fail(a.range, fmt::format("unexpected keyword argument '{}'", a.name));
+            idx = static_cast<size_t>(it - fields.begin());
+          }
+          if (bound[idx]) fail(a.range, fmt::format("multiple values for field '{}'", fields[idx]));
+          Argument p;
+          p.name = fields[idx];
+          p.type = types[idx];
+          if (a.sv.kind == SV::kNone) a.value = none(a.range);
+          Value* v = convert_to(arg_value(a), p, true, a.range);
+          if (!v)
+            fail(a.range, fmt::format("Expected a value of type '{}' for field '{}' but instead "
+                                      "found type '{}'.",
+                                      type_str(types[idx]), fields[idx], value_type_str(a)));
+          bound[idx] = v;
+        }
+        for (size_t i = 0; i < bound.size(); ++i)
+          if (!bound[i]) fail(r, fmt::format("missing value for field '{}'", fields[i]));
+        Node* n = insert(graph->create_tuple(bound), r);
+        n->output()->set_type(callee.type);
+        return SV::of(n->output());
+      }
       fail(r, fmt::format("cannot call type {} in script", type_str(callee.type)));
     }
     default:
@@ -424,6 +461,52 @@ SV FunctionEmitter::call_sv(const SV& callee, std::vector<Arg> args, const Sourc
   if (callee.kind == SV::kValue)
     fail(r, fmt::format("'{}' object is not callable", type_str(callee.value->type())));
   fail(r, "this value is not callable in script");
+}
+
+std::shared_ptr<Function> FunctionEmitter::resolve_method(const std::shared_ptr<ModuleInfo>& m,
+                                                          const std::string& name,
+                                                          std::vector<Arg>& args,
+                                                          const SourceRange& r) {
+  auto ov = m->overloads.find(name);
+  if (ov == m->overloads.end()) return session.compile_method(m, name, r);
+  // Whether `fn` takes `args` without conversions (a method's schema leaves self out).
+  const auto accepts = [&](const Function& fn) {
+    const auto& schema = fn.schema();
+    if (!schema) return false;
+    std::vector<bool> bound(schema->args.size(), false);
+    size_t pi = 0;
+    for (Arg& a : args) {
+      size_t idx;
+      if (a.name.empty()) {
+        if (pi >= schema->args.size()) return false;
+        idx = pi++;
+      } else {
+        const int k = schema->arg_index(a.name);
+        if (k < 0) return false;
+        idx = static_cast<size_t>(k);
+      }
+      bound[idx] = true;
+      const TypePtr& want = schema->args[idx].type;
+      if (a.sv.kind == SV::kNone) {
+        if (want->kind() != TypeKind::Optional && want->kind() != TypeKind::None) return false;
+        continue;
+      }
+      if (!arg_value(a)->type()->is_subtype_of(*want)) return false;
+    }
+    for (size_t i = 0; i < bound.size(); ++i)
+      if (!bound[i] && !schema->args[i].default_value) return false;
+    return true;
+  };
+  std::vector<std::string> tried;
+  for (const std::string& mangled : ov->second) {
+    auto fn = session.compile_method(m, mangled, r);
+    if (accepts(*fn)) return fn;
+    tried.push_back(fn->schema() ? fn->schema()->str() : mangled);
+  }
+  std::vector<std::string> given;
+  for (Arg& a : args) given.push_back(value_type_str(a));
+  fail(r, fmt::format("no overload of {}.{} accepts ({}); the overloads are:\n  {}", m->class_name,
+                      name, fmt::join(given, ", "), fmt::join(tried, "\n  ")));
 }
 
 Value* FunctionEmitter::call_python_builtin(const std::string& name, std::vector<Arg>& args,
@@ -530,6 +613,8 @@ Value* FunctionEmitter::call_python_builtin(const std::string& name, std::vector
         for (const SV& c : s.children) collect(c);
       else if (s.kind == SV::kNone)
         types.push_back(Type::none());
+      else if (s.kind == SV::kNamespace && s.path == "torch.Tensor")  // `from torch import Tensor`
+        types.push_back(Type::tensor());
       else
         fail(args[1].range, "isinstance() needs a type or a tuple of types in script");
     };

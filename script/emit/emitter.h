@@ -306,6 +306,7 @@ struct FunctionEmitter {
   Value* emit_binop(BinOpKind op, Value* l, Value* r, const SourceRange& range);
   Value* emit_compare(const Compare& c);
   Value* emit_cmp(CmpOpKind op, Value* l, Value* r, const SourceRange& range);
+  Value* fold_cmp(CmpOpKind op, Value* l, Value* r, const SourceRange& range);
   Value* emit_bool_op(const BoolOp& b);
   Value* emit_unary(const UnaryOp& u);
   Value* emit_if_exp(const IfExp& e);
@@ -337,6 +338,11 @@ struct FunctionEmitter {
   Value* call_function(const std::shared_ptr<Function>& fn, std::vector<Arg> args,
                        const SourceRange& r, Value* self = nullptr);
   Value* call_python_builtin(const std::string& name, std::vector<Arg>& args, const SourceRange& r);
+  // Module method `name`, or the first of its overloads that accepts `args`
+  // (ModuleInfo::overloads).
+  std::shared_ptr<Function> resolve_method(const std::shared_ptr<ModuleInfo>& m,
+                                           const std::string& name, std::vector<Arg>& args,
+                                           const SourceRange& r);
   Value* call_tensor_method(Value* self, const std::string& name, std::vector<Arg>& args,
                             const SourceRange& r);
   Value* call_list_method(Value* self, const std::string& name, std::vector<Arg>& args,
@@ -351,6 +357,8 @@ struct FunctionEmitter {
 
   // Types
   TypePtr parse_type(const Expr& e);
+  // The type of a NamedTuple class the resolver found (its field annotations parsed here).
+  TypePtr named_tuple_type(const Resolved& res, const SourceRange& r);
   IValue eval_constant(const Expr& e);
 
   // Module attributes

@@ -119,6 +119,17 @@ SV FunctionEmitter::emit_sv(const Expr& e) {
           fail(s.indices[0]->range, fmt::format("index {} is out of range", i.to_int()));
         return module_attr(base, base.module->sequence[static_cast<size_t>(k)], e.range);
       }
+      if (base.kind == SV::kModule && base.module->is_dict) {
+        if (s.indices.size() != 1) fail(e.range, "module dicts take one key");
+        IValue key = eval_constant(*s.indices[0]);
+        if (!key.is_string())
+          fail(s.indices[0]->range, "a module dict key must be a constant string in script");
+        const auto& keys = base.module->sequence;
+        if (std::find(keys.begin(), keys.end(), key.to_string_ref()) == keys.end())
+          fail(s.indices[0]->range,
+               fmt::format("module dict has no key '{}'", key.to_string_ref()));
+        return module_attr(base, key.to_string_ref(), e.range);
+      }
       if (base.kind == SV::kModuleList || base.kind == SV::kTupleSV) {
         IValue i = eval_constant(*s.indices[0]);
         if (!i.is_int()) fail(s.indices[0]->range, "the index must be a constant int in script");
@@ -230,6 +241,10 @@ SV FunctionEmitter::resolve_free(const std::string& name, const SourceRange& r) 
         fail(r, fmt::format("the global '{}' has a value script cannot use as a constant", name));
       return SV::of(constant(v, r));
     }
+    case Resolved::kNamedTuple:
+      s.kind = SV::kType;
+      s.type = named_tuple_type(res, r);
+      return s;
     case Resolved::kModule:
       fail(r, fmt::format(
                   "'{}' is a module instance; only `self` and its submodules can be used in script",
@@ -286,6 +301,17 @@ SV FunctionEmitter::emit_attribute(const Attribute& a) {
     case SV::kValue: {
       Value* v = base.value;
       const TypeKind k = v->type()->kind();
+      if (v->type()->is_named_tuple()) {  // out.logits: the field's element
+        const auto& fields = v->type()->field_names();
+        const auto it = std::find(fields.begin(), fields.end(), a.attr);
+        if (it != fields.end()) {
+          const auto k_index = static_cast<int64_t>(it - fields.begin());
+          Node* n =
+              insert(graph->create(sym::prim::TupleIndex, {v, constant(IValue(k_index), r)}, 1), r);
+          n->output()->set_type(v->type()->contained()[static_cast<size_t>(k_index)]);
+          return SV::of(n->output());
+        }
+      }
       if (k == TypeKind::Tensor) {
         auto op0 = [&](const char* name) { return SV::of(call_builtin_op(name, {}, r, v)); };
         if (a.attr == "shape") return op0("aten::size");
@@ -524,13 +550,62 @@ Value* FunctionEmitter::emit_cmp(CmpOpKind op, Value* l, Value* r, const SourceR
   return call(name, l, r);
 }
 
+// A comparison of two constant numbers or strings is a constant, so that `if self.kind == 1:` on
+// a module constant compiles one branch only, as torch's constant propagation makes it.
+Value* FunctionEmitter::fold_cmp(CmpOpKind op, Value* l, Value* r, const SourceRange& range) {
+  const auto a = constant_value(l), b = constant_value(r);
+  if (!a || !b) return nullptr;
+  const auto number = [](const IValue& v) { return v.is_int() || v.is_double() || v.is_bool(); };
+  const auto as_double = [](const IValue& v) {
+    return v.is_double() ? v.to_double()
+           : v.is_int()  ? static_cast<double>(v.to_int())
+                         : static_cast<double>(v.to_bool());
+  };
+  int order;  // -1, 0, 1
+  if (number(*a) && number(*b)) {
+    const double x = as_double(*a), y = as_double(*b);
+    if (std::isnan(x) || std::isnan(y)) return nullptr;
+    order = x < y ? -1 : x > y ? 1 : 0;
+  } else if (a->is_string() && b->is_string()) {
+    const int c = a->to_string_ref().compare(b->to_string_ref());
+    order = c < 0 ? -1 : c > 0 ? 1 : 0;
+  } else {
+    return nullptr;
+  }
+  bool result;
+  switch (op) {
+    case CmpOpKind::Eq:
+      result = order == 0;
+      break;
+    case CmpOpKind::NotEq:
+      result = order != 0;
+      break;
+    case CmpOpKind::Lt:
+      result = order < 0;
+      break;
+    case CmpOpKind::LtE:
+      result = order <= 0;
+      break;
+    case CmpOpKind::Gt:
+      result = order > 0;
+      break;
+    case CmpOpKind::GtE:
+      result = order >= 0;
+      break;
+    default:
+      return nullptr;
+  }
+  return constant(IValue(result), range);
+}
+
 Value* FunctionEmitter::emit_compare(const Compare& c) {
   // a < b < c is (a < b) and (b < c), b evaluated once.
   Value* left = emit_expr(*c.left);
   Value* result = nullptr;
   for (size_t i = 0; i < c.ops.size(); ++i) {
     Value* right = emit_expr(*c.comparators[i]);
-    Value* v = emit_cmp(c.ops[i], left, right, c.range);
+    Value* v = fold_cmp(c.ops[i], left, right, c.range);
+    if (!v) v = emit_cmp(c.ops[i], left, right, c.range);
     if (v->type()->kind() == TypeKind::Tensor && c.ops.size() > 1)
       fail(c.range, "chained comparisons of tensors are not supported in script");
     if (!result) {
@@ -785,7 +860,27 @@ Value* FunctionEmitter::tensor_index(Value* t, const std::vector<const Expr*>& i
   int64_t dim = 0;
   Value* cur = t;
   auto i64 = [&](int64_t v) { return constant(IValue(v), r); };
-  for (const Expr* e : idx) {
+  // After `...`, dims count from the end (the rank need not be known), as torch's script does: an
+  // entry's dim is minus the number of dim-taking entries from it to the last.
+  const auto is_ellipsis = [](const Expr* e) {
+    return e->kind == ExprKind::Name && e->as<Name>().id == "Ellipsis" &&
+           e->range.end - e->range.start == 3;
+  };
+  bool after_ellipsis = false;
+  for (size_t k = 0; k < idx.size(); ++k) {
+    const Expr* e = idx[k];
+    if (is_ellipsis(e)) {
+      if (after_ellipsis) fail(e->range, "an index can only have a single ellipsis ('...')");
+      after_ellipsis = true;
+      int64_t rest = 0;
+      for (size_t j = k + 1; j < idx.size(); ++j) {
+        if (idx[j]->kind == ExprKind::None)
+          fail(idx[j]->range, "None after '...' in a tensor index is not supported in script");
+        ++rest;
+      }
+      dim = -rest;
+      continue;
+    }
     if (e->kind == ExprKind::None) {
       Value* d = i64(dim);
       cur = call_builtin_op("aten::unsqueeze", {Arg{SV::of(d), d, r, ""}}, r, cur);
@@ -814,12 +909,26 @@ Value* FunctionEmitter::tensor_index(Value* t, const std::vector<const Expr*>& i
       Value* d = i64(dim);
       cur = call_builtin_op("aten::select",
                             {Arg{SV::of(d), d, r, ""}, Arg{SV::of(v), v, e->range, ""}}, r, cur);
+      if (after_ellipsis) ++dim;  // counting from the end, the next entry's dim is one nearer
       continue;
     }
-    fail(e->range,
-         fmt::format(
-             "tensor indices of type {} are not supported in script (ints, slices and None are)",
-             type_str(v->type())));
+    if (is_tensor(v->type()) && dim == 0 && k == 0) {  // x[i], x[i, j]: advanced indexing
+      std::vector<Value*> tensors{v};
+      for (size_t j = 1; j < idx.size(); ++j) {
+        Value* w = emit_expr(*idx[j]);
+        if (!is_tensor(w->type()))
+          fail(idx[j]->range,
+               "mixing tensor indices with ints, slices or None is not supported in script yet");
+        tensors.push_back(w);
+      }
+      Value* list = insert(graph->create_list(Type::tensor(), tensors), r)->output();
+      return call_builtin_op("aten::index", {Arg{SV::of(list), list, r, ""}}, r, cur);
+    }
+    fail(
+        e->range,
+        fmt::format("tensor indices of type {} are not supported in script (ints, slices, None and "
+                    "leading tensors are)",
+                    type_str(v->type())));
   }
   return cur;
 }

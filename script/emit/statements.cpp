@@ -447,9 +447,30 @@ void FunctionEmitter::emit_return(const Return& s) {
   if (use_exit_flags) env->vars[kRet] = constant(IValue(true), s.range);
 }
 
+// The message is computed only when the assertion fails, as in Python; after the statement the
+// condition's refinements hold (`assert x is not None` makes x a Tensor), as in torch.
 void FunctionEmitter::emit_assert(const Assert& s) {
   Value* c = emit_cond(*s.test);
-  emit_assert_value(c, s.msg ? emit_expr(*s.msg) : nullptr, s.range);
+  if (!s.msg) {
+    emit_assert_value(c, nullptr, s.range);
+  } else if (s.msg->kind == ExprKind::Str) {
+    emit_assert_value(c, emit_expr(*s.msg), s.range);
+  } else {
+    emit_if_blocks(
+        c, s.range, [] {},
+        [&] {
+          Value* text = emit_node_call(
+              kFormat,
+              {constant(IValue(std::string("AssertionError: {}")), s.range), emit_expr(*s.msg)},
+              Type::str_(), s.range);
+          insert(graph->create(sym::prim::RaiseException, {text}, 0), s.range);
+          env->terminated = true;
+        });
+  }
+  Refinements tr, fr;
+  refinements(*s.test, tr, fr);
+  for (auto& [name, t] : tr)
+    if (Value* cur = lookup_var(name)) env->vars[name] = unchecked_cast(cur, t, s.range);
 }
 
 // `assert cond, msg` (and torch._assert) once the condition is a bool: raises AssertionError with
@@ -689,13 +710,99 @@ void FunctionEmitter::emit_for_in(const Expr& target, const Expr& iter, const So
         cond);
     return;
   }
-  if (is_builtin_call("enumerate")) {
+  // Sequences of modules and tuples unroll at compile time: `items` are their elements.
+  std::vector<SV> items;
+  bool unroll = false;
+  const auto tuple_of = [&](SV a, SV b) {
+    SV t;
+    t.kind = SV::kTupleSV;
+    t.children = {std::move(a), std::move(b)};
+    return t;
+  };
+  const auto unrolled = [&](const SV& seq) {  // the elements of a sequence that unrolls
+    if (seq.kind == SV::kModuleList || seq.kind == SV::kTupleSV) {
+      items = seq.children;
+    } else if (seq.kind == SV::kModule && seq.module->is_sequence) {
+      for (const std::string& child : seq.module->sequence)
+        items.push_back(module_attr(seq, child, r));
+    } else if (seq.kind == SV::kModule && seq.module->is_dict) {  // iterating a dict: its keys
+      for (const std::string& key : seq.module->sequence)
+        items.push_back(SV::of(constant(IValue(key), r)));
+    } else if (seq.kind == SV::kValue && seq.value->type()->kind() == TypeKind::Tuple) {
+      const auto& ts = seq.value->type()->contained();
+      for (size_t k = 0; k < ts.size(); ++k) {
+        Node* n =
+            insert(graph->create(sym::prim::TupleIndex,
+                                 {seq.value, constant(IValue(static_cast<int64_t>(k)), r)}, 1),
+                   r);
+        n->output()->set_type(ts[k]);
+        items.push_back(SV::of(n->output()));
+      }
+    } else {
+      return false;
+    }
+    return true;
+  };
+  // nn.ModuleDict's views: `for name, m in self.d.items()`, keys(), values().
+  if (iter.kind == ExprKind::Call && iter.as<Call>().func->kind == ExprKind::Attribute &&
+      iter.as<Call>().args.empty() && iter.as<Call>().keywords.empty()) {
+    const auto& a = iter.as<Call>().func->as<Attribute>();
+    if ((a.attr == "items" || a.attr == "keys" || a.attr == "values") &&
+        (a.value->kind == ExprKind::Name || a.value->kind == ExprKind::Attribute)) {
+      SV d = emit_sv(*a.value);
+      if (d.kind == SV::kModule && d.module->is_dict) {
+        for (const std::string& key : d.module->sequence) {
+          SV k = SV::of(constant(IValue(key), r));
+          if (a.attr == "keys")
+            items.push_back(k);
+          else if (a.attr == "values")
+            items.push_back(module_attr(d, key, r));
+          else
+            items.push_back(tuple_of(k, module_attr(d, key, r)));
+        }
+        unroll = true;
+      }
+    }
+  }
+  std::optional<SV> enumerated;  // the argument of enumerate(), emitted once
+  if (!unroll && is_builtin_call("enumerate")) {
     const auto& c = iter.as<Call>();
     if (c.args.size() != 1 || target.kind != ExprKind::Tuple ||
         target.as<TupleExpr>().elts.size() != 2)
       fail(iter.range, "enumerate() in script: `for i, x in enumerate(xs)` with one argument");
-    SV seq = emit_sv(*c.args[0]);
-    Value* list = as_value(seq, c.args[0]->range);
+    enumerated = emit_sv(*c.args[0]);
+    if (unrolled(*enumerated)) {  // enumerate(self.layers): constant indices beside the modules
+      for (size_t k = 0; k < items.size(); ++k)
+        items[k] = tuple_of(SV::of(constant(IValue(static_cast<int64_t>(k)), r)), items[k]);
+      unroll = true;
+    }
+  }
+  if (!unroll && is_builtin_call("zip")) {  // zip of module lists and tuples unrolls
+    const auto& c = iter.as<Call>();
+    std::vector<std::vector<SV>> columns;
+    for (const ExprPtr& arg : c.args) {
+      items.clear();
+      if (!unrolled(emit_sv(*arg))) {
+        fail(arg->range, "zip() in script: over module lists and tuples (which unroll) only");
+      }
+      columns.push_back(std::move(items));
+    }
+    if (columns.empty() || !c.keywords.empty())
+      fail(iter.range, "zip() takes positional arguments");
+    size_t n = columns[0].size();
+    for (const auto& col : columns) n = std::min(n, col.size());
+    items.clear();
+    for (size_t k = 0; k < n; ++k) {
+      SV t;
+      t.kind = SV::kTupleSV;
+      for (const auto& col : columns) t.children.push_back(col[k]);
+      items.push_back(std::move(t));
+    }
+    unroll = true;
+  }
+  if (!unroll && enumerated) {
+    const auto& c = iter.as<Call>();
+    Value* list = as_value(*enumerated, c.args[0]->range);
     if (list->type()->kind() != TypeKind::List && !is_tensor(list->type()))
       fail(c.args[0]->range, "enumerate() over a list or tensor only in script");
     const auto& elts = target.as<TupleExpr>().elts;
@@ -717,27 +824,10 @@ void FunctionEmitter::emit_for_in(const Expr& target, const Expr& iter, const So
     emit_loop(r, n, constant(IValue(true), r), assigned, ex, body, cond);
     return;
   }
-  SV seq = emit_sv(iter);
-  // Sequences of modules and tuples unroll at compile time.
-  std::vector<SV> items;
-  bool unroll = false;
-  if (seq.kind == SV::kModuleList || seq.kind == SV::kTupleSV) {
-    items = seq.children;
-    unroll = true;
-  } else if (seq.kind == SV::kModule && seq.module->is_sequence) {
-    for (const std::string& child : seq.module->sequence)
-      items.push_back(module_attr(seq, child, r));
-    unroll = true;
-  } else if (seq.kind == SV::kValue && seq.value->type()->kind() == TypeKind::Tuple) {
-    const auto& ts = seq.value->type()->contained();
-    for (size_t k = 0; k < ts.size(); ++k) {
-      Node* n = insert(graph->create(sym::prim::TupleIndex,
-                                     {seq.value, constant(IValue(static_cast<int64_t>(k)), r)}, 1),
-                       r);
-      n->output()->set_type(ts[k]);
-      items.push_back(SV::of(n->output()));
-    }
-    unroll = true;
+  SV seq;
+  if (!unroll) {
+    seq = emit_sv(iter);
+    unroll = unrolled(seq);
   }
   if (unroll) {
     if (ex.may_return)

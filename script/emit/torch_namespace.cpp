@@ -311,6 +311,10 @@ TypePtr FunctionEmitter::parse_type(const Expr& e) {
           n = res.path;
       }
       if (TypePtr t = named(n)) return t;
+      if (e.kind == ExprKind::Name && !lookup_var(n) && resolver) {
+        Resolved res = resolver->resolve(n, e.range);
+        if (res.kind == Resolved::kNamedTuple) return named_tuple_type(res, e.range);
+      }
       fail(e.range, fmt::format("Unknown type name '{}'", n.empty() ? "?" : n));
     }
     case ExprKind::Subscript: {
@@ -366,6 +370,12 @@ TypePtr FunctionEmitter::parse_type(const Expr& e) {
       break;
   }
   fail(e.range, "unsupported type annotation");
+}
+
+TypePtr FunctionEmitter::named_tuple_type(const Resolved& res, const SourceRange& r) {
+  std::vector<TypePtr> elems;
+  for (const std::string& text : res.field_types) elems.push_back(parse_type(StrLit(text, r)));
+  return Type::named_tuple(res.path, res.fields, std::move(elems));
 }
 
 // Note [Broadcasting lists]

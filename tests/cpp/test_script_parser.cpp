@@ -619,8 +619,6 @@ TEST(ScriptParserErrors, Literals) {
   EXPECT_EQ(parse_error_of("x = 1\ny = \"\"\"abc\n\n"),
             "2:5: unterminated triple-quoted string literal");
   EXPECT_EQ(parse_error_of("x = 'a\\"), "1:5: unterminated string literal");
-  EXPECT_EQ(parse_error_of("x = f'{a}'"), "1:5: f-strings are not supported in script");
-  EXPECT_EQ(parse_error_of("x = rf\"{a}\""), "1:5: f-strings are not supported in script");
   EXPECT_EQ(parse_error_of("x = b'a'"), "1:5: bytes literals are not supported in script");
   EXPECT_EQ(parse_error_of("x = '\\x4'"), "1:6: truncated \\xXX escape");
   EXPECT_EQ(parse_error_of("x = '\\u12'"), "1:6: truncated \\uXXXX escape");
@@ -646,6 +644,83 @@ TEST(ScriptParserErrors, Literals) {
             "1:5: integer literal is too large for a 64-bit int");
   EXPECT_EQ(parse_error_of("x = 0x1_0000_0000_0000_0000"),
             "1:5: integer literal is too large for a 64-bit int");
+}
+
+// Note [f-strings]: an f-string is the format call torch's frontend makes of it, fields parsed as
+// expressions at their place in the source.
+// A generator expression is a list comprehension, as torch's frontend makes it.
+TEST(ScriptParser, GeneratorExpressionsAreListComprehensions) {
+  EXPECT_EQ(expr("(a for a in b if a)"), expr("[a for a in b if a]"));
+  EXPECT_EQ(expr("sum(a * 2 for a in b)"), expr("sum([a * 2 for a in b])"));
+}
+
+TEST(ScriptParser, FStrings) {
+  EXPECT_EQ(expr("f'a{x}b{y + 1}c'"), expr("'a{}b{}c'.format(x, y + 1)"));
+  EXPECT_EQ(expr("f'{x}'"), expr("'{}'.format(x)"));
+  EXPECT_EQ(expr("f'{{x}} {x}'"), expr("'{{x}} {}'.format(x)"));
+  EXPECT_EQ(expr("'{a}' f'{x}'"), expr("'{{a}}{}'.format(x)"));
+  EXPECT_EQ(expr("f'no fields'"), expr("'no fields'.format()"));
+  EXPECT_EQ(expr("'a' f'{x}' 'b'"), expr("'a{}b'.format(x)"));  // adjacent literals join
+  EXPECT_EQ(expr("F'{f(a, b)[0]}'"), expr("'{}'.format(f(a, b)[0])"));
+  EXPECT_EQ(expr("f\"{d['k']}\""), expr("'{}'.format(d['k'])"));  // the other quote inside
+  EXPECT_EQ(expr("f'{a, b}'"), expr("'{}'.format((a, b))"));
+  EXPECT_EQ(expr("f'{x != y}'"), expr("'{}'.format(x != y)"));
+  EXPECT_EQ(expr("rf'\\n{x}'"), expr("'\\\\n{}'.format(x)"));  // raw keeps the backslash
+  EXPECT_EQ(expr("f'\\n{x}'"), expr("'\\n{}'.format(x)"));
+  EXPECT_EQ(expr("f'''{\nx\n}'''"), expr("'{}'.format(x)"));  // fields may span lines in '''
+  EXPECT_EQ(expr("f'{f\"{x}\"}'"), expr("'{}'.format('{}'.format(x))"));  // nested
+
+  // A field's expression keeps its place in the source.
+  const auto m = parse_module(source_of("s = f'ab{xy}'\n"));
+  const auto& call = m->body[0]->as<Assign>().value->as<Call>();
+  EXPECT_EQ(text_of(call.args[0]->range), "xy");
+  EXPECT_EQ(text_of(call.range), "f'ab{xy}'");
+}
+
+TEST(ScriptParserErrors, FStrings) {
+  EXPECT_EQ(parse_error_of("x = f'{a!r}'"),
+            "1:9: f-string conversions ('!r', '!s', '!a') are not supported in script");
+  EXPECT_EQ(parse_error_of("x = f'{a:.2f}'"),
+            "1:9: f-string format specifications (':...') are not supported in script");
+  EXPECT_EQ(parse_error_of("x = f'{a=}'"),
+            "1:9: self-documenting f-string fields ('x=') are not supported in script");
+  EXPECT_EQ(parse_error_of("x = f'{}'"), "1:7: f-string: empty expression not allowed");
+  EXPECT_EQ(parse_error_of("x = f'{ }'"), "1:7: f-string: empty expression not allowed");
+  EXPECT_EQ(parse_error_of("x = f'a}'"), "1:8: f-string: single '}' is not allowed");
+  EXPECT_EQ(parse_error_of("x = f'{a'"), "1:7: f-string: expecting '}'");
+  EXPECT_EQ(parse_error_of("x = f'{a\n}'"), "1:7: f-string: expecting '}'");
+  EXPECT_EQ(parse_error_of("x = f'{a\\n}'"),
+            "1:9: f-string expression part cannot include a backslash");
+  EXPECT_EQ(parse_error_of("x = f'{a#}'"), "1:9: f-string expression part cannot include '#'");
+  EXPECT_EQ(parse_error_of("x = f'{a +}'"), "1:11: invalid syntax");  // inside the field
+  EXPECT_EQ(parse_error_of("x = f'{a b}'"), "1:10: invalid syntax");
+  EXPECT_EQ(parse_error_of("x = f'{(a}'"), "1:7: f-string: expecting '}'");
+  EXPECT_EQ(parse_error_of("x = f'{lambda: 1}'"),  // as in Python, the ':' starts a format spec
+            "1:14: f-string format specifications (':...') are not supported in script");
+  EXPECT_EQ(parse_error_of("x = f'{(lambda: 1)}'"), "1:9: lambda is not supported in script");
+  EXPECT_EQ(parse_error_of("x = b'a'"), "1:5: bytes literals are not supported in script");
+}
+
+// The kind of each error picks its Python class (CompileErrorKind): torch's frontend raises
+// UnsupportedNodeError for a kind of syntax it has no rule for, NotSupportedError for a detail.
+TEST(ScriptParserErrors, UnsupportedConstructsHaveTheirKind) {
+  const auto kind_of = [](std::string text) {
+    try {
+      parse_module(source_of(std::move(text)));
+    } catch (const CompileError& e) {
+      return e.kind();
+    }
+    return CompileErrorKind::Error;
+  };
+  EXPECT_EQ(kind_of("f = lambda x: x"), CompileErrorKind::UnsupportedNode);
+  EXPECT_EQ(kind_of("try:\n  pass\nexcept:\n  pass"), CompileErrorKind::UnsupportedNode);
+  EXPECT_EQ(kind_of("yield x"), CompileErrorKind::UnsupportedNode);
+  EXPECT_EQ(kind_of("x = {1, 2}"), CompileErrorKind::UnsupportedNode);
+  EXPECT_EQ(kind_of("for x in y:\n  pass\nelse:\n  pass"), CompileErrorKind::NotSupported);
+  EXPECT_EQ(kind_of("x = f'{a!r}'"), CompileErrorKind::NotSupported);
+  EXPECT_EQ(kind_of("x = b'a'"), CompileErrorKind::NotSupported);
+  EXPECT_EQ(kind_of("x = 1 +"), CompileErrorKind::Error);  // a syntax error is a RuntimeError
+  EXPECT_EQ(kind_of("x = f'{a +}'"), CompileErrorKind::Error);
 }
 
 // Note [Non-ASCII identifiers]: letters of any script start a name; letters, digits and combining
@@ -754,10 +829,10 @@ TEST(ScriptParserErrors, UnsupportedConstructsAreNamed) {
             "1:11: dict comprehensions are not supported in script");
   EXPECT_EQ(parse_error_of("x = {a: 1, b}"), "1:13: ':' expected after dictionary key");
   EXPECT_EQ(parse_error_of("x = {**a}"), "1:6: dict unpacking ('**') is not supported in script");
-  EXPECT_EQ(parse_error_of("x = (a for a in b)"),
-            "1:8: generator expressions are not supported in script");
-  EXPECT_EQ(parse_error_of("f(a for a in b)"),
-            "1:5: generator expressions are not supported in script");
+  EXPECT_EQ(parse_error_of("f(a for a in b, c)"),
+            "1:3: Generator expression must be parenthesized");
+  EXPECT_EQ(parse_error_of("f(c, a for a in b)"),
+            "1:6: Generator expression must be parenthesized");
   EXPECT_EQ(parse_error_of("x = [*a for a in b]"),
             "1:6: iterable unpacking cannot be used in comprehension");
   EXPECT_EQ(parse_error_of("yield x"), "1:1: yield is not supported in script");

@@ -158,3 +158,17 @@ def install():
           InterpolationMode=_InterpolationMode)
     _installed = importlib.import_module(PACKAGE + ".models")
     return _installed
+
+
+def load_as_ampjit(path, name):
+    """The Python file `path` loaded as module `name` with `torch` mapped to ampjit (the harness's
+    own model files, written against torch's API)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_loader(name, _Loader(path))
+    spec.origin = path
+    module = importlib.util.module_from_spec(spec)
+    module.__file__ = path
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -124,3 +124,70 @@ def test_chunk_split_unbind_diff_match_torch_eager_and_scripted(torch_ref):
         torch_ref.ones(3).chunk(0)
     b = torch.diff(torch.tensor([True, False, False, True]))
     assert b.tolist() == torch_ref.diff(torch_ref.tensor([True, False, False, True])).tolist()
+
+
+# ---- f-strings and the frontend's error classes ------------------------------------------------------
+
+def _fstrings(x: int, s: str, t: float):
+    a = f"a{x}b{s}c{{x}}" + f'{x + 1}'
+    b = F"{[x, x * 2]} {t} {x > 2}" f"|{s!='q'}"
+    return a + b
+
+
+def test_fstrings_are_format_calls_as_in_torch(torch_ref):
+    want = torch_ref.jit.script(_fstrings)(3, "q", 0.5)
+    assert _fstrings(3, "q", 0.5) == want  # torch's script agrees with Python here
+    assert torch.jit.script(_fstrings)(3, "q", 0.5) == want
+    graph = str(torch.jit.script(_fstrings).graph)
+    assert "aten::format" in graph
+
+
+def _conversion(x: int):
+    return f"{x!r}"
+
+
+def _two_generators(x: int):
+    return [y for y in range(x) for z in range(2)]
+
+
+def _try(x: int):
+    try:
+        return x
+    except Exception:
+        return 0
+
+
+def _lambda(x: int):
+    return (lambda: 1)()
+
+
+@pytest.mark.parametrize("fn", [_conversion, _two_generators, _try, _lambda])
+def test_unsupported_syntax_raises_torch_frontend_classes(fn, torch_ref):
+    with pytest.raises(Exception) as theirs:
+        torch_ref.jit.script(fn)
+    with pytest.raises(Exception) as ours:
+        torch.jit.script(fn)
+    # the same class (by name), in the same place of the hierarchy: not a RuntimeError
+    assert type(ours.value).__name__ == type(theirs.value).__name__
+    assert [c.__name__ for c in type(ours.value).__mro__] == [c.__name__ for c in type(theirs.value).__mro__]
+    assert not isinstance(ours.value, RuntimeError)
+    assert isinstance(ours.value, torch.jit.frontend.NotSupportedError)
+    assert type(ours.value).__module__ == "ampjit.jit.frontend"
+    line = fn.__code__.co_firstlineno + 1
+    assert ":{}:".format(line) in str(ours.value).splitlines()[0]
+
+
+def test_a_type_error_in_script_is_a_runtime_error():
+    def bad(x: int):
+        return x + "a"
+    with pytest.raises(RuntimeError) as e:
+        torch.jit.script(bad)
+    assert isinstance(e.value, torch.jit.CompileError)
+
+
+def _generator(x: int):
+    return sum(y * 2 for y in range(x)) + len([y for y in range(x)])
+
+
+def test_generator_expressions_compile_as_list_comprehensions(torch_ref):
+    assert torch.jit.script(_generator)(5) == torch_ref.jit.script(_generator)(5) == _generator(5)

@@ -476,7 +476,11 @@ def test_error_argument_type_names_the_argument():
 
 
 def test_error_unsupported_construct():
-    assert compile_error(bad_construct) == (
+    # torch.jit.frontend.UnsupportedNodeError, as torch raises for `try`: not a RuntimeError
+    with pytest.raises(torch.jit.frontend.UnsupportedNodeError) as info:
+        torch.jit.script(bad_construct)
+    assert not isinstance(info.value, RuntimeError)
+    assert str(info.value) == (
         "{}:{}:5: try statements are not supported in script\n    try:\n    ~~~".format(
             HERE, line_of(bad_construct, "try:")))
 

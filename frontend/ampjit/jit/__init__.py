@@ -48,9 +48,25 @@ def _overload(fn):
     return fn
 
 
+# (module, qualified name) -> the @_overload_method declarations of that method, in source order.
+_overloaded_methods = {}
+
+
 def _overload_method(fn):
-    """torch.jit._overload_method: as _overload, for a method."""
+    """torch.jit._overload_method: a typed declaration of a method defined again below. Python keeps
+    the last definition; script compiles its body once per declaration, under the declaration's
+    signature (``forward__0``, ``forward__1``, as torch names them), and a call takes the first
+    overload whose parameters accept its arguments."""
+    decls = _overloaded_methods.setdefault((fn.__module__, fn.__qualname__), [])
+    line = fn.__code__.co_firstlineno  # a module imported again declares again: one per line
+    decls[:] = sorted([d for d in decls if d.__code__.co_firstlineno != line] + [fn],
+                      key=lambda d: d.__code__.co_firstlineno)
     return fn
+
+
+def _get_overloaded_methods(fn):
+    """The declarations of method `fn`, or None."""
+    return _overloaded_methods.get((fn.__module__, fn.__qualname__))
 
 
 def is_scripting():

@@ -27,7 +27,9 @@ class CompileError(RuntimeError):
     the offending range, and one ``called from`` note per enclosing call."""
 
 
-_C._set_compile_error(CompileError)
+from .frontend import NotSupportedError, UnsupportedNodeError  # noqa: E402
+
+_C._set_compile_error(CompileError, NotSupportedError, UnsupportedNodeError)
 
 Final = typing.Final
 
@@ -157,12 +159,65 @@ def _describe(value):
             return ("unsupported", "the source of Python function '{}' is not available ({})".format(
                 value.__qualname__, e))
         return ("source", text, filename, first_line, _Resolver.for_function(fn), id(value))
+    if isinstance(value, type) and issubclass(value, tuple) and hasattr(value, "_fields"):
+        return _named_tuple_descriptor(value)
     unsupported = getattr(value, "__script_unsupported", None)
     if unsupported is not None:
         return ("unsupported", "TorchScript error: " + unsupported)
     if isinstance(value, type):
         return ("unsupported", "python class '{}' cannot be used in script".format(value.__qualname__))
     return _unsupported(value)
+
+
+# ---- NamedTuple classes -----------------------------------------------------------------------------
+# A typing.NamedTuple or collections.namedtuple class is a tuple type with field names in script, named
+# as torch names it ("__torch__.module.Class"); its fields' annotations (Tensor where there is none, as
+# in torch) are given as text for the compiler to parse. A scripted function returning one returns an
+# instance of the class.
+
+_named_tuple_classes = {}  # qualified name -> class
+
+
+def _annotation_text(ann):
+    from .. import Tensor
+    if isinstance(ann, str):
+        return ann
+    if ann is None or ann is type(None):
+        return "None"
+    if ann is Tensor:
+        return "Tensor"
+    if ann in (int, float, bool, str):
+        return ann.__name__
+    origin, args = typing.get_origin(ann), typing.get_args(ann)
+    if origin is typing.Union and len(args) == 2 and type(None) in args:
+        return "Optional[{}]".format(_annotation_text(args[0] if args[1] is type(None) else args[1]))
+    if origin in (list, typing.List):
+        return "List[{}]".format(_annotation_text(args[0]))
+    if origin in (tuple, typing.Tuple):
+        return "Tuple[{}]".format(", ".join(_annotation_text(a) for a in args))
+    raise _Unsupported("the annotation {!r} cannot be used in a script NamedTuple".format(ann))
+
+
+def _named_tuple_descriptor(cls):
+    name = "__torch__.{}.{}".format(cls.__module__, cls.__qualname__)
+    annotations = getattr(cls, "__annotations__", {})
+    try:
+        texts = [_annotation_text(annotations.get(f, "Tensor")) for f in cls._fields]
+    except _Unsupported as e:
+        return ("unsupported", str(e))
+    _named_tuple_classes[name] = cls
+    return ("namedtuple", name, list(cls._fields), texts)
+
+
+def _named_tuple_instance(name, fields, values):
+    cls = _named_tuple_classes.get(name)
+    if cls is None or tuple(cls._fields) != tuple(fields):
+        import collections
+        cls = collections.namedtuple(name.rsplit(".", 1)[-1], fields)
+    return cls(*values)
+
+
+_C._set_named_tuple_class(_named_tuple_instance)
 
 
 # ---- Functions --------------------------------------------------------------------------------------
@@ -294,12 +349,12 @@ _MODULE_INTERNALS = frozenset(["training", "_parameters", "_buffers", "_non_pers
                                "_version"])
 
 
-def _plain_value(v):
+def _plain_value(v, tensors=False):
     """Whether a module attribute's value has a script type (numbers, strings, None, dtypes,
     devices, and tuples/lists of them)."""
-    from .. import dtype, device
-    if isinstance(v, (tuple, list)):
-        return all(_plain_value(e) for e in v)
+    from .. import dtype, device, Tensor
+    if isinstance(v, (tuple, list)):  # with tensors=True, tensors too (nn.LSTM's _flat_weights)
+        return all(_plain_value(e, tensors) or (tensors and isinstance(e, Tensor)) for e in v)
     return v is None or isinstance(v, (bool, int, float, str, dtype, device))
 
 
@@ -376,8 +431,10 @@ def _build(mod, memo):
         sd = _build(sub, memo)
         attrs.append((name, "module", sd, False))
         c._set_attr(name, sd["_c"])
-    if isinstance(mod, _sequence_types()):
-        desc["is_sequence"] = True
+    from ..nn import ModuleDict
+    if isinstance(mod, _sequence_types()) or isinstance(mod, ModuleDict):
+        desc["is_sequence"] = not isinstance(mod, ModuleDict)
+        desc["is_dict"] = isinstance(mod, ModuleDict)
         desc["sequence"] = [n for n, s in mod._modules.items() if s is not None]
     seen = set(a[0] for a in attrs)
     values = [(k, v) for k, v in vars(mod).items() if k not in _MODULE_INTERNALS]
@@ -385,7 +442,7 @@ def _build(mod, memo):
         if name not in vars(mod) and hasattr(type(mod), name):
             values.append((name, getattr(type(mod), name)))
     for name, v in values:
-        if name in seen or isinstance(v, Module) or not _plain_value(v):
+        if name in seen or isinstance(v, Module) or not _plain_value(v, tensors=True):
             continue
         seen.add(name)
         is_const = name in constants
@@ -413,12 +470,34 @@ def _build(mod, memo):
                                        type(mod).__qualname__, name))
             desc["methods"].append((name, text, filename, first_line))
             todo.extend(r for r in _self_references(text) if r in methods and r not in chosen)
+            from . import _get_overloaded_methods
+            for i, decl in enumerate(_get_overloaded_methods(fn) or ()):
+                mangled = "{}__{}".format(name, i)
+                otext, ofirst = _overload_text(text, first_line, decl)
+                desc["methods"].append((mangled, otext, filename, ofirst))
+                desc.setdefault("overloads", {}).setdefault(name, []).append(mangled)
     closure = {}
     for fn in methods.values():
         if fn.__closure__:
             closure.update(_Resolver.for_function(fn).closure)
     desc["resolver"] = _Resolver(globals_list, closure)
     return desc
+
+
+def _overload_text(text, first_line, decl):
+    """The method `text` (starting at line `first_line`) under the signature of the overload
+    declaration `decl`: the declaration's `def` lines, then the implementation's body, whose lines
+    keep their numbers. Returns (text, first line)."""
+    dtext, _, _ = _function_source(decl)
+    dnode = ast.parse(textwrap.dedent(dtext)).body[0]
+    inode = ast.parse(textwrap.dedent(text)).body[0]
+    if inode.body[0].lineno == inode.lineno or dnode.body[0].lineno == dnode.lineno:
+        raise CompileError("{}: an overloaded method and its declarations need their bodies on lines of their "
+                           "own".format(decl.__qualname__))
+    dlines, ilines = dtext.splitlines(), text.splitlines()
+    header = dlines[dnode.lineno - 1:dnode.body[0].lineno - 1]  # without the decorators
+    body = ilines[inode.body[0].lineno - 1:]
+    return "\n".join(header + body) + "\n", first_line + inode.body[0].lineno - 1 - len(header)
 
 
 # Note [Unused methods]

@@ -14,6 +14,7 @@ the compiler resolves `torch.nn.functional.NAME` to its def here, from Python an
     op table lacks raises NotImplementedError naming it in Python, and is a compile error in script.
   - `if not torch.jit.is_scripting():` holds Python-only code; script compiles the other side only.
 """
+import math
 import warnings
 from typing import List, Optional, Tuple
 
@@ -28,7 +29,8 @@ __all__ = [
     "softplus", "logsigmoid", "hardsigmoid", "hardswish", "softmax", "softmin", "log_softmax",
     "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
     "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
-    "layer_norm", "batch_norm", "group_norm", "normalize", "dropout", "embedding", "one_hot", "pad", "interpolate",
+    "layer_norm", "batch_norm", "group_norm", "normalize", "dropout", "dropout1d", "dropout2d", "dropout3d",
+    "embedding", "one_hot", "pad", "interpolate", "multi_head_attention_forward",
     "l1_loss", "mse_loss", "smooth_l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "cross_entropy", "nll_loss",
 ]
@@ -318,6 +320,46 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return torch.dropout(input, p, training)
 
 
+def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, batched_dim: int, name: str) -> Tensor:
+    """Zeroes whole channels: one draw per (batch, channel), broadcast over the feature dims."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    inp_dim = input.dim()
+    if inp_dim != batched_dim and inp_dim != batched_dim - 1:
+        raise RuntimeError(f"{name}: Expected {batched_dim - 1}D or {batched_dim}D input, but received a {inp_dim}D "
+                           "input. Note that dropout1d exists to provide channel-wise dropout on inputs with 1 "
+                           "spatial dimension, a channel dimension, and an optional batch dimension (i.e. 2D or "
+                           "3D inputs).")
+    if not training or p == 0.0:
+        return input
+    is_batched = inp_dim == batched_dim
+    x = input if is_batched else input.unsqueeze(0)
+    shape: List[int] = [x.size(0), x.size(1)]
+    for _ in range(x.dim() - 2):
+        shape.append(1)
+    if p == 1.0:
+        noise = x.new_zeros(shape)
+    else:
+        noise = x.new_empty(shape).bernoulli_(1.0 - p).div_(1.0 - p)
+    if inplace:
+        out = x.mul_(noise)
+    else:
+        out = x * noise
+    return out if is_batched else out.squeeze(0)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    return _feature_dropout(input, p, training, inplace, 3, "dropout1d")
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    return _feature_dropout(input, p, training, inplace, 4, "dropout2d")
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    return _feature_dropout(input, p, training, inplace, 5, "dropout3d")
+
+
 def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_norm: Optional[float] = None,
               norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     if padding_idx is not None:
@@ -443,3 +485,220 @@ def nll_loss(input: Tensor, target: Tensor, weight: Optional[Tensor] = None, siz
     if size_average is not None or reduce is not None:
         reduction = _legacy_get_string(size_average, reduce)
     return torch._C._nn.nll_loss_nd(input, target, weight, _get_enum(reduction), ignore_index)
+
+
+# --- multi-head attention (torch 1.13's multi_head_attention_forward) -----------------------------
+
+def _mha_shape_check(query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Optional[Tensor],
+                     attn_mask: Optional[Tensor], num_heads: int) -> bool:
+    """Whether the inputs are batched (3-D) rather than one sequence (2-D); asserts the masks fit."""
+    if query.dim() == 3:
+        assert key.dim() == 3 and value.dim() == 3, \
+            ("For batched (3-D) `query`, expected `key` and `value` to be 3-D"
+             f" but found {key.dim()}-D and {value.dim()}-D tensors respectively")
+        if key_padding_mask is not None:
+            assert key_padding_mask.dim() == 2, \
+                ("For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D"
+                 f" but found {key_padding_mask.dim()}-D tensor instead")
+        if attn_mask is not None:
+            assert attn_mask.dim() == 2 or attn_mask.dim() == 3, \
+                ("For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D"
+                 f" but found {attn_mask.dim()}-D tensor instead")
+        return True
+    if query.dim() == 2:
+        assert key.dim() == 2 and value.dim() == 2, \
+            ("For unbatched (2-D) `query`, expected `key` and `value` to be 2-D"
+             f" but found {key.dim()}-D and {value.dim()}-D tensors respectively")
+        if key_padding_mask is not None:
+            assert key_padding_mask.dim() == 1, \
+                ("For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D"
+                 f" but found {key_padding_mask.dim()}-D tensor instead")
+        if attn_mask is not None:
+            assert attn_mask.dim() == 2 or attn_mask.dim() == 3, \
+                ("For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D"
+                 f" but found {attn_mask.dim()}-D tensor instead")
+        return False
+    raise AssertionError(
+        f"query should be unbatched 2D or batched 3D tensor but received {query.dim()}-D query tensor")
+
+
+def _in_projection_packed(q: Tensor, k: Tensor, v: Tensor, w: Tensor,
+                          b: Optional[Tensor] = None) -> List[Tensor]:
+    """q, k and v projected by the packed weight [W_q; W_k; W_v]: one linear for self-attention
+    (q, k and v the same tensor), two when k is v, three otherwise, as torch computes them."""
+    E = q.size(-1)
+    if k is v:
+        if q is k:
+            return linear(q, w, b).chunk(3, dim=-1)
+        w_q = w.narrow(0, 0, E)
+        w_kv = w.narrow(0, E, 2 * E)
+        b_q: Optional[Tensor] = None
+        b_kv: Optional[Tensor] = None
+        if b is not None:
+            b_q = b.narrow(0, 0, E)
+            b_kv = b.narrow(0, E, 2 * E)
+        kv = linear(k, w_kv, b_kv).chunk(2, dim=-1)
+        return [linear(q, w_q, b_q), kv[0], kv[1]]
+    ws = w.chunk(3)
+    if b is None:
+        return [linear(q, ws[0], None), linear(k, ws[1], None), linear(v, ws[2], None)]
+    bs = b.chunk(3)
+    return [linear(q, ws[0], bs[0]), linear(k, ws[1], bs[1]), linear(v, ws[2], bs[2])]
+
+
+def multi_head_attention_forward(
+    query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
+    in_proj_weight: Optional[Tensor], in_proj_bias: Optional[Tensor], bias_k: Optional[Tensor],
+    bias_v: Optional[Tensor], add_zero_attn: bool, dropout_p: float, out_proj_weight: Tensor,
+    out_proj_bias: Optional[Tensor], training: bool = True, key_padding_mask: Optional[Tensor] = None,
+    need_weights: bool = True, attn_mask: Optional[Tensor] = None, use_separate_proj_weight: bool = False,
+    q_proj_weight: Optional[Tensor] = None, k_proj_weight: Optional[Tensor] = None,
+    v_proj_weight: Optional[Tensor] = None, static_k: Optional[Tensor] = None,
+    static_v: Optional[Tensor] = None, average_attn_weights: bool = True,
+) -> Tuple[Tensor, Optional[Tensor]]:
+    """Scaled dot-product attention over num_heads heads, with torch 1.13's masks, checks and
+    order of operations: in-projection, baddbmm/bmm of the scaled queries, softmax, bmm, out
+    projection. Inputs are (L, N, E), or (L, E) for one sequence."""
+    is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not is_batched:
+        query = query.unsqueeze(1)
+        key = key.unsqueeze(1)
+        value = value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len = query.size(0)
+    bsz = query.size(1)
+    embed_dim = query.size(2)
+    src_len = key.size(0)
+    assert embed_dim == embed_dim_to_check, \
+        f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}"
+    head_dim = embed_dim // num_heads
+    assert head_dim * num_heads == embed_dim, f"embed_dim {embed_dim} not divisible by num_heads {num_heads}"
+    if use_separate_proj_weight:
+        assert key.size(0) == value.size(0) and key.size(1) == value.size(1), \
+            f"key's sequence and batch dims {key.shape[:2]} do not match value's {value.shape[:2]}"
+        assert q_proj_weight is not None, "use_separate_proj_weight is True but q_proj_weight is None"
+        assert k_proj_weight is not None, "use_separate_proj_weight is True but k_proj_weight is None"
+        assert v_proj_weight is not None, "use_separate_proj_weight is True but v_proj_weight is None"
+        if in_proj_bias is None:
+            q = linear(query, q_proj_weight, None)
+            k = linear(key, k_proj_weight, None)
+            v = linear(value, v_proj_weight, None)
+        else:
+            bs = in_proj_bias.chunk(3)
+            q = linear(query, q_proj_weight, bs[0])
+            k = linear(key, k_proj_weight, bs[1])
+            v = linear(value, v_proj_weight, bs[2])
+    else:
+        assert key.shape == value.shape, f"key shape {key.shape} does not match value shape {value.shape}"
+        assert in_proj_weight is not None, "use_separate_proj_weight is False but in_proj_weight is None"
+        qkv = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
+        q = qkv[0]
+        k = qkv[1]
+        v = qkv[2]
+
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.uint8:
+            warnings.warn("Byte tensor for attn_mask in nn.MultiheadAttention is deprecated. Use bool tensor instead.")
+            attn_mask = attn_mask.to(torch.bool)
+        else:
+            assert attn_mask.is_floating_point() or attn_mask.dtype == torch.bool, \
+                f"Only float, byte, and bool types are supported for attn_mask, not {attn_mask.dtype}"
+        if attn_mask.dim() == 2:
+            if attn_mask.size(0) != tgt_len or attn_mask.size(1) != src_len:
+                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be "
+                                   f"{[tgt_len, src_len]}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif attn_mask.dim() == 3:
+            if attn_mask.size(0) != bsz * num_heads or attn_mask.size(1) != tgt_len or attn_mask.size(2) != src_len:
+                raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
+                                   f"{[bsz * num_heads, tgt_len, src_len]}.")
+        else:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+
+    if key_padding_mask is not None and key_padding_mask.dtype == torch.uint8:
+        warnings.warn("Byte tensor for key_padding_mask in nn.MultiheadAttention is deprecated. Use bool tensor instead.")
+        key_padding_mask = key_padding_mask.to(torch.bool)
+
+    if bias_k is not None and bias_v is not None:
+        assert static_k is None, "bias cannot be added to static key."
+        assert static_v is None, "bias cannot be added to static value."
+        k = torch.cat([k, bias_k.repeat(1, bsz, 1)])
+        v = torch.cat([v, bias_v.repeat(1, bsz, 1)])
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, [0, 1])
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, [0, 1])
+    else:
+        assert bias_k is None
+        assert bias_v is None
+
+    q = q.contiguous().view(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    if static_k is None:
+        k = k.contiguous().view(k.size(0), bsz * num_heads, head_dim).transpose(0, 1)
+    else:
+        assert static_k.size(0) == bsz * num_heads, \
+            f"expecting static_k.size(0) of {bsz * num_heads}, but got {static_k.size(0)}"
+        assert static_k.size(2) == head_dim, f"expecting static_k.size(2) of {head_dim}, but got {static_k.size(2)}"
+        k = static_k
+    if static_v is None:
+        v = v.contiguous().view(v.size(0), bsz * num_heads, head_dim).transpose(0, 1)
+    else:
+        assert static_v.size(0) == bsz * num_heads, \
+            f"expecting static_v.size(0) of {bsz * num_heads}, but got {static_v.size(0)}"
+        assert static_v.size(2) == head_dim, f"expecting static_v.size(2) of {head_dim}, but got {static_v.size(2)}"
+        v = static_v
+
+    if add_zero_attn:
+        k = torch.cat([k, torch.zeros([bsz * num_heads, 1, head_dim], dtype=k.dtype, device=k.device)], dim=1)
+        v = torch.cat([v, torch.zeros([bsz * num_heads, 1, head_dim], dtype=v.dtype, device=v.device)], dim=1)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, [0, 1])
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, [0, 1])
+
+    src_len = k.size(1)
+    if key_padding_mask is not None:
+        assert key_padding_mask.size(0) == bsz and key_padding_mask.size(1) == src_len, \
+            f"expecting key_padding_mask shape of {[bsz, src_len]}, but got {key_padding_mask.shape}"
+        key_padding_mask = key_padding_mask.view(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1).reshape(
+            bsz * num_heads, 1, src_len)
+        if attn_mask is None:
+            attn_mask = key_padding_mask
+        elif attn_mask.dtype == torch.bool:
+            attn_mask = attn_mask.logical_or(key_padding_mask)
+        else:
+            attn_mask = attn_mask.masked_fill(key_padding_mask, -math.inf)
+
+    if attn_mask is not None and attn_mask.dtype == torch.bool:
+        new_attn_mask = torch.zeros_like(attn_mask, dtype=q.dtype)
+        new_attn_mask.masked_fill_(attn_mask, -math.inf)
+        attn_mask = new_attn_mask
+
+    if not training:
+        dropout_p = 0.0
+
+    q_scaled = q / math.sqrt(q.size(2))
+    if attn_mask is not None:
+        attn_output_weights = torch.baddbmm(attn_mask, q_scaled, k.transpose(-2, -1))
+    else:
+        attn_output_weights = torch.bmm(q_scaled, k.transpose(-2, -1))
+    attn_output_weights = softmax(attn_output_weights, dim=-1)
+    if dropout_p > 0.0:
+        attn_output_weights = dropout(attn_output_weights, p=dropout_p)
+    attn_output = torch.bmm(attn_output_weights, v)
+    attn_output = attn_output.transpose(0, 1).contiguous().view(tgt_len * bsz, embed_dim)
+    attn_output = linear(attn_output, out_proj_weight, out_proj_bias)
+    attn_output = attn_output.view(tgt_len, bsz, attn_output.size(1))
+
+    if need_weights:
+        attn_output_weights = attn_output_weights.view(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            attn_output_weights = attn_output_weights.sum(dim=1) / num_heads
+        if not is_batched:
+            attn_output = attn_output.squeeze(1)
+            attn_output_weights = attn_output_weights.squeeze(0)
+        return attn_output, attn_output_weights
+    if not is_batched:
+        attn_output = attn_output.squeeze(1)
+    return attn_output, None

@@ -6,7 +6,7 @@ import warnings
 from .. import _C, float32, float64
 from .._grad_mode import no_grad
 
-__all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "eye_",
+__all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]
 
 
@@ -52,6 +52,24 @@ def uniform_(tensor, a=0.0, b=1.0):
 def normal_(tensor, mean=0.0, std=1.0):
     """Fills tensor with values drawn from N(mean, std^2)."""
     return _fill_random(tensor, "aten::randn", mean, std)
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
+    """Fills tensor with values drawn from N(mean, std^2) truncated to [a, b]: draws outside the
+    interval are drawn again (the same distribution as torch's inverse-CDF method; the stream of
+    numbers differs)."""
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                      "The distribution of values may be incorrect.", stacklevel=2)
+    with no_grad():
+        normal_(tensor, mean, std)
+        for _ in range(1000):
+            outside = (tensor < a).logical_or(tensor > b)
+            if not outside.any().item():
+                break
+            fresh = normal_(_C._call("aten::empty_like", (tensor,), {}), mean, std)
+            tensor.copy_(_C._call("aten::where", (outside, fresh, tensor), {}))
+        return tensor.clamp_(min=a, max=b)
 
 
 def constant_(tensor, val):

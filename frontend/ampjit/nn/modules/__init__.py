@@ -7,7 +7,9 @@ from .activation import (ReLU, ReLU6, SiLU, Mish, Hardsigmoid, Hardswish, LeakyR
                          Softplus, Softmax, Softmin, LogSoftmax)
 from .normalization import LayerNorm, GroupNorm
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
-from .dropout import Dropout
+from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
+from .transformer import MultiheadAttention, TransformerEncoderLayer, TransformerEncoder
+from .rnn import RNNBase, LSTM, GRU
 from .sparse import Embedding
 from .pooling import MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d
 from .flatten import Flatten
@@ -18,7 +20,8 @@ __all__ = [
     "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
     "ReLU", "ReLU6", "SiLU", "Mish", "Hardsigmoid", "Hardswish", "LeakyReLU", "ELU", "GELU", "Sigmoid", "Tanh",
     "Softplus", "Softmax", "Softmin", "LogSoftmax", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d",
-    "BatchNorm3d", "Dropout", "Embedding", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
+    "BatchNorm3d", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "MultiheadAttention",
+    "TransformerEncoderLayer", "TransformerEncoder", "RNNBase", "LSTM", "GRU", "Embedding", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d", "Flatten", "L1Loss", "MSELoss", "SmoothL1Loss", "BCELoss", "BCEWithLogitsLoss", "NLLLoss",
     "CrossEntropyLoss",
 ]

@@ -1,0 +1,513 @@
+// Ops written with other ops, for every device (kComposite): roll, flip, meshgrid, masked_fill,
+// all/any, isclose/allclose, the new_* factories and the in-place random fills. Each follows
+// torch 1.13's ATen definition (TensorShape.cpp, TensorCompare.cpp, Distributions.cpp), with its
+// checks and messages.
+#include <fmt/ranges.h>
+
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <mutex>
+
+#include "runtime/boxing.h"
+#include "runtime/diagnostic.h"
+#include "runtime/op_table.h"
+#include "runtime/ops.h"
+
+namespace ampjit {
+namespace {
+
+using OptDtype = std::optional<ScalarType>;
+using OptDevice = std::optional<Device>;
+
+std::vector<int64_t> shape_of(const Tensor& t) {
+  return {t.sizes().begin(), t.sizes().end()};
+}
+
+// ---- Shapes ------------------------------------------------------------------------------------
+
+Tensor roll_one(const Tensor& self, int64_t shift, int64_t dim) {
+  const int64_t size = self.size(dim);
+  if (size == 0) return self.clone();
+  int64_t start = (size - shift) % size;
+  if (start < 0) start += size;
+  if (start == 0) return self.clone();
+  return ops::cat(
+      std::vector<Tensor>{self.narrow(dim, start, size - start), self.narrow(dim, 0, start)}, dim);
+}
+
+Tensor roll_k(const Tensor& self, std::vector<int64_t> shifts, std::vector<int64_t> dims) {
+  AMPJIT_CHECK(!shifts.empty(), "`shifts` required");
+  if (dims.empty() && shifts.size() == 1) {  // roll the flattened tensor, then restore the shape
+    return roll_one(self.flatten(), shifts[0], 0).view(self.sizes());
+  }
+  AMPJIT_CHECK(shifts.size() == dims.size(),
+               "shifts and dimensions must align. shifts: {}, dims:{}", shifts.size(), dims.size());
+  Tensor out = self;
+  for (size_t i = 0; i < dims.size(); ++i)
+    out = roll_one(out, shifts[i], wrap_dim(dims[i], self.dim(), "roll"));
+  return dims.empty() ? self.clone() : out;
+}
+
+Tensor flip_k(const Tensor& self, std::vector<int64_t> dims) {
+  std::vector<bool> seen(static_cast<size_t>(self.dim()), false);
+  Tensor out = self;
+  for (int64_t d : dims) {
+    const int64_t w = wrap_dim(d, self.dim(), "flip");
+    AMPJIT_CHECK(!seen[static_cast<size_t>(w)], "dim {} appears multiple times in the list of dims",
+                 w);
+    seen[static_cast<size_t>(w)] = true;
+    const int64_t n = self.size(w);
+    const Tensor index =
+        ops::arange_start_step(Scalar(n - 1), Scalar(int64_t{-1}), Scalar(int64_t{-1}),
+                               OptDtype(ScalarType::Int64), OptDevice(self.device()), false);
+    out = ops::index_select(out, w, index);
+  }
+  return dims.empty() ? self.clone() : out;
+}
+
+// The tensor tiled repeats[i] times along each dim (leading repeats add dims): each dim viewed as
+// (1, size), expanded to (repeat, size) and merged.
+Tensor repeat_k(const Tensor& self, std::vector<int64_t> repeats) {
+  AMPJIT_CHECK(
+      static_cast<int64_t>(repeats.size()) >= self.dim(),
+      "Number of dimensions of repeat dims can not be smaller than number of dimensions of "
+      "tensor");
+  const size_t lead = repeats.size() - static_cast<size_t>(self.dim());
+  std::vector<int64_t> sizes(lead, 1), view, expanded, out;
+  sizes.insert(sizes.end(), self.sizes().begin(), self.sizes().end());
+  for (size_t i = 0; i < repeats.size(); ++i) {
+    AMPJIT_CHECK(repeats[i] >= 0, "Trying to create tensor with negative dimension {}: {}",
+                 repeats[i], fmt::format("[{}]", fmt::join(repeats, ", ")));
+    view.insert(view.end(), {1, sizes[i]});
+    expanded.insert(expanded.end(), {repeats[i], sizes[i]});
+    out.push_back(repeats[i] * sizes[i]);
+  }
+  return self.reshape(view).expand(expanded).reshape(out);
+}
+
+bool is_floating_point_k(const Tensor& self) {
+  return self.is_floating_point();
+}
+
+std::vector<Tensor> meshgrid_impl(std::vector<Tensor> tensors, const std::string& indexing) {
+  AMPJIT_CHECK(!tensors.empty(), "meshgrid expects a non-empty TensorList");
+  for (size_t i = 0; i + 1 < tensors.size(); ++i) {
+    AMPJIT_CHECK(tensors[i].dtype() == tensors[i + 1].dtype(),
+                 "meshgrid expects all tensors to have the same dtype");
+    AMPJIT_CHECK(tensors[i].device() == tensors[i + 1].device(),
+                 "meshgrid expects all tensors to have the same device");
+  }
+  AMPJIT_CHECK(indexing == "ij" || indexing == "xy",
+               "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {}",
+               indexing);
+  const bool swap = indexing == "xy" && tensors.size() >= 2;
+  if (swap) std::swap(tensors[0], tensors[1]);
+  std::vector<int64_t> shape;
+  for (const Tensor& t : tensors) {
+    AMPJIT_CHECK(t.dim() <= 1,
+                 "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {}",
+                 t.str());
+    shape.push_back(t.numel());
+  }
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    std::vector<int64_t> view(tensors.size(), 1);
+    view[i] = -1;
+    out.push_back(tensors[i].view(view).expand(shape));
+  }
+  if (swap) std::swap(out[0], out[1]);  // the grids of the swapped inputs, swapped back
+  return out;
+}
+std::vector<Tensor> meshgrid_k(std::vector<Tensor> tensors) {
+  static std::once_flag once;  // TORCH_WARN_ONCE
+  std::call_once(once, [] {
+    warn(WarningCategory::User,
+         "torch.meshgrid: in an upcoming release, it will be required to pass the indexing "
+         "argument.");
+  });
+  return meshgrid_impl(std::move(tensors), "ij");
+}
+std::vector<Tensor> meshgrid_indexing_k(std::vector<Tensor> tensors, std::string indexing) {
+  return meshgrid_impl(std::move(tensors), indexing);
+}
+
+// ---- index (advanced indexing by integer tensors) ----------------------------------------------
+
+// self[i0, i1, ...] for integer index tensors on the leading dims: the indices broadcast together,
+// negative ones count from the end, and the result is the broadcast index shape followed by the
+// dims not indexed (torch's advanced indexing when the indexed dims are adjacent and first).
+Tensor index_k(const Tensor& self, std::vector<Tensor> indices) {
+  AMPJIT_CHECK(!indices.empty(), "index: expected at least one index tensor");
+  AMPJIT_CHECK(static_cast<int64_t>(indices.size()) <= self.dim(),
+               "too many indices for tensor of dimension {} (got {})", self.dim(), indices.size());
+  std::vector<Tensor> idx;
+  for (const Tensor& i : indices) {
+    AMPJIT_CHECK(i.dtype() == ScalarType::Int64 || i.dtype() == ScalarType::Int32 ||
+                     i.dtype() == ScalarType::Int16 || i.dtype() == ScalarType::Int8 ||
+                     i.dtype() == ScalarType::UInt8 || i.dtype() == ScalarType::Bool,
+                 "tensors used as indices must be long, int, byte or bool tensors");
+    AMPJIT_CHECK(i.dtype() != ScalarType::UInt8 && i.dtype() != ScalarType::Bool,
+                 "ampjit: mask (bool or byte) index tensors are not supported yet; index with "
+                 "integer tensors");
+    idx.push_back(i.to(ScalarType::Int64));
+  }
+  // Broadcast the indices against each other.
+  std::vector<int64_t> shape;
+  for (const Tensor& i : idx) {
+    std::vector<int64_t> s = shape_of(i);
+    if (s.size() > shape.size()) shape.insert(shape.begin(), s.size() - shape.size(), 1);
+    const size_t off = shape.size() - s.size();
+    for (size_t k = 0; k < s.size(); ++k) {
+      int64_t& d = shape[off + k];
+      AMPJIT_CHECK(d == s[k] || d == 1 || s[k] == 1,
+                   "shape mismatch: indexing tensors could not be broadcast together");
+      if (d == 1) d = s[k];
+    }
+  }
+  Tensor linear;
+  int64_t rows = 1;
+  for (size_t k = 0; k < idx.size(); ++k) {
+    const int64_t size = self.size(static_cast<int64_t>(k));
+    Tensor i = idx[k].expand(shape);
+    if (i.numel() > 0) {
+      const double lo = ops::min(i).tensor().item().to_double();
+      const double hi = ops::max(i).tensor().item().to_double();
+      AMPJIT_CHECK(lo >= -size && hi < size,
+                   "index {} is out of bounds for dimension {} with size {}",
+                   static_cast<int64_t>(hi >= size ? hi : lo), k, size);
+    }
+    i = ops::where(ops::lt_Scalar(i, Scalar(int64_t{0})), ops::add_Scalar(i, Scalar(size)), i);
+    linear = linear.defined() ? ops::add(ops::mul_Scalar(linear, Scalar(size)), i).tensor() : i;
+    rows *= size;
+  }
+  std::vector<int64_t> rest(self.sizes().begin() + static_cast<std::ptrdiff_t>(idx.size()),
+                            self.sizes().end());
+  std::vector<int64_t> flat{rows};
+  flat.insert(flat.end(), rest.begin(), rest.end());
+  const Tensor picked =
+      ops::index_select(self.reshape(flat), 0, linear.reshape(std::vector<int64_t>{-1}));
+  std::vector<int64_t> out = shape;
+  out.insert(out.end(), rest.begin(), rest.end());
+  return picked.reshape(out);
+}
+
+// ---- einsum
+// --------------------------------------------------------------------------------------
+
+// Note [einsum]
+// Subscripts are letters (spaces ignored); without "->" the output is the letters seen once, A-Z
+// before a-z, as torch orders them. One operand: summed letters reduced, the rest permuted. Two
+// operands contract as one bmm (batch letters in both and the output, contracted letters in both
+// only, each side's own letters kept or summed first), which goes through the dispatcher, so
+// under autocast it runs in the lower precision as torch's einsum does; more operands contract
+// left to right. Repeated letters within an operand (diagonals) and '...' are not supported yet.
+struct Term {
+  std::string letters;
+  Tensor t;
+};
+
+Term einsum_pair(const Term& a, const Term& b, const std::string& keep) {
+  const auto in = [](const std::string& s, char c) { return s.find(c) != std::string::npos; };
+  std::string batch, contracted, a_kept, b_kept;
+  Term x = a, y = b;
+  // Letters of one side only that the result does not keep are summed out first.
+  const auto sum_own = [&](Term& t, const std::string& other) {
+    for (size_t i = t.letters.size(); i-- > 0;) {
+      const char c = t.letters[i];
+      if (!in(other, c) && !in(keep, c)) {
+        t.t = ops::sum_dim_IntList(t.t, std::vector<int64_t>{static_cast<int64_t>(i)}, false);
+        t.letters.erase(i, 1);
+      }
+    }
+  };
+  sum_own(x, y.letters);
+  sum_own(y, x.letters);
+  for (char c : x.letters) {
+    if (in(y.letters, c))
+      (in(keep, c) ? batch : contracted) += c;
+    else
+      a_kept += c;
+  }
+  for (char c : y.letters)
+    if (!in(x.letters, c)) b_kept += c;
+  const auto size_of = [](const Term& t, char c) {
+    return t.t.size(static_cast<int64_t>(t.letters.find(c)));
+  };
+  const auto product = [&](const Term& t, const std::string& ls) {
+    int64_t n = 1;
+    for (char c : ls) n *= size_of(t, c);
+    return n;
+  };
+  for (char c : batch + contracted) {
+    AMPJIT_CHECK(size_of(x, c) == size_of(y, c),
+                 "einsum(): operands do not broadcast with remapped shapes (original->remapped): "
+                 "subscript {} has size {} for one operand and {} for another",
+                 c, size_of(x, c), size_of(y, c));
+  }
+  const auto permuted = [](const Term& t, const std::string& order) {
+    std::vector<int64_t> dims;
+    for (char c : order) dims.push_back(static_cast<int64_t>(t.letters.find(c)));
+    return t.t.permute(dims);
+  };
+  const int64_t B = product(x, batch), M = product(x, a_kept), K = product(x, contracted),
+                N = product(y, b_kept);
+  const Tensor lhs =
+      permuted(x, batch + a_kept + contracted).reshape(std::vector<int64_t>{B, M, K});
+  const Tensor rhs =
+      permuted(y, batch + contracted + b_kept).reshape(std::vector<int64_t>{B, K, N});
+  std::vector<int64_t> shape;
+  for (char c : batch) shape.push_back(size_of(x, c));
+  for (char c : a_kept) shape.push_back(size_of(x, c));
+  for (char c : b_kept) shape.push_back(size_of(y, c));
+  return {batch + a_kept + b_kept, ops::bmm(lhs, rhs).tensor().reshape(shape)};
+}
+
+Tensor einsum_k(std::string equation, std::vector<Tensor> tensors) {
+  std::string eq;
+  for (char c : equation)
+    if (c != ' ') eq += c;
+  AMPJIT_CHECK(eq.find("...") == std::string::npos,
+               "einsum(): ellipsis ('...') is not supported by ampjit yet");
+  const size_t arrow = eq.find("->");
+  const std::string lhs = eq.substr(0, arrow);
+  std::vector<std::string> subs;
+  for (size_t b = 0;;) {
+    const size_t e = lhs.find(',', b);
+    subs.push_back(lhs.substr(b, e == std::string::npos ? std::string::npos : e - b));
+    if (e == std::string::npos) break;
+    b = e + 1;
+  }
+  AMPJIT_CHECK(subs.size() == tensors.size(),
+               "einsum(): more operands were provided than specified in the equation");
+  int count[128] = {};
+  for (size_t i = 0; i < subs.size(); ++i) {
+    AMPJIT_CHECK(static_cast<int64_t>(subs[i].size()) == tensors[i].dim(),
+                 "einsum(): the number of subscripts in the equation ({}) does not match the "
+                 "number of dimensions ({}) for operand {} and no ellipsis was given",
+                 subs[i].size(), tensors[i].dim(), i);
+    for (size_t k = 0; k < subs[i].size(); ++k) {
+      const char c = subs[i][k];
+      AMPJIT_CHECK(
+          std::isalpha(static_cast<unsigned char>(c)),
+          "einsum(): invalid subscript given at index {} in the equation string, subscripts "
+          "must be in [a-zA-Z]",
+          k);
+      AMPJIT_CHECK(subs[i].find(c) == k,
+                   "einsum(): repeated subscripts in one operand (diagonals) are not supported by "
+                   "ampjit yet");
+      ++count[static_cast<unsigned char>(c)];
+    }
+  }
+  std::string out;
+  if (arrow != std::string::npos) {
+    out = eq.substr(arrow + 2);
+    for (char c : out)
+      AMPJIT_CHECK(count[static_cast<unsigned char>(c)] > 0,
+                   "einsum(): output subscript {} does not appear in the equation for any input "
+                   "operand",
+                   c);
+  } else {
+    for (char c = 'A'; c <= 'Z'; ++c)
+      if (count[static_cast<unsigned char>(c)] == 1) out += c;
+    for (char c = 'a'; c <= 'z'; ++c)
+      if (count[static_cast<unsigned char>(c)] == 1) out += c;
+  }
+  Term acc{subs[0], tensors[0]};
+  for (size_t i = 1; i < tensors.size(); ++i) {
+    // Keep what the output or a later operand still needs.
+    std::string keep = out;
+    for (size_t j = i + 1; j < subs.size(); ++j) keep += subs[j];
+    acc = einsum_pair(acc, Term{subs[i], tensors[i]}, keep);
+  }
+  for (size_t i = acc.letters.size(); i-- > 0;) {  // one operand, or letters summed last
+    if (out.find(acc.letters[i]) == std::string::npos) {
+      acc.t = ops::sum_dim_IntList(acc.t, std::vector<int64_t>{static_cast<int64_t>(i)}, false);
+      acc.letters.erase(i, 1);
+    }
+  }
+  std::vector<int64_t> dims;
+  for (char c : out) dims.push_back(static_cast<int64_t>(acc.letters.find(c)));
+  return acc.t.permute(dims);
+}
+
+// ---- masked_fill -------------------------------------------------------------------------------
+
+// A bool mask, or a uint8 one with torch's deprecation warning. torch 1.13 takes any other dtype
+// and reads its bytes as the mask (a float 1.0 masks nothing): an error here instead.
+Tensor bool_mask(const Tensor& mask) {
+  if (mask.dtype() == ScalarType::UInt8) {
+    warn(WarningCategory::User,
+         "masked_fill_ received a mask with dtype torch.uint8, this behavior is now "
+         "deprecated,please use a mask with dtype torch.bool instead.");
+    return ops::ne_Scalar(mask, Scalar(int64_t{0}));
+  }
+  AMPJIT_CHECK(mask.dtype() == ScalarType::Bool,
+               "masked_fill_ only supports boolean masks, but got mask with dtype {}",
+               dtype_name(mask.dtype()));
+  return mask;
+}
+// The result has self's dtype (an int tensor filled with 0.5 holds 0), broadcast with the mask.
+Tensor masked_fill_Scalar_k(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  Tensor filled = ops::full_like(self, value);
+  return ops::where(bool_mask(mask), filled, self).tensor().to(self.dtype());
+}
+Tensor masked_fill_Tensor_k(const Tensor& self, const Tensor& mask, const Tensor& value) {
+  AMPJIT_CHECK(value.dim() == 0,
+               "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} "
+               "dimension(s).",
+               value.dim());
+  return masked_fill_Scalar_k(self, mask, value.item());
+}
+
+// ---- all / any
+// -----------------------------------------------------------------------------------
+
+// all: no element is zero; any: some element is not (NaN is not zero). Bool results, as torch's for
+// every input but uint8.
+Tensor zeros_count(const Tensor& self, std::optional<int64_t> dim, bool keepdim, bool nonzero) {
+  const Tensor hits =
+      nonzero ? ops::ne_Scalar(self, Scalar(int64_t{0})) : ops::eq_Scalar(self, Scalar(int64_t{0}));
+  if (!dim) return ops::sum(hits);
+  return ops::sum_dim_IntList(hits, std::vector<int64_t>{*dim}, keepdim);
+}
+Tensor finish(Tensor count, bool nonzero, ScalarType in) {
+  Tensor r = nonzero ? ops::ne_Scalar(count, Scalar(int64_t{0}))
+                     : ops::eq_Scalar(count, Scalar(int64_t{0}));
+  return in == ScalarType::UInt8 ? r.to(ScalarType::UInt8) : r;
+}
+Tensor all_k(const Tensor& s) {
+  return finish(zeros_count(s, std::nullopt, false, false), false, s.dtype());
+}
+Tensor any_k(const Tensor& s) {
+  return finish(zeros_count(s, std::nullopt, false, true), true, s.dtype());
+}
+Tensor all_dim_k(const Tensor& s, int64_t dim, bool keepdim) {
+  return finish(zeros_count(s, dim, keepdim, false), false, s.dtype());
+}
+Tensor any_dim_k(const Tensor& s, int64_t dim, bool keepdim) {
+  return finish(zeros_count(s, dim, keepdim, true), true, s.dtype());
+}
+
+// ---- isclose / allclose
+// --------------------------------------------------------------------------
+
+Tensor isclose_k(const Tensor& self, const Tensor& other, double rtol, double atol,
+                 bool equal_nan) {
+  AMPJIT_CHECK(self.dtype() == other.dtype(), "{} did not match {}", torch_type_name(self.dtype()),
+               torch_type_name(other.dtype()));
+  AMPJIT_CHECK(rtol >= 0, "rtol must be greater than or equal to zero, but got {}", rtol);
+  AMPJIT_CHECK(atol >= 0, "atol must be greater than or equal to zero, but got {}", atol);
+  Tensor close = ops::eq(self, other);
+  if (equal_nan && self.is_floating_point()) {
+    close = ops::logical_or(close, ops::logical_and(ops::ne(self, self), ops::ne(other, other)));
+  }
+  if (rtol == 0 && atol == 0) return close;
+  Tensor a = self, b = other;
+  if (!self.is_floating_point()) {
+    a = self.to(ScalarType::Float32);
+    b = other.to(ScalarType::Float32);
+  }
+  const Tensor allowed = ops::add_Scalar(ops::abs(ops::mul_Scalar(b, Scalar(rtol))), Scalar(atol));
+  const Tensor actual = ops::abs(ops::sub(a, b));
+  const Tensor finite =
+      ops::logical_and(ops::eq(actual, actual),
+                       ops::ne_Scalar(actual, Scalar(std::numeric_limits<double>::infinity())));
+  return ops::logical_or(close, ops::logical_and(finite, ops::le(actual, allowed)));
+}
+bool allclose_k(const Tensor& self, const Tensor& other, double rtol, double atol, bool equal_nan) {
+  return all_k(isclose_k(self, other, rtol, atol, equal_nan)).item().to_bool();
+}
+
+// ---- new_* factories: self's dtype and device unless given ------------------------------------
+
+OptDtype dtype_or(const Tensor& s, OptDtype dt) {
+  return dt ? dt : OptDtype(s.dtype());
+}
+OptDevice device_or(const Tensor& s, OptDevice d) {
+  return d ? d : OptDevice(s.device());
+}
+Tensor new_zeros_k(const Tensor& s, std::vector<int64_t> size, OptDtype dt, OptDevice d, bool rg) {
+  return ops::zeros(size, dtype_or(s, dt), device_or(s, d), rg);
+}
+Tensor new_ones_k(const Tensor& s, std::vector<int64_t> size, OptDtype dt, OptDevice d, bool rg) {
+  return ops::ones(size, dtype_or(s, dt), device_or(s, d), rg);
+}
+Tensor new_empty_k(const Tensor& s, std::vector<int64_t> size, OptDtype dt, OptDevice d, bool rg) {
+  return ops::empty(size, dtype_or(s, dt), device_or(s, d), rg);
+}
+Tensor new_full_k(const Tensor& s, std::vector<int64_t> size, const Scalar& v, OptDtype dt,
+                  OptDevice d, bool rg) {
+  return ops::full(size, v, dtype_or(s, dt), device_or(s, d), rg);
+}
+
+// ---- In-place random fills: drawn in float32 (float64 for double), rounded once into self -----
+
+Tensor draw(const Tensor& self, bool normal, const char* op) {
+  AMPJIT_CHECK(self.is_floating_point(), "\"{}\" not implemented for '{}'", op,
+               torch_type_name(self.dtype()));
+  const ScalarType t =
+      self.dtype() == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32;
+  return normal ? ops::randn(shape_of(self), OptDtype(t), OptDevice(self.device()), false)
+                : ops::rand(shape_of(self), OptDtype(t), OptDevice(self.device()), false);
+}
+Tensor normal__k(Tensor self, double mean, double std) {
+  AMPJIT_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std {}", std);
+  self.copy_(ops::add_Scalar(ops::mul_Scalar(draw(self, true, "normal_kernel_cpu"), Scalar(std)),
+                             Scalar(mean)));
+  return self;
+}
+Tensor uniform__k(Tensor self, double from, double to) {
+  AMPJIT_CHECK(from <= to,
+               "uniform_ expects to return a [from, to) range, but found from={} > to={}", from,
+               to);
+  self.copy_(ops::add_Scalar(
+      ops::mul_Scalar(draw(self, false, "uniform_kernel_cpu"), Scalar(to - from)), Scalar(from)));
+  return self;
+}
+Tensor bernoulli__float_k(Tensor self, double p) {
+  AMPJIT_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p={}", p);
+  const ScalarType t =
+      self.dtype() == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32;
+  const Tensor u = ops::rand(shape_of(self), OptDtype(t), OptDevice(self.device()), false);
+  self.copy_(ops::lt_Scalar(u, Scalar(p)));
+  return self;
+}
+Tensor bernoulli_k(const Tensor& self) {
+  AMPJIT_CHECK(self.is_floating_point(), "\"bernoulli_tensor_cpu_self_\" not implemented for '{}'",
+               torch_type_name(self.dtype()));
+  const Tensor in_range =
+      ops::logical_and(ops::ge_Scalar(self, Scalar(0.0)), ops::le_Scalar(self, Scalar(1.0)));
+  AMPJIT_CHECK(all_k(in_range).item().to_bool(),
+               "Expected p_in >= 0 && p_in <= 1 to be true, but got false.");
+  const Tensor u = draw(self, false, "bernoulli");
+  return ops::lt(u, self).tensor().to(self.dtype());
+}
+
+}  // namespace
+}  // namespace ampjit
+
+AMPJIT_KERNEL(roll, roll_k)
+AMPJIT_KERNEL(flip, flip_k)
+AMPJIT_KERNEL(einsum, einsum_k)
+AMPJIT_KERNEL(index, index_k)
+AMPJIT_KERNEL(repeat, repeat_k)
+AMPJIT_KERNEL(is_floating_point, is_floating_point_k)
+AMPJIT_KERNEL(meshgrid, meshgrid_k)
+AMPJIT_KERNEL(meshgrid_indexing, meshgrid_indexing_k)
+AMPJIT_KERNEL(masked_fill_Scalar, masked_fill_Scalar_k)
+AMPJIT_KERNEL(masked_fill_Tensor, masked_fill_Tensor_k)
+AMPJIT_KERNEL(all, all_k)
+AMPJIT_KERNEL(any, any_k)
+AMPJIT_KERNEL(all_dim, all_dim_k)
+AMPJIT_KERNEL(any_dim, any_dim_k)
+AMPJIT_KERNEL(isclose, isclose_k)
+AMPJIT_KERNEL(allclose, allclose_k)
+AMPJIT_KERNEL(new_zeros, new_zeros_k)
+AMPJIT_KERNEL(new_ones, new_ones_k)
+AMPJIT_KERNEL(new_empty, new_empty_k)
+AMPJIT_KERNEL(new_full, new_full_k)
+AMPJIT_KERNEL(normal_, normal__k)
+AMPJIT_KERNEL(uniform_, uniform__k)
+AMPJIT_KERNEL(bernoulli__float, bernoulli__float_k)
+AMPJIT_KERNEL(bernoulli, bernoulli_k)
