@@ -38,6 +38,11 @@ from ._autocast_state import (  # noqa: E402
 from . import nn  # noqa: E402
 from . import fx, utils  # noqa: E402,F401
 from ._grad_mode import no_grad, enable_grad, is_grad_enabled, set_grad_enabled  # noqa: E402
+from ._memory_format import (  # noqa: E402
+    memory_format, contiguous_format, preserve_format, channels_last, channels_last_3d)
+from ._default_dtype import get_default_dtype, set_default_dtype  # noqa: E402
+from ._threads import get_num_threads, set_num_threads  # noqa: E402
+from . import testing  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -4,8 +4,10 @@ The Tensor type itself, its properties and its operators live in C++ (frontend/p
 """
 import builtins
 import collections
+import ctypes
+from copy import deepcopy
 
-from . import _C
+from . import _C, _memory_format
 from ._C import Tensor
 
 
@@ -57,12 +59,16 @@ def _method(base, inplace):
 # --- dtype and device conversions ----------------------------------------------------------
 
 def _parse_to(*args, **kwargs):
-    """The arguments of Tensor.to and Module.to: (device, dtype, non_blocking, copy) from
-    to(dtype), to(device), to(device, dtype), to(tensor), with non_blocking= and copy=."""
+    """The arguments of Tensor.to and Module.to: (device, dtype, non_blocking, copy, memory_format)
+    from to(dtype), to(device), to(device, dtype), to(tensor), with non_blocking=, copy= and
+    memory_format= (None when not given)."""
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
     non_blocking = kwargs.pop("non_blocking", False)
+    memory_format = kwargs.pop("memory_format", None)
+    if memory_format is not None:
+        _memory_format._check_memory_format("to", memory_format)
     if kwargs:
         raise TypeError("to() got an unexpected keyword argument '{}'".format(next(iter(kwargs))))
     for a in args:
@@ -76,12 +82,16 @@ def _parse_to(*args, **kwargs):
             non_blocking = a
         elif a is not None:
             raise TypeError("to() received an invalid combination of arguments: {!r}".format(a))
-    return device, dtype, non_blocking, copy
+    return device, dtype, non_blocking, copy, memory_format
 
 
 def _to(self, *args, **kwargs):
-    """Tensor.to(dtype) / to(device) / to(device, dtype) / to(other), with copy= and non_blocking=."""
-    device, dtype, non_blocking, copy = _parse_to(*args, **kwargs)
+    """Tensor.to(dtype) / to(device) / to(device, dtype) / to(other), with copy=, non_blocking= and
+    memory_format= (checked as torch checks it, then kept as ampjit's one layout: Note [One memory
+    layout] in _memory_format.py)."""
+    device, dtype, non_blocking, copy, memory_format = _parse_to(*args, **kwargs)
+    if memory_format is not None:
+        _memory_format._check_rank(self, memory_format)
     if device is not None:
         return _C._call_overload("aten::to.device", (self, device, dtype, non_blocking, copy), {})
     if dtype is None:
@@ -101,6 +111,85 @@ def _type_conv(dt):
     def conv(self):
         return self.to(dt)
     return conv
+
+
+# --- NumPy, pickle and copy ------------------------------------------------------------------
+
+def _array(self, dtype=None):
+    """Tensor.__array__: np.asarray(t) and np.array(t) are t.numpy() (same memory, same dtype)
+    cast to `dtype` if given; as in torch, a bfloat16 tensor raises TypeError ("Got unsupported
+    ScalarType BFloat16") and one that requires grad raises RuntimeError."""
+    if dtype is None:
+        return self.numpy()
+    return self.numpy().astype(dtype, copy=False)
+
+
+def _array_wrap(self, array, *_context):
+    """Tensor.__array_wrap__: a NumPy ufunc applied to a tensor (np.sin(t)) gives a tensor, and,
+    as torch 1.13 does, a bool result becomes uint8."""
+    if array.dtype == builtins.bool:
+        array = array.astype("uint8")
+    return _C.from_numpy(array)
+
+
+def _dtype_named(name):
+    """The dtype whose torch name is `name` ("float32")."""
+    for d in _C._dtypes:
+        if repr(d) == "torch." + name:
+            return d
+    raise ValueError("unknown dtype torch.{}".format(name))
+
+
+def _rebuild_tensor(data, dtype_name, shape, device, requires_grad):
+    """The inverse of Tensor.__reduce_ex__ (pickle calls it by this module-level name): a tensor
+    of `shape` and the dtype named `dtype_name` whose bytes are `data`."""
+    t = _C._call("aten::empty", (list(shape),), {"dtype": _dtype_named(dtype_name)})
+    if len(data) != t.numel() * t.element_size():
+        raise ValueError("cannot unpickle a tensor of shape {} and dtype torch.{} from {} bytes".format(
+            list(shape), dtype_name, len(data)))
+    if data:
+        ctypes.memmove(t.data_ptr(), data, len(data))
+    if device != "cpu":
+        t = t.to(device)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def _reduce_ex(self, protocol):
+    """Tensor.__reduce_ex__: pickles the dtype, shape, device, requires_grad and the bytes of the
+    values (native byte order; no NumPy needed, and bfloat16 as its own bits). The unpickled tensor
+    is row-major and owns its memory: unlike torch, views of one storage pickled together come
+    back as separate tensors. As in torch 1.13, neither .grad nor Python attributes set on the
+    tensor travel."""
+    t = self.detach()
+    if t.device.type != "cpu":
+        t = t.cpu()
+    t = t.contiguous()
+    nbytes = t.numel() * t.element_size()
+    data = ctypes.string_at(t.data_ptr(), nbytes) if nbytes else b""
+    args = (data, repr(self.dtype)[len("torch."):], tuple(self.shape), str(self.device), self.requires_grad)
+    return (_rebuild_tensor, args)
+
+
+def _deepcopy(self, memo):
+    """Tensor.__deepcopy__, as torch's: a leaf only; a new tensor with self's values, dtype, device
+    and requires_grad, and deep copies of its .grad and Python attributes. (torch copies the
+    storage, so views deep-copied together stay views of one copy; ampjit copies each tensor.)"""
+    if not self.is_leaf:
+        raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                           "protocol at the moment")
+    key = id(self)
+    if key in memo:
+        return memo[key]
+    new = self.detach().clone()
+    if type(self) is not Tensor:
+        new.__class__ = type(self)
+    new.requires_grad = self.requires_grad
+    memo[key] = new
+    for k, v in self.__dict__.items():  # .grad included
+        setattr(new, k, deepcopy(v, memo))
+    return new
 
 
 # --- indexing --------------------------------------------------------------------------------
@@ -275,3 +364,8 @@ def _install_tensor_methods():
     Tensor.T = property(_T)
     Tensor.grad = None
     Tensor.__array_priority__ = 1000  # numpy defers to our reflected operators
+    Tensor.__array__ = _array
+    Tensor.__array_wrap__ = _array_wrap
+    Tensor.__reduce_ex__ = _reduce_ex
+    Tensor.__deepcopy__ = _deepcopy
+    _memory_format._install(Tensor.contiguous)

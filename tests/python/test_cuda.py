@@ -98,6 +98,20 @@ def test_devices_and_copies():
 
 
 @gpu
+def test_pickle_deepcopy_numpy_and_assert_close_on_cuda():
+    import copy
+    import pickle
+    x = torch.randn(3, 4).to(torch.bfloat16).cuda().t()
+    for y in (pickle.loads(pickle.dumps(x)), copy.deepcopy(x)):
+        assert y.is_cuda and y.dtype == x.dtype and torch.equal(y.cpu(), x.cpu())
+    with pytest.raises(TypeError, match="can't convert cuda"):
+        np.asarray(x.float())
+    with pytest.raises(AssertionError, match="The values for attribute 'device' do not match: cuda:0 != cpu."):
+        torch.testing.assert_close(x, x.cpu())
+    torch.testing.assert_close(x, x.cpu(), check_device=False)
+
+
+@gpu
 def test_mixed_device_error_names_both_devices():
     with pytest.raises(RuntimeError, match=r"Expected all tensors to be on the same device, but found "
                                            r"at least two devices, cuda:0 and cpu!|cpu and cuda:0!"):

@@ -32,8 +32,17 @@ class Parameter(Tensor):
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
 
+    def __reduce_ex__(self, protocol):
+        # As torch's: the data pickles as a plain tensor and becomes a Parameter again on load.
+        return (_rebuild_parameter, (self.detach(), self.requires_grad))
+
     def __deepcopy__(self, memo):
         key = id(self)
         if key not in memo:
             memo[key] = type(self)(self.detach().clone(), self.requires_grad)
         return memo[key]
+
+
+def _rebuild_parameter(data, requires_grad):
+    """The inverse of Parameter.__reduce_ex__ (pickle calls it by this module-level name)."""
+    return Parameter(data, requires_grad)

@@ -47,11 +47,12 @@ def _addindent(s, num_spaces):
 
 
 def _parse_to(*args, **kwargs):
-    """The arguments of Module.to: (device, dtype, non_blocking), parsed as Tensor.to parses them."""
+    """The arguments of Module.to: (device, dtype, non_blocking, memory_format), parsed as Tensor.to
+    parses them."""
     if "copy" in kwargs:
         raise TypeError("to() got an unexpected keyword argument 'copy'")
-    device, dtype, non_blocking, _ = _tensor_parse_to(*args, **kwargs)
-    return device, dtype, non_blocking
+    device, dtype, non_blocking, _, memory_format = _tensor_parse_to(*args, **kwargs)
+    return device, dtype, non_blocking, memory_format
 
 
 def _forward_unimplemented(self, *input):
@@ -329,13 +330,16 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        device, dtype, non_blocking = _parse_to(*args, **kwargs)
+        device, dtype, non_blocking, memory_format = _parse_to(*args, **kwargs)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, "
                             "but got desired dtype={}".format(dtype))
 
         def convert(t):
-            return t.to(device=device, dtype=dtype if t.is_floating_point() else None, non_blocking=non_blocking)
+            # As torch, a memory_format applies to the 4-D and 5-D tensors only.
+            fmt = memory_format if t.dim() in (4, 5) else None
+            return t.to(device=device, dtype=dtype if t.is_floating_point() else None, non_blocking=non_blocking,
+                        memory_format=fmt)
 
         return self._apply(convert)
 

@@ -1,0 +1,100 @@
+"""torch.memory_format: the layout names torch accepts (contiguous_format, channels_last, ...) and the
+Tensor methods that take one (contiguous, is_contiguous, to).
+
+Note [One memory layout]
+ampjit's kernels run on row-major (torch.contiguous_format) tensors: a layout request is a hint
+that ampjit does not follow. ``x.contiguous(memory_format=torch.channels_last)``,
+``x.to(memory_format=...)`` and ``module.to(memory_format=...)`` accept torch's arguments and
+raise torch's errors (a channels_last request on a tensor that is not 4-D), but give a tensor in
+ampjit's one layout: the values are torch's, the strides are not. ``is_contiguous(memory_format=)``
+answers from the strides as torch computes it, so it says False for channels_last on a row-major
+4-D tensor with more than one channel, even right after ``contiguous(memory_format=channels_last)``
+(torch would say True there). Views with channels-last strides (``x.permute(0, 2, 3, 1)
+.contiguous().permute(0, 3, 1, 2)``) do exist and answer True, as in torch.
+"""
+from . import _C
+from ._C import Tensor
+
+
+class memory_format:
+    """torch.memory_format: one of ampjit.contiguous_format, preserve_format, channels_last,
+    channels_last_3d (a name, compared by identity; see Note [One memory layout])."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return "torch." + self._name
+
+    def __reduce__(self):
+        return self._name  # pickle and copy give back the module's own object
+
+
+memory_format.__module__ = "ampjit"
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+
+# The dimension order, innermost first, that a channels-last layout stores; and its rank.
+_CHANNELS_LAST_ORDER = {channels_last: ((1, 3, 2, 0), 4), channels_last_3d: ((1, 4, 3, 2, 0), 5)}
+
+
+def _check_memory_format(fn_name, fmt):
+    if not isinstance(fmt, memory_format):
+        type_name = "torch." + type(fmt).__name__ if isinstance(fmt, (_C.dtype, _C.device)) else type(fmt).__name__
+        raise TypeError("{}(): argument 'memory_format' must be torch.memory_format, not {}".format(
+            fn_name, type_name))
+
+
+def _check_rank(t, fmt):
+    """torch's error for a channels-last layout asked of a tensor of another rank."""
+    order = _CHANNELS_LAST_ORDER.get(fmt)
+    if order is not None and t.dim() != order[1]:
+        raise RuntimeError("required rank {} tensor to use {} format".format(order[1], fmt._name))
+
+
+def _is_channels_last_contiguous(t, fmt):
+    """c10's compute_channels_last_contiguous_2d/_3d: walking the dims innermost first (C, W, H, N
+    for channels_last), each dim of size != 1 has the stride of a dense channels-last tensor."""
+    order, rank = _CHANNELS_LAST_ORDER[fmt]
+    if t.dim() != rank:
+        return False
+    sizes, strides = t.shape, t.stride()
+    expected = 1
+    for d in order:
+        if sizes[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= sizes[d]
+    return True
+
+
+def _install(row_major_contiguous):
+    """Gives Tensor.contiguous and Tensor.is_contiguous their memory_format argument;
+    `row_major_contiguous` is the op-table method that makes a row-major copy when needed."""
+    own_is_contiguous = Tensor.is_contiguous
+
+    def contiguous(self, *, memory_format=contiguous_format):
+        """Tensor.contiguous(memory_format=torch.contiguous_format): self if it is row-major,
+        else a row-major copy; a channels_last request also gives row-major (Note [One memory
+        layout]). It always runs the op, so that a trace records it."""
+        _check_memory_format("contiguous", memory_format)
+        if memory_format is preserve_format and not own_is_contiguous(self):
+            raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+        _check_rank(self, memory_format)
+        return row_major_contiguous(self)
+
+    def is_contiguous(self, *, memory_format=contiguous_format):
+        """Tensor.is_contiguous(memory_format=torch.contiguous_format), from the strides as torch
+        computes it (preserve_format asks the same as contiguous_format)."""
+        _check_memory_format("is_contiguous", memory_format)
+        if memory_format in _CHANNELS_LAST_ORDER:
+            return _is_channels_last_contiguous(self, memory_format)
+        return own_is_contiguous(self)
+
+    Tensor.contiguous = contiguous
+    Tensor.is_contiguous = is_contiguous
