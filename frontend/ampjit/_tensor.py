@@ -361,6 +361,11 @@ def _install_tensor_methods():
     Tensor.__iter__ = _iter
     Tensor.__floordiv__ = _floordiv
     Tensor.__rfloordiv__ = _rfloordiv
+    # Python 2's names, which torch's Tensor still has (its own tests call x.__div__(y))
+    Tensor.__div__ = Tensor.__truediv__
+    Tensor.__rdiv__ = Tensor.__rtruediv__
+    if hasattr(Tensor, "__itruediv__"):
+        Tensor.__idiv__ = Tensor.__itruediv__
     Tensor.T = property(_T)
     Tensor.grad = None
     Tensor.__array_priority__ = 1000  # numpy defers to our reflected operators

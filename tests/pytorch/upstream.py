@@ -66,6 +66,7 @@ class _Loader(importlib.abc.Loader):
 
     def exec_module(self, module):
         module.__dict__["__builtins__"] = _BUILTINS
+        module.__file__ = self.path
         with open(self.path, encoding="utf-8") as f:
             code = compile(f.read(), self.path, "exec")
         exec(code, module.__dict__)
