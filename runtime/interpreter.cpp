@@ -7,6 +7,7 @@
 #include "runtime/autocast/autocast_state.h"
 #include "runtime/dispatcher.h"
 #include "runtime/module_object.h"
+#include "runtime/script_error.h"
 
 namespace ampjit {
 
@@ -419,7 +420,8 @@ void Code::run(Stack& stack) const {
       }
       case Instruction::kRaise: {
         const IValue& m = regs[in.a];
-        throw Error(m.is_string() ? m.to_string_ref() : m.repr());
+        throw ScriptError(m.is_string() ? m.to_string_ref() : m.repr(),
+                          in.node ? in.node->source_range() : SourceRange());
       }
       case Instruction::kNode:
         run_handler(in);
@@ -580,6 +582,20 @@ const Function::Specialization& Function::build(size_t slot, const AutocastConte
 
 std::shared_ptr<const Graph> Function::optimized_graph() const {
   return specialization().graph;
+}
+
+namespace {
+thread_local std::shared_ptr<const Graph> t_last_executed;
+}  // namespace
+
+void Function::run(Stack& stack) const {
+  const Specialization& s = specialization();
+  s.code->run(stack);
+  t_last_executed = s.graph;  // after the run: a call made inside finishes first, the caller last
+}
+
+std::shared_ptr<const Graph> last_executed_optimized_graph() {
+  return t_last_executed;
 }
 
 const Code& Function::code() const {

@@ -121,6 +121,9 @@ GraphOptimizer set_graph_optimizer(GraphOptimizer optimizer);
 // returns the previous value.
 bool set_jit_autocast_mode(bool enabled);
 bool jit_autocast_mode();
+// torch.jit.last_executed_optimized_graph(): the optimized graph of the last Function this thread
+// ran (the specialization that ran, casts included), or null before the first run.
+std::shared_ptr<const Graph> last_executed_optimized_graph();
 
 // A named, callable graph: what jit.trace and jit.script produce and what graphs call.
 class Function {
@@ -163,7 +166,7 @@ class Function {
   std::shared_ptr<const Graph> optimized_graph() const;
   // Its compiled code.
   const Code& code() const;
-  void run(Stack& stack) const { code().run(stack); }
+  void run(Stack& stack) const;
   Stack operator()(Stack args) const {
     run(args);
     return args;

@@ -17,6 +17,7 @@
 //   aten::str(any) -> str                     aten::format(str, any...) -> str
 //   prim::Print(any...)                       aten::warn(str, int)
 //   prim::unchecked_cast(x) -> x              prim::Uninitialized() -> None
+//   prim::requires_grad(Tensor) -> bool
 // The tensor overloads of the same names (aten::slice.Tensor, aten::add.Tensor, aten::len.Tensor,
 // ...) and the scalar ones (runtime/ops/scalar.def) have op entries; the interpreter runs a node's
 // op when it has one, so only the generic forms reach these handlers.
@@ -419,6 +420,11 @@ void extreme_h(const Node&, Stack& io) {
   io = {std::move(r)};
 }
 
+// x.requires_grad in script (torch's prim::requires_grad).
+void requires_grad_h(const Node&, Stack& io) {
+  io = {IValue(io.at(0).to_tensor().requires_grad())};
+}
+
 void str_h(const Node&, Stack& io) {
   io = {IValue(python_str(io.at(0)))};
 }
@@ -503,6 +509,7 @@ const bool kRegistered = [] {
       {"aten::warn", warn_h},
       {"prim::unchecked_cast", unchecked_cast_h},
       {"prim::Uninitialized", uninitialized_h},
+      {"prim::requires_grad", requires_grad_h},
   };
   for (const auto& [name, h] : handlers) register_prim_handler(Symbol::intern(name), h);
   return true;

@@ -13,7 +13,11 @@ def _make_function(base):
     name = base.split("::", 1)[1]
 
     def fn(*args, **kwargs):
-        return _C._call(base, args, kwargs)
+        result = _C._call(base, args, kwargs)
+        out = kwargs.get("out")
+        # torch returns the very `out` object (the op wrote into its tensor)
+        return out if out is not None and type(out) is type(result) and out is not result and \
+            out.data_ptr() == result.data_ptr() else result
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = "ampjit op {}:\n  ".format(base) + "\n  ".join(_C._op_schemas(base))

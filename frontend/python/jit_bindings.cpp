@@ -83,10 +83,100 @@ void collect_nodes(const Block& b, bp::list& out) {
     for (const Block* sub : n->blocks()) collect_nodes(*sub, out);
   }
 }
-bp::list graph_nodes(const PyGraph& g) {
+bp::list graph_node_tuples(const PyGraph& g) {
   bp::list out;
   collect_nodes(*g.g->block(), out);
   return out;
+}
+
+// torch._C.Node, the parts tests and tools read: kind(), sourceRange(), the counts of inputs and
+// outputs, its blocks' nodes; it keeps its graph alive.
+struct PyNode {
+  std::shared_ptr<Graph> g;
+  Node* n;
+  std::string kind() const { return n->kind().qualified(); }
+  std::string source_range() const {
+    return n->source_range().valid() ? n->source_range().location_str() : std::string();
+  }
+  size_t inputs_size() const { return n->inputs().size(); }
+  size_t outputs_size() const { return n->outputs().size(); }
+  bool eq(const PyNode& o) const { return n == o.n; }
+  std::string repr() const { return "<Node " + kind() + ">"; }
+};
+
+bp::list nodes_of(const std::shared_ptr<Graph>& g, const Block& b) {
+  bp::list out;
+  for (Node* n : b) out.append(PyNode{g, n});
+  return out;
+}
+// Graph.nodes(): the top-level nodes, as torch's (nested blocks through Node.blocks()).
+bp::list graph_nodes(const PyGraph& g) {
+  return nodes_of(g.g, *g.g->block());
+}
+bp::list node_blocks(const PyNode& n) {
+  bp::list out;
+  for (const Block* b : n.n->blocks()) out.append(nodes_of(n.g, *b));
+  return out;
+}
+void find_all(const std::shared_ptr<Graph>& g, const Block& b, const std::string& kind,
+              bool recurse, bp::list& out) {
+  for (Node* n : b) {
+    if (n->kind().qualified() == kind) out.append(PyNode{g, n});
+    if (recurse)
+      for (const Block* sub : n->blocks()) find_all(g, *sub, kind, recurse, out);
+  }
+}
+bp::list graph_find_all_nodes(const PyGraph& g, const std::string& kind, bool recurse) {
+  bp::list out;
+  find_all(g.g, *g.g->block(), kind, recurse, out);
+  return out;
+}
+bp::object graph_find_node(const PyGraph& g, const std::string& kind, bool recurse) {
+  bp::list all = graph_find_all_nodes(g, kind, recurse);
+  return bp::len(all) ? bp::object(all[0]) : bp::object();
+}
+
+// Note [Moving nodes]
+// torch's AliasDb.move_after_topologically_valid(n, m): whether n can move to just after m (same
+// block, n before m) without changing what the program computes. It cannot when a node between
+// them (m included) uses one of n's outputs, or when n and a node between touch global state in an
+// order that matters: side effects (autocast Enter/Exit, raising, printing, warning, in-place
+// writes, random draws) against side effects or reads of that state (the is_autocast_* queries,
+// is_grad_enabled). Alias analysis proper (which tensors may share memory) is not modeled: a write
+// is treated as touching everything, which only ever answers "cannot" more often.
+bool reads_global_state(const Node* n) {
+  const std::string k = n->kind().qualified();
+  return k == "aten::is_autocast_enabled" || k == "aten::is_autocast_cpu_enabled" ||
+         k == "aten::is_grad_enabled";
+}
+bool has_side_effects(const Node* n) {
+  const std::string k = n->kind().qualified();
+  if (k == "prim::Enter" || k == "prim::Exit" || k == "prim::RaiseException" ||
+      k == "prim::Print" || k == "aten::warn" || k == "prim::AutocastRegion" ||
+      k == "prim::SetAttr")
+    return true;
+  if (const OpEntry* op = n->op()) {
+    if (op->has(kNondeterministic) || op->written_arg >= 0) return true;
+  }
+  return !n->blocks().empty();  // control flow: whatever its blocks do
+}
+struct PyAliasDb {
+  std::shared_ptr<Graph> g;
+  bool move_after_topologically_valid(const PyNode& n, const PyNode& m) const {
+    if (n.n->owning_block() != m.n->owning_block() || !n.n->is_before(m.n)) return false;
+    const bool n_effects = has_side_effects(n.n), n_reads = reads_global_state(n.n);
+    for (Node* cur = n.n->next(); cur; cur = cur->next()) {
+      for (Value* in : cur->inputs())
+        if (in->node() == n.n) return false;
+      if ((n_effects || n_reads) && has_side_effects(cur)) return false;
+      if (n_effects && reads_global_state(cur)) return false;
+      if (cur == m.n) return true;
+    }
+    return false;
+  }
+};
+PyAliasDb graph_alias_db(const PyGraph& g) {
+  return PyAliasDb{g.g};
 }
 PyGraph parse_graph_text(const std::string& text) {
   auto g = parse_graph(text);
@@ -537,7 +627,21 @@ void bind_jit() {
       .def("__str__", graph_str)
       .def("__repr__", graph_str)
       .def("str", graph_str2, (bp::arg("print_source_ranges") = true))
-      .def("nodes", graph_nodes);
+      .def("nodes", graph_nodes)
+      .def("_node_tuples", graph_node_tuples)
+      .def("findAllNodes", graph_find_all_nodes, (bp::arg("kind"), bp::arg("recurse") = true))
+      .def("findNode", graph_find_node, (bp::arg("kind"), bp::arg("recurse") = true))
+      .def("alias_db", graph_alias_db);
+  bp::class_<PyNode>("Node", bp::no_init)
+      .def("kind", &PyNode::kind)
+      .def("sourceRange", &PyNode::source_range)
+      .def("inputsSize", &PyNode::inputs_size)
+      .def("outputsSize", &PyNode::outputs_size)
+      .def("blocks", node_blocks)
+      .def("__eq__", &PyNode::eq)
+      .def("__repr__", &PyNode::repr);
+  bp::class_<PyAliasDb>("AliasDb", bp::no_init)
+      .def("move_after_topologically_valid", &PyAliasDb::move_after_topologically_valid);
   bp::def("_parse_graph", parse_graph_text);
   bp::class_<PyModule>("_Module", bp::no_init)
       .def("__init__", bp::make_constructor(make_module))
@@ -558,6 +662,12 @@ void bind_jit() {
       .def("_set_autocast_semantics", function_set_semantics);
   bp::def("_trace", trace);
   bp::def("_is_tracing", is_tracing);
+  bp::def(
+      "_last_executed_optimized_graph", +[]() -> bp::object {
+        auto g = last_executed_optimized_graph();
+        if (!g) return bp::object();
+        return bp::object(PyGraph{std::const_pointer_cast<Graph>(g)});
+      });
   bp::def(
       "_set_named_tuple_class", +[](bp::object f) { g_named_tuple_class = f; });
   bp::def("_tracer_enter_autocast", tracer_enter_autocast);

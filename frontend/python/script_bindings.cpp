@@ -20,6 +20,7 @@
 #include "frontend/python/convert.h"
 #include "runtime/autocast/semantics.h"
 #include "runtime/module_object.h"
+#include "runtime/script_error.h"
 #include "script/builtins.h"
 #include "script/compiler.h"
 
@@ -35,6 +36,7 @@ namespace {
 // ampjit.jit.CompileError and torch.jit.frontend's NotSupportedError and UnsupportedNodeError, by
 // CompileErrorKind; installed at import.
 PyObject* g_compile_error[3] = {nullptr, nullptr, nullptr};
+PyObject* g_script_error = nullptr;  // ampjit.jit.Error (runtime/script_error.h)
 
 // "TypeName: message" of the pending Python exception, which is cleared.
 std::string fetch_python_error() {
@@ -273,6 +275,14 @@ void set_compile_error(bp::object error, bp::object not_supported, bp::object un
 
 void bind_script() {
   // Registered after the ampjit::Error translator, so it is tried first for a CompileError.
+  bp::register_exception_translator<ScriptError>([](const ScriptError& e) {
+    PyErr_SetString(g_script_error ? g_script_error : PyExc_RuntimeError, e.what());
+  });
+  bp::def(
+      "_set_script_error", +[](bp::object cls) {
+        Py_XINCREF(cls.ptr());
+        g_script_error = cls.ptr();
+      });
   bp::register_exception_translator<CompileError>([](const CompileError& e) {
     PyObject* cls = g_compile_error[static_cast<int>(e.kind())];
     PyErr_SetString(cls ? cls : PyExc_RuntimeError, e.what());

@@ -9,6 +9,7 @@
 #include "kernels/cpu/reduce.h"
 #include "runtime/boxing.h"
 #include "runtime/op_table.h"
+#include "runtime/ops.h"
 
 namespace ampjit::cpu {
 namespace {
@@ -211,9 +212,24 @@ Tensor nll_loss_k(const Tensor& self, const Tensor& target, const std::optional<
                   int64_t reduction, int64_t ignore_index) {
   return nll_impl(self, target, weight, reduction, ignore_index, false);
 }
+// As torch's nll_loss_nd (CompositeImplicit): after its shape checks, nll_loss for (C) and (N, C)
+// inputs and nll_loss2d on an (N, C, 1, -1) view beyond, called through the dispatcher, so that
+// under autocast those ops' own policy (float32 in torch 1.13's CPU lists) applies, as in torch.
 Tensor nll_loss_nd_k(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
                      int64_t reduction, int64_t ignore_index) {
-  return nll_impl(self, target, weight, reduction, ignore_index, true);
+  check_nll_shapes(self, target, true);
+  if (self.dim() <= 2) return ops::nll_loss(self, target, weight, reduction, ignore_index);
+  const int64_t n = self.size(0), c = self.size(1);
+  const bool empty = self.numel() == 0;
+  const Tensor input =
+      self.contiguous().view(empty ? DimVector{n, c, 0, 0} : DimVector{n, c, 1, -1});
+  const Tensor t =
+      target.contiguous().view(target.numel() == 0 ? DimVector{n, 0, 0} : DimVector{n, 1, -1});
+  const Tensor out = ops::nll_loss2d(input, t, weight, reduction, ignore_index);
+  if (reduction != 0) return out;
+  DimVector shape{n};
+  for (int64_t d = 2; d < self.dim(); ++d) shape.push_back(self.size(d));
+  return out.view(shape);
 }
 Tensor nll_loss2d_k(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
                     int64_t reduction, int64_t ignore_index) {

@@ -316,6 +316,9 @@ SV FunctionEmitter::emit_attribute(const Attribute& a) {
         auto op0 = [&](const char* name) { return SV::of(call_builtin_op(name, {}, r, v)); };
         if (a.attr == "shape") return op0("aten::size");
         if (a.attr == "dtype") return op0("prim::dtype");
+        if (a.attr == "requires_grad")
+          return SV::of(
+              emit_node_call(Symbol::intern("prim::requires_grad"), {v}, Type::bool_(), r));
         if (a.attr == "device") return op0("prim::device");
         if (a.attr == "ndim") return op0("aten::dim");
         if (a.attr == "T" || a.attr == "mT" || a.attr == "data" || a.attr == "grad")

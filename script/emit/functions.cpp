@@ -235,6 +235,16 @@ std::shared_ptr<Function> FunctionEmitter::emit_def(const FunctionDef& def, bool
       decorator_regions.emplace_back(call_autocast(s.path, args, d->range), d->range);
       continue;
     }
+    if (s.kind == SV::kAutocast && is_method) {
+      // torch 1.13 compiles a module method's body and drops its autocast decorator silently:
+      // ignored here too, with a warning at the decorator (eager semantics applies it, above).
+      warn_autocast_interop(
+          "the @autocast decorator of a scripted module's method is ignored in torchscript "
+          "semantics, as torch 1.13 ignores it (silently): the method runs without the region; "
+          "use `with autocast(...):` inside it, or eager semantics",
+          d->range);
+      continue;
+    }
     if (s.kind == SV::kAutocast)
       fail(d->range, "TorchScript error: @autocast() decorator is not supported in script mode");
     if (s.kind == SV::kNamespace &&

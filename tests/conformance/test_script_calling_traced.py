@@ -21,7 +21,7 @@ def same(got, want):
 
 
 def kinds(fn):
-    return [n[0] for n in fn.graph.nodes()]
+    return [n[0] for n in fn.graph._node_tuples()]
 
 
 def helper(a, b):

@@ -616,7 +616,7 @@ TEST_F(Autocast, ProfileNamesAndGeneratedTable) {
   }
   const auto skipped = autocast_skipped_ops("torch-1.13");
   EXPECT_TRUE(std::any_of(skipped.begin(), skipped.end(), [](const SkippedOp& s) {
-    return s.op == "aten::conv_tbc" && s.device == kCPU && s.policy == P::LowerPrecisionFp;
+    return s.op == "aten::_convolution" && s.device == kCPU && s.policy == P::LowerPrecisionFp;
   }));
 }
 

@@ -63,7 +63,6 @@ TEST(FunctionalSource, EveryDefCompilesOrNamesItsMissingOp) {
       {"max_pool1d_with_indices", "Unknown builtin op: aten::max_pool1d_with_indices"},
       {"_max_pool1d", "Unknown builtin op: aten::max_pool1d"},
       {"max_pool2d_with_indices", "Unknown builtin op: aten::max_pool2d_with_indices"},
-      {"smooth_l1_loss", "Unknown builtin op: aten::smooth_l1_loss"},
   };
   EXPECT_EQ(failures, pinned);
   EXPECT_EQ(compiled, files->defs().size() - pinned.size());

@@ -79,7 +79,7 @@ def assert_same(got, want, what=""):
 
 
 def kinds(fn):
-    return [n[0] for n in fn.graph.nodes()]
+    return [n[0] for n in fn.graph._node_tuples()]
 
 
 def inputs(seed=0, n=2, shape=(4, 4)):
@@ -209,7 +209,7 @@ def test_a_traced_function_calling_another_trace_keeps_its_regions(eager_semanti
     # The inner trace is one call (Note [Compiled functions called while tracing]); its regions
     # are in its graph and come back when it is inlined.
     assert "prim::CallFunction" in kinds(traced)
-    assert "prim::AutocastRegion" in [n[0] for n in traced.inlined_graph.nodes()]
+    assert "prim::AutocastRegion" in [n[0] for n in traced.inlined_graph._node_tuples()]
     for state in STATES:
         with Under(state):
             assert_same(traced(*args), outer(*args), state[0])

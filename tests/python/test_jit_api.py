@@ -33,7 +33,8 @@ def test_unused_method_compiles_as_a_stub_that_raises():
     scripted = torch.jit.script(WithUnused())
     assert torch.equal(scripted(x), x + 1)
     called = torch.jit.script(CallsUnused())
-    with pytest.raises(RuntimeError, match="This Python function is annotated to be ignored and cannot be run"):
+    # torch.jit.Error, as torch raises it: not a RuntimeError
+    with pytest.raises(torch.jit.Error, match="This Python function is annotated to be ignored and cannot be run"):
         called(x)
 
 
@@ -72,8 +73,9 @@ def test_assert_in_python_and_script():
     assert torch.equal(scripted(torch.ones(2)), torch.ones(2))
     with pytest.raises(AssertionError, match="positive"):
         f(-torch.ones(2))
-    with pytest.raises(RuntimeError, match="AssertionError: positive"):
+    with pytest.raises(torch.jit.Error, match="AssertionError: positive") as e:
         scripted(-torch.ones(2))
+    assert not isinstance(e.value, RuntimeError)
 
 
 def test_op_aliases_are_their_ops():
@@ -191,3 +193,57 @@ def _generator(x: int):
 
 def test_generator_expressions_compile_as_list_comprehensions(torch_ref):
     assert torch.jit.script(_generator)(5) == torch_ref.jit.script(_generator)(5) == _generator(5)
+
+
+# ---- traced modules: check_inputs of another shape, repr, code -------------------------------------
+
+def _nested(L):
+    class Sub(L.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = L.nn.Linear(3, 3)
+
+        def forward(self, x):
+            return L.relu(self.lin(x))
+
+    class Top(L.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.sub = Sub()
+
+        def forward(self, x):
+            return self.sub(x) * 2
+    return Top()
+
+
+def test_traced_module_check_inputs_repr_and_code_as_torch(torch_ref):
+    # another batch size in check_inputs: torch compares the graphs without shapes, so does ampjit
+    got = torch.jit.trace(_nested(torch), (torch.ones(2, 3),), check_inputs=[(torch.ones(4, 3),)])
+    want = torch_ref.jit.trace(_nested(torch_ref), (torch_ref.ones(2, 3),), check_inputs=[(torch_ref.ones(4, 3),)])
+    assert repr(got) == repr(want)  # original_name on every level
+    assert "original_name=Sub" in repr(got)
+    code = got.code
+    assert code.startswith("def forward(self,\n    x: Tensor) -> Tensor:\n") and "__torch__.forward" not in code
+    # a graph that really differs still fails the check
+    def branchy(x):
+        return x * 2 if x.shape[0] == 2 else x + 1
+    with pytest.raises(torch.jit.TracingCheckError, match="Graphs differed|different lengths|First diverging"):
+        torch.jit.trace(branchy, (torch.ones(2, 3),), check_inputs=[(torch.ones(4, 3),)])
+
+
+def _raises(x):
+    if x.sum() > 0:
+        raise ValueError("boom")
+    return x
+
+
+def test_raise_in_script_is_torch_jit_error(torch_ref):
+    for L in (torch_ref, torch):
+        with pytest.raises(L.jit.Error, match="boom") as e:
+            L.jit.script(_raises)(L.ones(1))
+        assert [c.__name__ for c in type(e.value).__mro__] == ["Error", "Exception", "BaseException", "object"]
+    # ampjit's message: the exception's name and text, at the raise statement's line
+    with pytest.raises(torch.jit.Error) as e:
+        torch.jit.script(_raises)(torch.ones(1))
+    line = _raises.__code__.co_firstlineno + 2
+    assert str(e.value).startswith("{}:{}:9: ValueError: boom".format(__file__, line))

@@ -26,9 +26,8 @@ rng = np.random.default_rng(1234)
 # with a NotImplementedError naming the missing op; strict, so a test flips the day the op lands.
 MISSING_OPS = {
     "Conv2d_reflect": "aten::pad",
-    "SmoothL1Loss": "aten::smooth_l1_loss",
     "max_pool2d_indices": "aten::max_pool2d_with_indices",
-    "pad_reflect": "aten::pad", "smooth_l1_loss": "aten::smooth_l1_loss",
+    "pad_reflect": "aten::pad",
 }
 
 

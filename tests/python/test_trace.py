@@ -202,7 +202,7 @@ def test_golden_traced_function_code_and_locations():
         "  _0 = torch.mul(x, y)\n"
         "  return (torch.add(torch.relu(torch.mm(_0, torch.t(y))), 1.), _0)\n")
     line = f.__code__.co_firstlineno
-    nodes = traced.graph.nodes()
+    nodes = traced.graph._node_tuples()
     assert nodes[0][0] == "aten::mul" and nodes[0][1] == "{}:{}:0".format(__file__, line + 1)
     assert nodes[1][0] == "aten::t" and nodes[1][1].endswith(":{}:0".format(line + 2))
     assert traced.name == "f" and traced.schema == "f(Tensor x, Tensor y) -> (Tensor, Tensor)"
@@ -331,7 +331,7 @@ def test_traced_autocast_scopes_are_metadata_only():
         with torch.autocast("cpu", cache_enabled=False):
             traced = torch.jit.trace(f, (x, w))
     assert rec[0].filename == __file__
-    nodes = [n for n in traced.graph.nodes() if n[0] == "aten::matmul"]
+    nodes = [n for n in traced.graph._node_tuples() if n[0] == "aten::matmul"]
     assert len(nodes) == 2
     assert "autocast" not in nodes[0][2]  # recorded outside any scope entered while tracing
     inner = nodes[1][2]

@@ -48,6 +48,12 @@ class autocast:
         self._enabled = enabled
 
     def __enter__(self):
+        from .. import bfloat16
+        if self.device == "cpu" and self.fast_dtype != bfloat16 and not _profile_allows_cpu_float16():
+            # torch 1.13's __enter__ sets the dtype, which its C++ refuses (after __init__ warned and
+            # disabled the region); the state is left as it was (torch has already set the enabled
+            # flag when it raises)
+            raise RuntimeError("Currently, AutocastCPU only support Bfloat16 as the autocast_cpu_dtype")
         self.prev = _C._autocast_is_enabled(self.device)
         self.prev_fastdtype = _C._autocast_get_dtype(self.device)
         self.prev_cache_enabled = _C._autocast_is_cache_enabled()
@@ -61,7 +67,8 @@ class autocast:
         self._traced = _C._is_tracing()
         if self._traced:
             _C._tracer_enter_autocast(self.device, self.fast_dtype, self._enabled)
-        return self
+        # torch 1.13's __enter__ returns nothing: `with torch.autocast("cpu") as ac` binds None
+        return None if not _profile_allows_cpu_float16() else self
 
     def __exit__(self, exc_type, exc_val, exc_tb):
         if getattr(self, "_traced", False):

@@ -4,6 +4,16 @@ from ._trace import (TracerWarning, TracingCheckError, ScriptFunction, ScriptMod
                      trace, trace_module)
 from ._trace import AutocastInteropWarning, get_autocast_semantics, set_autocast_semantics  # noqa: F401
 from ._script import CompileError, Final, script  # noqa: F401
+from .frontend import NotSupportedError, UnsupportedNodeError  # noqa: F401
+
+
+class Error(Exception):
+    """torch.jit.Error: what compiled code raises itself (`raise`, a failed `assert`), with the
+    Python exception's name and the statement's file:line:col in its message. Not a RuntimeError,
+    as torch's is not."""
+
+
+_C._set_script_error(Error)
 
 
 # ---- Function modifiers (torch.jit.unused, ignore, export; overload declarations) -------------------
@@ -77,6 +87,26 @@ def is_scripting():
 def annotate(the_type, the_value):
     """The value: script reads `the_type` (``torch.jit.annotate(List[int], [])``), Python ignores it."""
     return the_value
+
+
+def last_executed_optimized_graph():
+    """torch.jit.last_executed_optimized_graph: the optimized graph of the last compiled function
+    or module this thread ran (the one for the autocast state it ran under), or None."""
+    return _C._last_executed_optimized_graph()
+
+
+def freeze(mod, preserved_attrs=None, optimize_numerics=True):
+    """torch.jit.freeze, its checks and its interface. ampjit returns the module itself: its graph
+    already reads weights from the module at each call and folds what is constant; inlining the
+    attributes as constants (and the conv/batch-norm folding that allows) is not done yet."""
+    from ._module import ScriptModule
+    if not isinstance(mod, ScriptModule):
+        raise RuntimeError("Freezing expects a ScriptModule as input. Please use torch.jit.script or "
+                           "torch.jit.trace to script your 'nn.Module'.")
+    if mod.training:
+        raise RuntimeError("Freezing is currently only implemented for modules in eval mode. Please call .eval() "
+                           "on your module before freezing.")
+    return mod
 
 
 def is_tracing():

@@ -397,7 +397,7 @@ def _module_methods(mod):
             if isinstance(v, types.FunctionType) and name not in found and not (
                     name.startswith("__") and name.endswith("__")):
                 found[name] = v
-                g = v.__globals__
+                g = inspect.unwrap(v).__globals__  # a decorated method's own module
                 if all(g is not x for x in globals_list):
                     globals_list.append(g)
     return found, globals_list, constants
@@ -460,7 +460,12 @@ def _build(mod, memo):
                 continue
             chosen.append(name)
             fn = methods[name]
-            text, filename, first_line = _function_source(fn)
+            keep = False
+            if getattr(fn, "__script_unsupported", None) and hasattr(fn, "__wrapped__"):
+                # an @autocast-decorated method: its own source, decorator included, for the
+                # compiler to decide on (ignored with a warning in torchscript semantics)
+                fn, keep = inspect.unwrap(fn), True
+            text, filename, first_line = _function_source(fn, keep_decorators=keep)
             modifier = getattr(fn, "_ampjit_jit_modifier", None)
             if modifier == "unused":
                 text = _unused_stub(text)

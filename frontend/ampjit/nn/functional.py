@@ -28,10 +28,13 @@ __all__ = [
     "relu", "relu_", "relu6", "elu", "leaky_relu", "hardtanh", "gelu", "silu", "mish", "sigmoid", "tanh",
     "softplus", "logsigmoid", "hardsigmoid", "hardswish", "softmax", "softmin", "log_softmax",
     "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-    "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "conv_tbc", "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
     "layer_norm", "batch_norm", "group_norm", "normalize", "dropout", "dropout1d", "dropout2d", "dropout3d",
     "embedding", "one_hot", "pad", "interpolate", "multi_head_attention_forward",
-    "l1_loss", "mse_loss", "smooth_l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+    "l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "soft_margin_loss", "multilabel_margin_loss",
+    "multi_margin_loss", "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
+    "triplet_margin_loss", "poisson_nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "cross_entropy", "nll_loss",
 ]
 
@@ -206,9 +209,10 @@ linear = torch.linear
 conv1d = torch.conv1d
 conv2d = torch.conv2d
 conv3d = torch.conv3d
-conv_transpose1d = torch._C._nn.conv_transpose1d
+conv_transpose1d = torch.conv_transpose1d
 conv_transpose2d = torch.conv_transpose2d
-conv_transpose3d = torch._C._nn.conv_transpose3d
+conv_transpose3d = torch.conv_transpose3d
+conv_tbc = torch.conv_tbc
 
 
 # --- pooling ------------------------------------------------------------------------------------
@@ -258,6 +262,7 @@ max_pool2d = boolean_dispatch(arg_name="return_indices", arg_index=6, default=Fa
 
 avg_pool1d = torch._C._nn.avg_pool1d
 avg_pool2d = torch.avg_pool2d
+avg_pool3d = torch._C._nn.avg_pool3d
 adaptive_avg_pool1d = torch._C._nn.adaptive_avg_pool1d
 
 
@@ -444,6 +449,82 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Optional[bool] =
     if beta == 0.0:
         return torch._C._nn.l1_loss(input, target, reduction_enum)
     return torch._C._nn.smooth_l1_loss(input, target, reduction_enum, beta)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
+    input, target = _pointwise_loss_inputs(input, target)
+    return torch._C._nn.huber_loss(input, target, _get_enum(reduction), delta)
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None,
+                     reduce: Optional[bool] = None, reduction: str = "mean") -> Tensor:
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    return torch._C._nn.soft_margin_loss(input, target, _get_enum(reduction))
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None,
+                           reduce: Optional[bool] = None, reduction: str = "mean") -> Tensor:
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    return torch._C._nn.multilabel_margin_loss(input, target, _get_enum(reduction))
+
+
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
+                      weight: Optional[Tensor] = None, size_average: Optional[bool] = None,
+                      reduce: Optional[bool] = None, reduction: str = "mean") -> Tensor:
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None:
+        if weight.dim() != 1:
+            raise ValueError("weight must be one-dimensional")
+    return torch._C._nn.multi_margin_loss(input, target, p, margin, weight, _get_enum(reduction))
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                        size_average: Optional[bool] = None, reduce: Optional[bool] = None,
+                        reduction: str = "mean") -> Tensor:
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
+    return torch.margin_ranking_loss(input1, input2, target, margin, _get_enum(reduction))
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average: Optional[bool] = None,
+                         reduce: Optional[bool] = None, reduction: str = "mean") -> Tensor:
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    return torch.hinge_embedding_loss(input, target, margin, _get_enum(reduction))
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                          size_average: Optional[bool] = None, reduce: Optional[bool] = None,
+                          reduction: str = "mean") -> Tensor:
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    return torch.cosine_embedding_loss(input1, input2, target, margin, _get_enum(reduction))
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2.0,
+                        eps: float = 1e-6, swap: bool = False, size_average: Optional[bool] = None,
+                        reduce: Optional[bool] = None, reduction: str = "mean") -> Tensor:
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    return torch.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, _get_enum(reduction))
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+                     size_average: Optional[bool] = None, eps: float = 1e-8, reduce: Optional[bool] = None,
+                     reduction: str = "mean") -> Tensor:
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    if reduction != "none" and reduction != "mean" and reduction != "sum":
+        raise ValueError(reduction + " is not a valid value for reduction")
+    return torch.poisson_nll_loss(input, target, log_input, full, eps, _get_enum(reduction))
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None,
