@@ -14,7 +14,8 @@ last, which runs the GPU machine's own PyTorch as the peer.
 2. cpp_cuda: the C++ suites `ctest -L cuda` runs, one process per binary; after a crash or a
    failure, each failed or unfinished test runs again alone, so one sticky CUDA error does not
    hide the rest (the summary keeps both counts).
-3. python_gpu: tests/python/test_cuda.py and tests/conformance/test_cuda_matrix.py under pytest.
+3. python_gpu: tests/python/test_cuda.py, tests/conformance/test_cuda_matrix.py and PyTorch
+   1.13.1's 38 CUDA autocast cases (tests/pytorch/test_pytorch_cuda.py) under pytest.
 4. bench_gemm, bench_cuda: bench_cuda_gemm (ampjit mm next to cublasGemmEx) and bench_cuda.py.
 5. torch_peer: bench_cuda.py --impl torch under the machine's python3 (GEMM, chain, MLP).
 

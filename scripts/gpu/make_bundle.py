@@ -11,7 +11,8 @@ The payload holds what the GPU machine lacks (see gpu_run.py for what runs there
               Python 3.12 cannot load a module built for 3.11, and Boost.Python has no 3.12 build here)
   site/       the ampjit package with its _C module, and the Debian packages the tests import
               (numpy, pytest and theirs), found by importing them, not listed by hand
-  tests/, bench/  the GPU test files with their helpers, and bench_cuda.py
+  tests/, bench/  the GPU test files with their helpers (PyTorch 1.13.1's CUDA autocast cases with
+              their shims and upstream files), and bench_cuda.py
   gpu_run.py, manifest.json
 Every ELF file loses its RPATH/RUNPATH, so nothing reaches back into the build tree: libraries
 resolve through LD_LIBRARY_PATH to lib/ alone (the probe step audits it).
@@ -29,7 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "scripts", "gpu"))
 import gpu_run  # noqa: E402  (one definition of the system and external library sets, and elf_files)
 
-PYTHON_TESTS = ["python/test_cuda.py", "conformance/test_cuda_matrix.py"]
+PYTHON_TESTS = ["python/test_cuda.py", "conformance/test_cuda_matrix.py", "pytorch/test_pytorch_cuda.py"]
 DIST_PACKAGES = "/usr/lib/python3/dist-packages"
 STDLIB = "/usr/lib/python3.11"
 # Parts of the standard library no test or benchmark uses (and that would load libraries such as
@@ -73,6 +74,13 @@ def main(build, stage):
         for f in os.listdir(src_dir):
             if f.endswith(".py") and (not f.startswith("test_") or f == os.path.basename(rel)):
                 shutil.copy2(os.path.join(src_dir, f), dst_dir)
+    # PyTorch 1.13.1's CUDA autocast cases: their shims, and the upstream files (fetched here: the GPU
+    # machine reaches no network) as tests/pytorch/upstream_src, which tests/pytorch/conftest.py uses.
+    shutil.copytree(os.path.join(ROOT, "tests", "pytorch", "shims"), os.path.join(stage, "tests", "pytorch", "shims"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    fetched = subprocess.run(["bash", os.path.join(ROOT, "scripts", "fetch-pytorch-tests.sh")], capture_output=True,
+                             text=True, check=True).stdout.strip().splitlines()[-1]
+    shutil.copytree(fetched, os.path.join(stage, "tests", "pytorch", "upstream_src"))
     shutil.copy2(os.path.join(ROOT, "bench", "bench_cuda.py"), os.path.join(stage, "bench"))
     shutil.copy2(os.path.join(ROOT, "scripts", "gpu", "gpu_run.py"), stage)
 

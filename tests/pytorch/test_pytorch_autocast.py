@@ -5,15 +5,11 @@ build of torch and 38 that need CUDA. Each CPU case runs here, by name, with amp
 (upstream.py); a case that fails, errors or is skipped fails its test. The CUDA cases are counted
 here (a new or lost one fails the count) and run in the GPU bundle's run.
 """
-import os
-import subprocess
 import unittest
 
 import pytest
 
 import upstream
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 CPU_CASES = {
     ("test_autocast", "TestAutocastCPU"): [
@@ -28,17 +24,6 @@ CPU_CASES = {
         "test_script_autocast_enable_and_check"],
 }
 CUDA_CASE_COUNT = 38
-
-
-@pytest.fixture(scope="module")
-def suite_root():
-    """The fetched upstream files (scripts/fetch-pytorch-tests.sh); fetching failing is a failure."""
-    out = subprocess.run(["bash", os.path.join(ROOT, "scripts", "fetch-pytorch-tests.sh")],
-                         capture_output=True, text=True)
-    assert out.returncode == 0, "fetching PyTorch 1.13.1's tests failed:\n" + out.stderr[-2000:]
-    root = out.stdout.strip().splitlines()[-1]
-    upstream.install(root)
-    return root
 
 
 CASES = [(m, c, t) for (m, c), tests in CPU_CASES.items() for t in tests]
