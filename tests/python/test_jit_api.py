@@ -247,3 +247,38 @@ def test_raise_in_script_is_torch_jit_error(torch_ref):
         torch.jit.script(_raises)(torch.ones(1))
     line = _raises.__code__.co_firstlineno + 2
     assert str(e.value).startswith("{}:{}:9: ValueError: boom".format(__file__, line))
+
+
+# ---- jit.isinstance, fork/wait, Attribute, interface, script_if_tracing ----------------------------
+
+def test_jit_api_pieces_as_torch(torch_ref):
+    from typing import Dict, List, Optional, Tuple
+    for L in (torch_ref, torch):
+        checks = [L.jit.isinstance([1, 2], List[int]), L.jit.isinstance([1.0], List[int]),
+                  L.jit.isinstance({"a": L.ones(1)}, Dict[str, L.Tensor]), L.jit.isinstance(None, Optional[int]),
+                  L.jit.isinstance((1, "a"), Tuple[int, str]), L.jit.isinstance((1, 2), Tuple[int, str])]
+        assert checks == [True, False, True, True, True, False]
+        fut = L.jit.fork(lambda a, b: a + b, L.ones(2), L.ones(2))
+        assert L.jit.wait(fut).tolist() == [2.0, 2.0]
+        attr = L.jit.Attribute([1], List[int])
+        assert attr.value == [1] and attr.type == List[int]
+
+        @L.jit.interface
+        class Iface(L.nn.Module):
+            def forward(self, x: L.Tensor) -> L.Tensor:
+                pass
+        assert Iface is not None
+
+
+@torch.jit.script_if_tracing
+def _data_dependent(x):
+    if x.sum() > 0:
+        return x * 2
+    return x
+
+
+def test_script_if_tracing_keeps_control_flow_in_a_trace():
+    traced = torch.jit.trace(lambda x: _data_dependent(x) + 1, (torch.ones(2),))
+    assert traced(-torch.ones(2)).tolist() == [0.0, 0.0]  # the branch the trace did not take
+    assert traced(torch.ones(2)).tolist() == [3.0, 3.0]
+    assert _data_dependent(torch.ones(2)).tolist() == [2.0, 2.0]  # Python, outside a trace

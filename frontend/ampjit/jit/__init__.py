@@ -1,4 +1,8 @@
 """ampjit.jit: tracing (``trace``, ``trace_module``) and scripting, torch.jit's API."""
+import builtins
+import collections
+import typing
+
 from .. import _C
 from ._trace import (TracerWarning, TracingCheckError, ScriptFunction, ScriptModule, TracedModule,  # noqa: F401
                      trace, trace_module)
@@ -26,7 +30,7 @@ _MODIFIER = "_ampjit_jit_modifier"
 
 
 def _mark(fn, modifier):
-    if isinstance(fn, property):
+    if builtins.isinstance(fn, property):
         for f in (fn.fget, fn.fset):
             if f is not None:
                 setattr(f, _MODIFIER, modifier)
@@ -89,6 +93,95 @@ def annotate(the_type, the_value):
     return the_value
 
 
+def interface(obj):
+    """torch.jit.interface: marks a class as a script interface type. ampjit's script resolves a
+    module's submodules by their concrete classes, so the mark only records the intent; Python
+    uses the class as written."""
+    obj.__ampjit_interface__ = True
+    return obj
+
+
+# torch.jit.Attribute(value, type): a (value, type) pair declaring a module attribute's script type, as
+# torch's named tuple.
+Attribute = collections.namedtuple("Attribute", ["value", "type"])
+
+
+def _check_type(obj, target):
+    origin, args = typing.get_origin(target), typing.get_args(target)
+    if origin is None:
+        if target is float:
+            return builtins.isinstance(obj, float)
+        if target is int:
+            return builtins.isinstance(obj, int) and not builtins.isinstance(obj, bool)
+        return builtins.isinstance(obj, target)
+    if origin is typing.Union:
+        return any(_check_type(obj, a) for a in args)
+    if origin is list:
+        return builtins.isinstance(obj, list) and all(_check_type(e, args[0]) for e in obj)
+    if origin is tuple:
+        return builtins.isinstance(obj, tuple) and len(obj) == len(args) and all(
+            _check_type(e, a) for e, a in zip(obj, args))
+    if origin is dict:
+        return builtins.isinstance(obj, dict) and all(_check_type(k, args[0]) and _check_type(v, args[1])
+                                             for k, v in obj.items())
+    raise RuntimeError("torch.jit.isinstance does not support the type {}".format(target))
+
+
+def isinstance(obj, target_type):  # noqa: A001 (torch's name; this module calls builtins.isinstance)
+    """torch.jit.isinstance: isinstance that also checks the element types of List, Tuple, Dict and
+    Optional annotations (an empty list matches any List[T])."""
+    return _check_type(obj, target_type)
+
+
+class Future:
+    """What torch.jit.fork returns. ampjit runs the task when its result is first asked for
+    (wait()), on the calling thread: the same results as torch's asynchronous task, without the
+    parallelism."""
+
+    def __init__(self, fn, args, kwargs):
+        self._fn, self._args, self._kwargs = fn, args, kwargs
+        self._done, self._value = False, None
+
+    def wait(self):
+        if not self._done:
+            self._value = self._fn(*self._args, **self._kwargs)
+            self._done = True
+            self._fn = self._args = self._kwargs = None
+        return self._value
+
+    def done(self):
+        return self._done
+
+
+def fork(func, *args, **kwargs):
+    """torch.jit.fork in Python: a Future of func(*args, **kwargs), run at wait() (Future's note).
+    Script does not compile fork/wait yet."""
+    return Future(func, args, kwargs)
+
+
+def wait(future):
+    """torch.jit.wait: the result of a fork."""
+    return future.wait()
+
+
+def script_if_tracing(fn):
+    """torch.jit.script_if_tracing: fn, scripted at its first call made while tracing (so a trace
+    records its control flow), called as Python otherwise."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if not is_tracing():
+            return fn(*args, **kwargs)
+        scripted = wrapper.__dict__.get("_scripted")
+        if scripted is None:
+            scripted = wrapper._scripted = script(fn)
+        return scripted(*args, **kwargs)
+    wrapper.__original_fn = fn
+    wrapper.__script_if_tracing_wrapper = True
+    return wrapper
+
+
 def last_executed_optimized_graph():
     """torch.jit.last_executed_optimized_graph: the optimized graph of the last compiled function
     or module this thread ran (the one for the autocast state it ran under), or None."""
@@ -100,7 +193,7 @@ def freeze(mod, preserved_attrs=None, optimize_numerics=True):
     already reads weights from the module at each call and folds what is constant; inlining the
     attributes as constants (and the conv/batch-norm folding that allows) is not done yet."""
     from ._module import ScriptModule
-    if not isinstance(mod, ScriptModule):
+    if not builtins.isinstance(mod, ScriptModule):
         raise RuntimeError("Freezing expects a ScriptModule as input. Please use torch.jit.script or "
                            "torch.jit.trace to script your 'nn.Module'.")
     if mod.training:
