@@ -28,6 +28,7 @@
 #include "script/builtins.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <iostream>
@@ -420,6 +421,124 @@ void extreme_h(const Node&, Stack& io) {
   io = {std::move(r)};
 }
 
+// ---- str methods (emitted by call_list_method with every argument given) ---------------------
+
+bool is_space(char c) {
+  return c == ' ' || (c >= '\t' && c <= '\r');
+}
+void startswith_h(const Node&, Stack& io) {
+  const std::string &s = io.at(0).to_string_ref(), &p = io.at(1).to_string_ref();
+  io = {IValue(s.rfind(p, 0) == 0)};
+}
+void endswith_h(const Node&, Stack& io) {
+  const std::string &s = io.at(0).to_string_ref(), &p = io.at(1).to_string_ref();
+  io = {IValue(s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0)};
+}
+template <bool Upper>
+void case_h(const Node&, Stack& io) {
+  std::string s = io.at(0).to_string_ref();
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x80)
+      c = static_cast<char>(Upper ? std::toupper(static_cast<unsigned char>(c))
+                                  : std::tolower(static_cast<unsigned char>(c)));
+  io = {IValue(std::move(s))};
+}
+template <bool Left, bool Right>
+void strip_h(const Node&, Stack& io) {
+  const std::string &s = io.at(0).to_string_ref(), &chars = io.at(1).to_string_ref();
+  size_t b = 0, e = s.size();
+  if (Left)
+    while (b < e && chars.find(s[b]) != std::string::npos) ++b;
+  if (Right)
+    while (e > b && chars.find(s[e - 1]) != std::string::npos) --e;
+  io = {IValue(s.substr(b, e - b))};
+}
+// split(sep, max): sep "" (None in Python) splits on runs of whitespace, dropping empty pieces.
+void split_h(const Node&, Stack& io) {
+  const std::string &s = io.at(0).to_string_ref(), &sep = io.at(1).to_string_ref();
+  int64_t max = io.at(2).to_int();
+  std::vector<IValue> out;
+  if (sep.empty()) {
+    size_t i = 0;
+    while (i < s.size()) {
+      while (i < s.size() && is_space(s[i])) ++i;
+      if (i == s.size()) break;
+      if (max == 0) {
+        size_t e = s.size();
+        while (e > i && is_space(s[e - 1])) --e;
+        out.emplace_back(s.substr(i, e - i));
+        break;
+      }
+      size_t j = i;
+      while (j < s.size() && !is_space(s[j])) ++j;
+      out.emplace_back(s.substr(i, j - i));
+      --max;
+      i = j;
+    }
+  } else {
+    size_t b = 0;
+    for (;;) {
+      const size_t k = max == 0 ? std::string::npos : s.find(sep, b);
+      if (k == std::string::npos) {
+        out.emplace_back(s.substr(b));
+        break;
+      }
+      out.emplace_back(s.substr(b, k - b));
+      b = k + sep.size();
+      --max;
+    }
+  }
+  io = {IValue::list(std::move(out))};
+}
+void join_h(const Node&, Stack& io) {
+  const std::string& sep = io.at(0).to_string_ref();
+  std::string out;
+  const auto& parts = io.at(1).list_elems();
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i].to_string_ref();
+  io = {IValue(std::move(out))};
+}
+void replace_h(const Node&, Stack& io) {
+  std::string s = io.at(0).to_string_ref();
+  const std::string &from = io.at(1).to_string_ref(), &to = io.at(2).to_string_ref();
+  std::string out;
+  if (from.empty()) {  // Python: `to` between every character and at both ends
+    out = to;
+    for (char c : s) (out += c) += to;
+  } else {
+    size_t b = 0;
+    for (size_t k; (k = s.find(from, b)) != std::string::npos; b = k + from.size())
+      (out += s.substr(b, k - b)) += to;
+    out += s.substr(b);
+  }
+  io = {IValue(std::move(out))};
+}
+void find_h(const Node&, Stack& io) {
+  const size_t k = io.at(0).to_string_ref().find(io.at(1).to_string_ref());
+  io = {IValue(k == std::string::npos ? int64_t{-1} : static_cast<int64_t>(k))};
+}
+void count_h(const Node&, Stack& io) {
+  const std::string &s = io.at(0).to_string_ref(), &p = io.at(1).to_string_ref();
+  int64_t n = 0;
+  if (p.empty()) {
+    n = static_cast<int64_t>(s.size()) + 1;
+  } else {
+    for (size_t k = s.find(p); k != std::string::npos; k = s.find(p, k + p.size())) ++n;
+  }
+  io = {IValue(n)};
+}
+template <int Kind>  // 0 digit, 1 alpha, 2 space
+void is_h(const Node&, Stack& io) {
+  const std::string& s = io.at(0).to_string_ref();
+  bool all = !s.empty();
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    all = all && (Kind == 0   ? std::isdigit(u) != 0
+                  : Kind == 1 ? std::isalpha(u) != 0
+                              : is_space(c));
+  }
+  io = {IValue(all)};
+}
+
 // x.requires_grad in script (torch's prim::requires_grad).
 void requires_grad_h(const Node&, Stack& io) {
   io = {IValue(io.at(0).to_tensor().requires_grad())};
@@ -510,6 +629,21 @@ const bool kRegistered = [] {
       {"prim::unchecked_cast", unchecked_cast_h},
       {"prim::Uninitialized", uninitialized_h},
       {"prim::requires_grad", requires_grad_h},
+      {"aten::startswith", startswith_h},
+      {"aten::endswith", endswith_h},
+      {"aten::lower", case_h<false>},
+      {"aten::upper", case_h<true>},
+      {"aten::strip", strip_h<true, true>},
+      {"aten::lstrip", strip_h<true, false>},
+      {"aten::rstrip", strip_h<false, true>},
+      {"aten::split", split_h},
+      {"aten::join", join_h},
+      {"aten::replace", replace_h},
+      {"aten::find", find_h},
+      {"aten::count", count_h},
+      {"aten::isdigit", is_h<0>},
+      {"aten::isalpha", is_h<1>},
+      {"aten::isspace", is_h<2>},
   };
   for (const auto& [name, h] : handlers) register_prim_handler(Symbol::intern(name), h);
   return true;

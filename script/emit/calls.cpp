@@ -679,7 +679,53 @@ Value* FunctionEmitter::call_list_method(Value* self, const std::string& name,
       for (Arg& a : args) vs.push_back(arg_value(a));
       return emit_node_call(kFormat, vs, Type::str_(), r);
     }
-    fail(r, fmt::format("str.{}() is not supported in script", name));
+    // The str methods of torch's script (aten::startswith, aten::split, ...): each with its
+    // arguments' types (trailing ones optional, given here by their defaults) and result type.
+    struct StrMethod {
+      std::vector<TypePtr> params;
+      std::vector<IValue> defaults;  // for the trailing params not given
+      TypePtr result;
+    };
+    const TypePtr S = Type::str_(), I = Type::int_(), B = Type::bool_();
+    static const auto& methods = *new std::map<std::string, StrMethod>{
+        {"startswith", {{S}, {}, B}},
+        {"endswith", {{S}, {}, B}},
+        {"lower", {{}, {}, S}},
+        {"upper", {{}, {}, S}},
+        {"strip", {{S}, {IValue(std::string(" \n\t\f\v"))}, S}},
+        {"lstrip", {{S}, {IValue(std::string(" \n\t\f\v"))}, S}},
+        {"rstrip", {{S}, {IValue(std::string(" \n\t\f\v"))}, S}},
+        {"split", {{S, I}, {IValue(std::string()), IValue(int64_t{-1})}, Type::list(S)}},
+        {"join", {{Type::list(S)}, {}, S}},
+        {"replace", {{S, S}, {}, S}},
+        {"find", {{S}, {}, I}},
+        {"count", {{S}, {}, I}},
+        {"isdigit", {{}, {}, B}},
+        {"isalpha", {{}, {}, B}},
+        {"isspace", {{}, {}, B}},
+    };
+    const auto it = methods.find(name);
+    if (it == methods.end()) fail(r, fmt::format("str.{}() is not supported in script", name));
+    const StrMethod& m = it->second;
+    const size_t required = m.params.size() - m.defaults.size();
+    if (args.size() < required || args.size() > m.params.size())
+      fail(r, fmt::format("str.{}() takes {} to {} arguments in script, got {}", name, required,
+                          m.params.size(), args.size()));
+    std::vector<Value*> vs{self};
+    for (size_t k = 0; k < m.params.size(); ++k) {
+      if (k < args.size()) {
+        Value* v = arg_value(args[k]);
+        const bool none_sep = name == "split" && k == 0 && is_none(v->type());
+        if (none_sep) v = constant(IValue(std::string()), r);  // split(None): on whitespace
+        if (!v->type()->is_subtype_of(*m.params[k]))
+          fail(args[k].range, fmt::format("str.{}() expected a value of type '{}' but found '{}'",
+                                          name, type_str(m.params[k]), type_str(v->type())));
+        vs.push_back(v);
+      } else {
+        vs.push_back(constant(m.defaults[k - required], r));
+      }
+    }
+    return emit_node_call(Symbol::intern("aten::" + name), vs, m.result, r);
   }
   const TypePtr& elem = t->elem();
   auto elem_arg = [&](Arg& a) {

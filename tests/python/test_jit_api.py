@@ -282,3 +282,20 @@ def test_script_if_tracing_keeps_control_flow_in_a_trace():
     assert traced(-torch.ones(2)).tolist() == [0.0, 0.0]  # the branch the trace did not take
     assert traced(torch.ones(2)).tolist() == [3.0, 3.0]
     assert _data_dependent(torch.ones(2)).tolist() == [2.0, 2.0]  # Python, outside a trace
+
+
+# ---- str methods in script ---------------------------------------------------------------------------
+
+def _str_methods(s: str, sep: str):
+    parts = s.split(sep)
+    words = ("  " + s + " \n").split()
+    return (parts, words, sep.join(parts), s.startswith("ab"), s.endswith("z"), s.upper().lower(),
+            ("  " + s + "  ").strip(), ("xx" + s).lstrip("x"), s.rstrip("z"), s.replace("b", "BB"),
+            s.find("c"), s.count("b"), "123".isdigit(), s.isalpha(), " \t".isspace(), s.split(sep, 1))
+
+
+@pytest.mark.parametrize("s,sep", [("ab,cb,z", ","), ("abc", "b"), ("a  b", " "), ("", ",")])
+def test_str_methods_in_script_as_torch(s, sep, torch_ref):
+    want = torch_ref.jit.script(_str_methods)(s, sep)
+    assert tuple(want) == _str_methods(s, sep)  # torch's script agrees with Python here
+    assert tuple(torch.jit.script(_str_methods)(s, sep)) == tuple(want)
