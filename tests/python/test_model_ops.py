@@ -249,3 +249,50 @@ def test_ellipsis_indexing_and_assert_refinement(torch_ref):
         _same(torch.jit.script(fn)(torch.from_numpy(x)), want)
     with pytest.raises(Exception, match="x is None"):
         torch.jit.script(_assert_refines)(None)
+
+
+# ---- the nn composites against torch's values ----------------------------------------------------
+
+def _r(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+NN_CASES = {
+    "conv_tbc": lambda L: L.conv_tbc(L.from_numpy(_r(10, 7, 3)), L.from_numpy(_r(5, 3, 4, seed=1)),
+                                     L.from_numpy(_r(4, seed=2)), 2),
+    "conv_transpose1d": lambda L: L.conv_transpose1d(L.from_numpy(_r(2, 4, 9)), L.from_numpy(_r(4, 3, 3, seed=1)),
+                                                     L.from_numpy(_r(3, seed=2)), stride=2, padding=1,
+                                                     output_padding=1),
+    "conv_transpose3d": lambda L: L.conv_transpose3d(L.from_numpy(_r(1, 4, 3, 4, 5)),
+                                                     L.from_numpy(_r(4, 2, 2, 3, 2, seed=1)), None, stride=(2, 1, 2),
+                                                     padding=(0, 1, 1), groups=2, dilation=(1, 2, 1)),
+    "avg_pool3d": lambda L: L._C._nn.avg_pool3d(L.from_numpy(_r(2, 3, 6, 7, 5)), (3, 2, 2), (2, 1, 2), (1, 0, 1)),
+    "reflection_pad1d": lambda L: L._C._nn.reflection_pad1d(L.from_numpy(_r(2, 3, 6)), (3, 2)),
+    "huber_loss": lambda L: L.nn.functional.huber_loss(L.from_numpy(_r(4, 5)), L.from_numpy(_r(4, 5, seed=1)) * 2,
+                                                       delta=0.7),
+    "smooth_l1_loss": lambda L: L.nn.functional.smooth_l1_loss(L.from_numpy(_r(4, 5)), L.from_numpy(_r(4, 5, seed=1)),
+                                                               reduction="none", beta=0.5),
+    "soft_margin_loss": lambda L: L.nn.functional.soft_margin_loss(L.from_numpy(_r(4, 5)),
+                                                                   L.from_numpy(np.sign(_r(4, 5, seed=1)))),
+    "margin_ranking_loss": lambda L: L.nn.functional.margin_ranking_loss(
+        L.from_numpy(_r(6)), L.from_numpy(_r(6, seed=1)), L.from_numpy(np.sign(_r(6, seed=2))), margin=0.3),
+    "hinge_embedding_loss": lambda L: L.nn.functional.hinge_embedding_loss(
+        L.from_numpy(_r(4, 5)), L.from_numpy(np.sign(_r(4, 5, seed=1))), margin=0.5, reduction="sum"),
+    "cosine_embedding_loss": lambda L: L.nn.functional.cosine_embedding_loss(
+        L.from_numpy(_r(4, 5)), L.from_numpy(_r(4, 5, seed=1)), L.tensor([1, -1, 1, -1]), margin=0.2),
+    "triplet_margin_loss": lambda L: L.nn.functional.triplet_margin_loss(
+        L.from_numpy(_r(4, 5)), L.from_numpy(_r(4, 5, seed=1)), L.from_numpy(_r(4, 5, seed=2)), swap=True),
+    "poisson_nll_loss": lambda L: L.nn.functional.poisson_nll_loss(
+        L.from_numpy(_r(4, 5)), L.from_numpy(np.abs(_r(4, 5, seed=1)) * 3), full=True),
+    "poisson_nll_loss_rate": lambda L: L.nn.functional.poisson_nll_loss(
+        L.from_numpy(np.abs(_r(4, 5))), L.from_numpy(np.abs(_r(4, 5, seed=1))), log_input=False, reduction="none"),
+    "multi_margin_loss": lambda L: L.nn.functional.multi_margin_loss(
+        L.from_numpy(_r(4, 5)), L.tensor([0, 4, 2, 1]), p=2, margin=0.7, weight=L.from_numpy(np.abs(_r(5, seed=3)))),
+    "multilabel_margin_loss": lambda L: L.nn.functional.multilabel_margin_loss(
+        L.from_numpy(_r(3, 5)), L.tensor([[3, 0, -1, 1, 2], [1, 2, 3, 4, 0], [4, -1, 0, 0, 0]])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NN_CASES))
+def test_nn_composite_matches_torch(name, torch_ref):
+    _same(NN_CASES[name](torch), NN_CASES[name](torch_ref), rtol=1e-5, atol=1e-5)
