@@ -5,43 +5,56 @@
 
 namespace ampjit {
 
-namespace {
-uint64_t splitmix64(uint64_t& x) {
-  uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-inline uint64_t rotl(uint64_t x, int k) {
-  return (x << k) | (x >> (64 - k));
-}
-}  // namespace
-
+// Note [torch's CPU generator] (random.h).
 void Generator::set_seed(uint64_t seed) {
   seed_ = seed;
   offset_ = 0;
-  uint64_t x = seed;
-  for (auto& s : s_) s = splitmix64(x);
+  state_[0] = static_cast<uint32_t>(seed & 0xffffffffu);
+  for (int j = 1; j < 624; ++j)
+    state_[j] = 1812433253u * (state_[j - 1] ^ (state_[j - 1] >> 30)) + static_cast<uint32_t>(j);
+  left_ = 1;
+  next_ = 0;
   has_spare_ = false;
 }
 
-uint64_t Generator::next_u64() {
-  const uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
+uint32_t Generator::random() {
+  constexpr int kN = 624, kM = 397;
+  constexpr uint32_t kMatrixA = 0x9908b0dfu, kUpper = 0x80000000u, kLower = 0x7fffffffu;
+  if (--left_ <= 0) {  // regenerate the state
+    const auto twist = [](uint32_t u, uint32_t v) {
+      return (((u & kUpper) | (v & kLower)) >> 1) ^ ((v & 1u) ? kMatrixA : 0u);
+    };
+    for (int i = 0; i < kN - kM; ++i) state_[i] = state_[i + kM] ^ twist(state_[i], state_[i + 1]);
+    for (int i = kN - kM; i < kN - 1; ++i)
+      state_[i] = state_[i + kM - kN] ^ twist(state_[i], state_[i + 1]);
+    state_[kN - 1] = state_[kM - 1] ^ twist(state_[kN - 1], state_[0]);
+    left_ = kN;
+    next_ = 0;
+  }
+  uint32_t y = state_[next_++];
+  y ^= (y >> 11);
+  y ^= (y << 7) & 0x9d2c5680u;
+  y ^= (y << 15) & 0xefc60000u;
+  y ^= (y >> 18);
+  return y;
+}
+
+uint64_t Generator::random64() {
+  const uint64_t hi = random();
+  const uint64_t lo = random();
+  return (hi << 32) | lo;
 }
 
 double Generator::next_double() {
-  return static_cast<double>(next_u64() >> 11) * 0x1p-53;
+  return static_cast<double>(random64() & ((uint64_t{1} << 53) - 1)) * 0x1p-53;
 }
 float Generator::next_float() {
-  return static_cast<float>(next_u64() >> 40) * 0x1p-24f;
+  // torch computes it in its accumulate type (double), then stores a float: exact for 24 bits
+  return static_cast<float>(static_cast<double>(random() & ((1u << 24) - 1)) * 0x1p-24);
+}
+float Generator::next_uniform_digits(int digits) {
+  const uint32_t mask = (1u << digits) - 1;
+  return static_cast<float>(random() & mask) * (1.0f / static_cast<float>(1u << digits));
 }
 
 double Generator::next_normal() {
@@ -49,14 +62,13 @@ double Generator::next_normal() {
     has_spare_ = false;
     return spare_;
   }
-  double u1;
-  do u1 = next_double();
-  while (u1 <= 0.0);
+  const double u1 = next_double();
   const double u2 = next_double();
-  const double r = std::sqrt(-2.0 * std::log(u1));
-  spare_ = r * std::sin(2.0 * M_PI * u2);
+  const double r = std::sqrt(-2.0 * std::log(1.0 - u2));
+  const double theta = 2.0 * M_PI * u1;
+  spare_ = r * std::sin(theta);
   has_spare_ = true;
-  return r * std::cos(2.0 * M_PI * u2);
+  return r * std::cos(theta);
 }
 
 uint64_t Generator::reserve(uint64_t n) {

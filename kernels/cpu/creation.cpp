@@ -1,6 +1,8 @@
 // Kernels for factories (runtime/ops/creation.def).
 #include <cmath>
 #include <limits>
+#include <type_traits>
+#include <vector>
 
 #include "runtime/boxing.h"
 #include "runtime/op_table.h"
@@ -105,6 +107,27 @@ Tensor eye_k(int64_t n, OptDtype dt, OptDevice dev, bool rg) {
   return eye_m_k(n, n, dt, dev, rg);
 }
 
+// torch's normal_fill_16: eight pairs of uniforms (data[j], data[j + 8]) made normal by Box-Muller,
+// in the element type's arithmetic (float for float).
+template <typename T>
+void normal_fill_16(T* data) {
+  for (int j = 0; j < 8; ++j) {
+    const T u1 = 1 - data[j];
+    const T u2 = data[j + 8];
+    const T radius = std::sqrt(-2 * std::log(u1));
+    const T theta = static_cast<T>(2.0 * M_PI) * u2;
+    data[j] = radius * std::cos(theta);
+    data[j + 8] = radius * std::sin(theta);
+  }
+}
+
+// rand and randn draw as torch 1.13's CPU kernels do (Note [torch's CPU generator], random.h):
+// rand one uniform of the dtype's digits per element; randn, for 16 or more float32/float64
+// elements, torch's normal_fill (all uniforms first, then Box-Muller in blocks of 16, the last
+// block redrawn when the count is not a multiple of 16), else one normal_distribution<double>
+// draw per element. (torch's AVX2 build of normal_fill computes the same formula with vectorized
+// log/sin/cos, which can differ in the last bit.) float16 and bfloat16 randn of 16 or more draw as
+// float32 and round.
 template <bool Normal>
 Tensor random_impl(IntArrayRef size, OptDtype dt, OptDevice dev, bool rg) {
   Tensor t = make(size, dt, dev, rg);
@@ -112,19 +135,43 @@ Tensor random_impl(IntArrayRef size, OptDtype dt, OptDevice dev, bool rg) {
                Normal ? "randn" : "rand", dtype_name(t.dtype()));
   Generator& g = default_generator(DeviceType::CPU);
   std::lock_guard<std::mutex> lock(g.mutex());
+  const int64_t n = t.numel();
   dispatch_floating(t.dtype(), Normal ? "randn" : "rand", [&]<typename T>() {
     T* p = t.data<T>();
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      if constexpr (Normal)
-        p[i] = static_cast<T>(g.next_normal());
-      else if constexpr (std::is_same_v<T, double>)
-        p[i] = g.next_double();
-      else {
-        // Round down so a reduced-precision draw stays below 1.
-        T v = static_cast<T>(g.next_float());
-        if (static_cast<float>(v) >= 1.0f) v = static_cast<T>(0.0f);
-        p[i] = v;
+    if constexpr (!Normal) {
+      for (int64_t i = 0; i < n; ++i) {
+        if constexpr (std::is_same_v<T, double>)
+          p[i] = g.next_double();
+        else if constexpr (std::is_same_v<T, float>)
+          p[i] = g.next_float();
+        else
+          p[i] = static_cast<T>(g.next_uniform_digits(std::is_same_v<T, Half> ? 11 : 8));
       }
+    } else if (n >= 16) {
+      using F = std::conditional_t<std::is_same_v<T, double>, double, float>;
+      std::vector<F> buf;
+      F* data = reinterpret_cast<F*>(p);
+      if constexpr (!std::is_same_v<T, F>) {
+        buf.resize(static_cast<size_t>(n));
+        data = buf.data();
+      }
+      const auto uniform = [&]() -> F {
+        if constexpr (std::is_same_v<F, double>)
+          return g.next_double();
+        else
+          return g.next_float();
+      };
+      for (int64_t i = 0; i < n; ++i) data[i] = uniform();
+      for (int64_t i = 0; i + 16 <= n; i += 16) normal_fill_16(data + i);
+      if (n % 16 != 0) {  // recompute the last 16 values
+        F* last = data + n - 16;
+        for (int j = 0; j < 16; ++j) last[j] = uniform();
+        normal_fill_16(last);
+      }
+      if constexpr (!std::is_same_v<T, F>)
+        for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(data[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(g.next_normal());
     }
   });
   return t;

@@ -1,6 +1,8 @@
-"""torch.nn.init: in-place initializers. Random ones draw from ampjit's generator, so
-ampjit.manual_seed makes them reproducible (the stream differs from torch's)."""
+"""torch.nn.init: in-place initializers. Random ones draw from ampjit's generator, which is torch's
+(Note [torch's CPU generator] in runtime/random.h): after the same manual_seed, uniform initializers
+(the layers' defaults) give torch's values bit for bit, normal ones to within a rounding."""
 import math
+import struct
 import warnings
 
 from .. import _C, float32, float64
@@ -11,14 +13,17 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_"
 
 
 def _fill_random(tensor, factory, offset, scale):
-    """tensor := offset + scale * factory(shape), computed in float32 (float64 for double)."""
+    """tensor := offset + scale * factory(shape), drawn as torch's uniform_/normal_ draw: the
+    uniforms (rand) of float32 mapped in float64 and rounded once, as torch's uniform kernel; the
+    normals (randn) scaled in float32, as torch's normal_fill (float64 tensors in float64)."""
     shape = list(tensor.shape)
-    # Reduced-precision tensors draw in float32 and round once on the copy, as torch's kernels do.
     dtype = float64 if tensor.dtype is float64 else float32
     r = _C._call(factory, (shape,), {"dtype": dtype, "device": tensor.device})
-    base = _C._call("aten::full", (shape, offset), {"dtype": dtype, "device": tensor.device})
+    if factory == "aten::rand":
+        r = r.to(float64)
+    base = _C._call("aten::full", (shape, offset), {"dtype": r.dtype, "device": tensor.device})
     with no_grad():
-        tensor.copy_(base.add(r, alpha=scale))
+        tensor.copy_(base.add(r, alpha=scale) if factory == "aten::rand" else r.mul(scale).add(base))
     return tensor
 
 
@@ -44,8 +49,16 @@ def calculate_gain(nonlinearity, param=None):
     raise ValueError("Unsupported nonlinearity {}".format(nonlinearity))
 
 
+def _f32(x):
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
 def uniform_(tensor, a=0.0, b=1.0):
-    """Fills tensor with values drawn from U(a, b)."""
+    """Fills tensor with values drawn from U(a, b). As torch's kernel for a non-double tensor, the
+    bounds are the tensor's type (float) and b - a is computed in it."""
+    if tensor.dtype is not float64:
+        a, b = _f32(a), _f32(b)
+        return _fill_random(tensor, "aten::rand", a, _f32(b - a))
     return _fill_random(tensor, "aten::rand", a, b - a)
 
 
