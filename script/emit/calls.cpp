@@ -390,6 +390,28 @@ SV FunctionEmitter::call_sv(const SV& callee, std::vector<Arg> args, const Sourc
           name = target;  // Note [Op aliases]
         if (name == "is_autocast_enabled" || name == "is_autocast_cpu_enabled")
           return SV::of(call_builtin_op("aten::" + name, std::move(args), r));
+        // torch.einsum(eq, a, b, ...) and torch.meshgrid(a, b, ...): the tensors as one list, as
+        // torch's Python signatures take them (torch.functional)
+        const size_t first = name == "einsum" ? 1 : name == "meshgrid" ? 0 : args.size();
+        if (first < args.size() && args[first].name.empty() &&
+            is_tensor(arg_value(args[first])->type())) {
+          std::vector<Value*> tensors;
+          std::vector<Arg> packed(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(first));
+          for (size_t k = first; k < args.size(); ++k) {
+            if (!args[k].name.empty()) {
+              packed.push_back(args[k]);
+              continue;
+            }
+            Value* v = arg_value(args[k]);
+            if (!is_tensor(v->type()))
+              fail(args[k].range, fmt::format("torch.{}() takes tensors here", name));
+            tensors.push_back(v);
+          }
+          Value* list = insert(graph->create_list(Type::tensor(), tensors), r)->output();
+          packed.insert(packed.begin() + static_cast<std::ptrdiff_t>(first),
+                        Arg{SV::of(list), list, r, ""});
+          args = std::move(packed);
+        }
         return SV::of(call_builtin_op("aten::" + name, std::move(args), r));
       }
       fail(r, fmt::format("{} is not supported in script", p));

@@ -296,3 +296,17 @@ NN_CASES = {
 @pytest.mark.parametrize("name", sorted(NN_CASES))
 def test_nn_composite_matches_torch(name, torch_ref):
     _same(NN_CASES[name](torch), NN_CASES[name](torch_ref), rtol=1e-5, atol=1e-5)
+
+
+def _einsum_varargs(q: Tensor, k: Tensor):
+    a = torch.einsum("B G I D, B G J D -> B G I J", q, k)
+    g = torch.meshgrid(torch.arange(3), torch.arange(2), indexing="ij")
+    return a, g[0] + g[1]
+
+
+def test_einsum_and_meshgrid_take_varargs_in_script(torch_ref):
+    q, k = RNG.standard_normal((1, 2, 3, 4)).astype(np.float32), RNG.standard_normal((1, 2, 5, 4)).astype(np.float32)
+    got = torch.jit.script(_einsum_varargs)(torch.from_numpy(q), torch.from_numpy(k))
+    want = (torch_ref.einsum("bgid,bgjd->bgij", torch_ref.from_numpy(q), torch_ref.from_numpy(k)),
+            torch_ref.tensor([[0, 1], [1, 2], [2, 3]]))
+    _same(got, want, rtol=1e-5, atol=1e-6)
