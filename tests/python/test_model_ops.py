@@ -310,3 +310,24 @@ def test_einsum_and_meshgrid_take_varargs_in_script(torch_ref):
     want = (torch_ref.einsum("bgid,bgjd->bgij", torch_ref.from_numpy(q), torch_ref.from_numpy(k)),
             torch_ref.tensor([[0, 1], [1, 2], [2, 3]]))
     _same(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_einsum_and_index_bad_input_errors(torch_ref):
+    a = torch.ones(2, 3)
+    cases = [
+        (lambda: torch.einsum("ij,jk", a), "more operands were provided than specified|number of subscripts"),
+        (lambda: torch.einsum("i1->i", a), "invalid subscript given at index 1"),
+        (lambda: torch.einsum("ijk->i", a), "does not match the number of dimensions"),
+        (lambda: torch.einsum("ij->ik", a), "output subscript k does not appear"),
+        (lambda: torch.einsum("ij,jk->ik", a, torch.ones(4, 2)), "operands do not broadcast"),
+        (lambda: torch.einsum("...j->j", a), "ellipsis"),
+        (lambda: a[torch.tensor([5])], "index 5 is out of bounds for dimension 0 with size 2"),
+        (lambda: a[torch.tensor([0]), torch.tensor([0, 1, 2, 3])], "index 3 is out of bounds|out of bounds"),
+        (lambda: torch.ones(2)[torch.tensor([0]), torch.tensor([0])], "too many indices"),
+    ]
+    for fn, message in cases:
+        with pytest.raises((RuntimeError, IndexError), match=message):
+            fn()
+    # torch raises for the same inputs (its messages are the model for ampjit's)
+    with pytest.raises(RuntimeError, match="invalid subscript given at index 1"):
+        torch_ref.einsum("i1->i", torch_ref.ones(2, 3))
