@@ -539,6 +539,25 @@ void is_h(const Node&, Stack& io) {
   io = {IValue(all)};
 }
 
+// isinstance on a value of type Any (torch's prim::isinstance): its attribute `value` lists the
+// kinds to accept, comma-separated (int, float, bool, str, Tensor, NoneType, list, tuple).
+void isinstance_h(const Node& n, Stack& io) {
+  const IValue& v = io.at(0);
+  const std::string& kinds = n.attr(sym::attr::value).to_string_ref();
+  bool hit = false;
+  for (size_t b = 0; b <= kinds.size() && !hit;) {
+    size_t e = kinds.find(',', b);
+    if (e == std::string::npos) e = kinds.size();
+    const std::string_view k(kinds.data() + b, e - b);
+    hit = (k == "int" && v.is_int()) || (k == "float" && v.is_double()) ||
+          (k == "bool" && v.is_bool()) || (k == "str" && v.is_string()) ||
+          (k == "Tensor" && v.is_tensor()) || (k == "NoneType" && v.is_none()) ||
+          (k == "list" && v.is_list()) || (k == "tuple" && v.is_tuple());
+    b = e + 1;
+  }
+  io = {IValue(hit)};
+}
+
 // x.requires_grad in script (torch's prim::requires_grad).
 void requires_grad_h(const Node&, Stack& io) {
   io = {IValue(io.at(0).to_tensor().requires_grad())};
@@ -629,6 +648,7 @@ const bool kRegistered = [] {
       {"prim::unchecked_cast", unchecked_cast_h},
       {"prim::Uninitialized", uninitialized_h},
       {"prim::requires_grad", requires_grad_h},
+      {"prim::isinstance", isinstance_h},
       {"aten::startswith", startswith_h},
       {"aten::endswith", endswith_h},
       {"aten::lower", case_h<false>},

@@ -366,6 +366,22 @@ SV FunctionEmitter::call_sv(const SV& callee, std::vector<Arg> args, const Sourc
         emit_assert_value(to_cond(arg_value(args[0]), args[0].range), arg_value(args[1]), r);
         return SV::of(none(r));
       }
+      // torch.jit.fork(fn, *args) runs fn(*args) where the fork is, and its "future" is the result,
+      // which torch.jit.wait returns: the values torch's asynchronous task gives, without the
+      // parallelism (ampjit's Python fork runs the task at wait instead; both orders give the
+      // same results for the pure functions fork is meant for).
+      if (p == "torch.jit.fork" || p == "torch.jit._fork") {
+        if (args.empty() || !args[0].name.empty())
+          fail(r, "torch.jit.fork(fn, *args) takes the function to run first");
+        const SV fn = args[0].sv;
+        args.erase(args.begin());
+        return call_sv(fn, std::move(args), r);
+      }
+      if (p == "torch.jit.wait" || p == "torch.jit._wait") {
+        if (args.size() != 1 || !args[0].name.empty())
+          fail(r, "torch.jit.wait(future) takes one argument");
+        return SV::of(arg_value(args[0]));
+      }
       if (p == "torch.jit.is_scripting") return SV::of(constant(IValue(true), r));
       if (p == "torch.jit.is_tracing") return SV::of(constant(IValue(false), r));
       if (p == "torch.jit.annotate" || p == "typing.cast") {
@@ -642,6 +658,30 @@ Value* FunctionEmitter::call_python_builtin(const std::string& name, std::vector
     };
     collect(args[1].sv);
     const TypePtr& t = v->type();
+    if (t->kind() == TypeKind::Any) {  // decided at run time (prim::isinstance)
+      std::string kinds;
+      for (const TypePtr& want : types) {
+        const std::string k = !want                              ? "list"
+                              : want->kind() == TypeKind::Tuple  ? "tuple"
+                              : want->kind() == TypeKind::Int    ? "int"
+                              : want->kind() == TypeKind::Float  ? "float"
+                              : want->kind() == TypeKind::Bool   ? "bool"
+                              : want->kind() == TypeKind::Str    ? "str"
+                              : want->kind() == TypeKind::Tensor ? "Tensor"
+                              : want->kind() == TypeKind::None   ? "NoneType"
+                                                                 : "";
+        if (k.empty())
+          fail(args[1].range,
+               fmt::format("isinstance() of an Any value against {} is not supported "
+                           "in script",
+                           type_str(want)));
+        kinds += (kinds.empty() ? "" : ",") + k;
+      }
+      Node* n = insert(graph->create(Symbol::intern("prim::isinstance"), {v}, 1), r);
+      n->set_attr(sym::attr::value, IValue(kinds));
+      n->output()->set_type(Type::bool_());
+      return n->output();
+    }
     for (const TypePtr& want : types) {
       if (!want) {
         if (t->kind() == TypeKind::List) return constant(IValue(true), r);

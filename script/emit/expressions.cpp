@@ -399,6 +399,35 @@ void FunctionEmitter::refinements(const Expr& cond, Refinements& t, Refinements&
     }
     return;
   }
+  // isinstance(x, T) with x an Any or Optional value and T one plain type: x is a T where it holds
+  if (cond.kind == ExprKind::Call) {
+    const auto& call = cond.as<Call>();
+    if (call.func->kind == ExprKind::Name && call.func->as<Name>().id == "isinstance" &&
+        !lookup_var("isinstance") && call.args.size() == 2 && call.keywords.empty() &&
+        call.args[0]->kind == ExprKind::Name &&
+        (call.args[1]->kind == ExprKind::Name || call.args[1]->kind == ExprKind::Attribute)) {
+      const std::string& id = call.args[0]->as<Name>().id;
+      Value* v = lookup_var(id);
+      if (!v || (v->type()->kind() != TypeKind::Any && v->type()->kind() != TypeKind::Optional))
+        return;
+      const std::string tn =
+          call.args[1]->kind == ExprKind::Name ? call.args[1]->as<Name>().id : std::string();
+      TypePtr target = tn == "int"     ? Type::int_()
+                       : tn == "float" ? Type::float_()
+                       : tn == "bool"  ? Type::bool_()
+                       : tn == "str"   ? Type::str_()
+                                       : nullptr;
+      if (!target) {
+        try {
+          target = parse_type(*call.args[1]);  // Tensor, a NamedTuple, ...
+        } catch (const CompileError&) {
+          return;
+        }
+      }
+      if (target && target->kind() != TypeKind::None) t[id] = target;
+    }
+    return;
+  }
   if (cond.kind != ExprKind::Compare) return;
   const auto& c = cond.as<Compare>();
   if (c.ops.size() != 1 || (c.ops[0] != CmpOpKind::Is && c.ops[0] != CmpOpKind::IsNot)) return;

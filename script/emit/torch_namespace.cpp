@@ -270,6 +270,7 @@ TypePtr FunctionEmitter::parse_type(const Expr& e) {
     if (n == "str") return Type::str_();
     if (n == "None" || n == "NoneType") return Type::none();
     if (n == "Tensor" || n == "torch.Tensor") return Type::tensor();
+    if (n == "Any" || n == "typing.Any") return Type::any();
     if (n == "torch.dtype" || n == "dtype") return Type::int_();  // TorchScript: a dtype is an int
     if (n == "torch.device" || n == "device") return Type::device();
     return nullptr;

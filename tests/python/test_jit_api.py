@@ -1,6 +1,8 @@
 """torch.jit's function modifiers and small torch API pieces that model files use (issue 15):
 jit.unused / ignore / export / _overload_method, torch._assert, op aliases (torch.divide ...),
 torch.fx.wrap and torch.utils.checkpoint."""
+from typing import Any, Optional
+
 import pytest
 
 import ampjit as torch
@@ -299,3 +301,33 @@ def test_str_methods_in_script_as_torch(s, sep, torch_ref):
     want = torch_ref.jit.script(_str_methods)(s, sep)
     assert tuple(want) == _str_methods(s, sep)  # torch's script agrees with Python here
     assert tuple(torch.jit.script(_str_methods)(s, sep)) == tuple(want)
+
+
+# ---- fork/wait in script; Any values and isinstance refinement ------------------------------------
+
+def _work(x: torch.Tensor, k: int) -> torch.Tensor:
+    return x * k
+
+
+def _forks(x: torch.Tensor) -> torch.Tensor:
+    futs = [torch.jit.fork(_work, x, k) for k in range(3)]
+    return torch.stack([torch.jit.wait(f) for f in futs]).sum(0)
+
+
+def _any_arg(a: Any, x: torch.Tensor, y: Optional[torch.Tensor]) -> torch.Tensor:
+    if isinstance(a, int):
+        x = x + a
+    elif isinstance(a, str):
+        x = x * len(a)
+    if isinstance(y, torch.Tensor):
+        x = x - y
+    return x
+
+
+def test_fork_wait_and_any_in_script_as_torch(torch_ref):
+    x = torch.ones(2)
+    assert torch.jit.script(_forks)(x).tolist() == [3.0, 3.0]
+    s = torch.jit.script(_any_arg)
+    got = [s(3, x, None).tolist(), s("ab", x, x).tolist(), s(1.5, x, None).tolist()]
+    assert got == [[4.0, 4.0], [1.0, 1.0], [1.0, 1.0]]
+    assert got == [_any_arg(3, x, None).tolist(), _any_arg("ab", x, x).tolist(), _any_arg(1.5, x, None).tolist()]
