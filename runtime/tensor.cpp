@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -12,12 +13,27 @@
 
 #include "runtime/error.h"
 #include "runtime/strided_loop.h"
+#include "runtime/threads.h"
 
 namespace ampjit {
 
+namespace {
+std::atomic<int> g_max_threads{0};  // 0: not read yet
+}  // namespace
+
 int max_threads() {
-  static const int n = omp_get_max_threads();
+  int n = g_max_threads.load(std::memory_order_relaxed);
+  if (n == 0) {
+    n = omp_get_max_threads();
+    g_max_threads.store(n, std::memory_order_relaxed);
+  }
   return n;
+}
+
+void set_max_threads(int n) {
+  AMPJIT_CHECK(n >= 1, "set_num_threads expects a positive integer");
+  omp_set_num_threads(n);
+  g_max_threads.store(n, std::memory_order_relaxed);
 }
 
 // ---- Storage ----------------------------------------------------------------------------------

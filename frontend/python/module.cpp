@@ -8,6 +8,8 @@
 #include "frontend/python/convert.h"
 #include "runtime/ops.h"
 #include "runtime/random.h"
+#include "runtime/strided_loop.h"
+#include "runtime/threads.h"
 
 namespace ampjit::python {
 
@@ -364,6 +366,8 @@ void bind_module_functions() {
   bp::def("_set_size_type", set_size_type);
   bp::def("_set_namedtuple_factory", set_namedtuple_factory);
   bp::def("manual_seed", seed);
+  bp::def("_set_num_threads", set_max_threads);
+  bp::def("_get_num_threads", max_threads);
   bp::def("initial_seed", initial_seed);
 }
 

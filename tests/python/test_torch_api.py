@@ -6,6 +6,7 @@ import copy
 import pickle
 import warnings
 
+import numpy as np
 import pytest
 
 import ampjit
@@ -282,10 +283,17 @@ def test_num_threads(torch_ref):
         ampjit.set_num_threads(n)  # the count in use: nothing to say
     for bad in (0, -1, 1.5, "2", True):
         assert outcome(ampjit.set_num_threads, bad) == outcome(torch_ref.set_num_threads, bad)
-    # ampjit cannot change the count in a running process (Note [The thread count is fixed per
-    # process]): it says so instead of pretending.
-    with pytest.warns(UserWarning, match="OMP_NUM_THREADS={}".format(n + 1)):
+    # the count changes for the kernels (and the results do not)
+    x = ampjit.randn(64, 256)
+    want = (x @ x.t()).sum(1)
+    try:
+        ampjit.set_num_threads(1)
+        assert ampjit.get_num_threads() == 1
+        np.testing.assert_allclose((x @ x.t()).sum(1).numpy(), want.numpy(), rtol=1e-5)
         ampjit.set_num_threads(n + 1)
+        assert ampjit.get_num_threads() == n + 1
+    finally:
+        ampjit.set_num_threads(n)
     assert ampjit.get_num_threads() == n
 
 
