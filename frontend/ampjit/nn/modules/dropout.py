@@ -3,23 +3,6 @@ from .. import functional as F
 from .module import Module
 
 
-class Dropout(Module):
-    __constants__ = ["p", "inplace"]
-
-    def __init__(self, p=0.5, inplace=False):
-        super().__init__()
-        if p < 0 or p > 1:
-            raise ValueError("dropout probability has to be between 0 and 1, but got {}".format(p))
-        self.p = p
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.dropout(input, self.p, self.training, self.inplace)
-
-    def extra_repr(self):
-        return "p={}, inplace={}".format(self.p, self.inplace)
-
-
 class _DropoutNd(Module):
     __constants__ = ["p", "inplace"]
 
@@ -32,6 +15,11 @@ class _DropoutNd(Module):
 
     def extra_repr(self):
         return "p={}, inplace={}".format(self.p, self.inplace)
+
+
+class Dropout(_DropoutNd):
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.inplace)
 
 
 class Dropout1d(_DropoutNd):

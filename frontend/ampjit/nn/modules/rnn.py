@@ -93,6 +93,13 @@ class RNNBase(Module):
             s += ", bidirectional={bidirectional}"
         return s.format(**self.__dict__)
 
+    def _hidden_size_for(self, input: Tensor) -> List[int]:
+        """The hidden state's size for a batched `input`, after checking the input's last dim."""
+        _check_input(input, self.input_size, True)
+        max_batch_size = input.size(0) if self.batch_first else input.size(1)
+        num_directions = 2 if self.bidirectional else 1
+        return [self.num_layers * num_directions, max_batch_size, self.hidden_size]
+
     @property
     def all_weights(self):
         return [[getattr(self, weight) for weight in weights] for weights in self._all_weights]
@@ -123,10 +130,7 @@ class LSTM(RNNBase):
         batch_dim = 0 if self.batch_first else 1
         if not is_batched:
             input = input.unsqueeze(batch_dim)
-        _check_input(input, self.input_size, True)
-        max_batch_size = input.size(0) if self.batch_first else input.size(1)
-        num_directions = 2 if self.bidirectional else 1
-        expected = [self.num_layers * num_directions, max_batch_size, self.hidden_size]
+        expected = self._hidden_size_for(input)
         if hx is None:
             h0 = torch.zeros(expected, dtype=input.dtype, device=input.device)
             c0 = torch.zeros(expected, dtype=input.dtype, device=input.device)
@@ -168,10 +172,7 @@ class GRU(RNNBase):
         batch_dim = 0 if self.batch_first else 1
         if not is_batched:
             input = input.unsqueeze(batch_dim)
-        _check_input(input, self.input_size, True)
-        max_batch_size = input.size(0) if self.batch_first else input.size(1)
-        num_directions = 2 if self.bidirectional else 1
-        expected = [self.num_layers * num_directions, max_batch_size, self.hidden_size]
+        expected = self._hidden_size_for(input)
         if hx is None:
             h0 = torch.zeros(expected, dtype=input.dtype, device=input.device)
         else:
