@@ -331,3 +331,36 @@ def test_fork_wait_and_any_in_script_as_torch(torch_ref):
     got = [s(3, x, None).tolist(), s("ab", x, x).tolist(), s(1.5, x, None).tolist()]
     assert got == [[4.0, 4.0], [1.0, 1.0], [1.0, 1.0]]
     assert got == [_any_arg(3, x, None).tolist(), _any_arg("ab", x, x).tolist(), _any_arg(1.5, x, None).tolist()]
+
+
+@torch.jit.interface
+class _Iface(nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        pass
+
+
+class _Impl(_Iface):
+    def forward(self, x, y):
+        return torch.mm(x, y)
+
+
+class _Holder(nn.Module):
+    impl: _Iface
+
+    def forward(self, x, y):
+        with torch.cpu.amp.autocast():
+            a = torch.mm(x, y)
+            return self.impl.forward(a, x)
+
+
+def test_a_scripted_submodule_is_reused_when_its_parent_is_scripted():
+    # (PyTorch's test_jit_call_method_under_autocast, on the CPU)
+    holder = _Holder()
+    holder.impl = torch.jit.script(_Impl())
+    scripted = torch.jit.script(holder)
+    x, y = torch.rand(2, 2), torch.rand(2, 2)
+    with torch.cpu.amp.autocast():
+        got = scripted.forward(x, y)
+    assert got.dtype == torch.bfloat16
+    assert float((got.float() - torch.mm(torch.mm(x, y), x)).abs().max()) < 0.05
+    assert scripted.impl is holder.impl or scripted.impl._c is holder.impl._c  # the same runtime object

@@ -409,6 +409,12 @@ def _build(mod, memo):
     from ..nn import Module
     if id(mod) in memo:
         return memo[id(mod)]
+    scripted = mod.__dict__.get("_desc")
+    if scripted is not None and _script_module_class is not None and isinstance(mod, _script_module_class):
+        # an already scripted submodule: its own description (and runtime object), as torch reuses
+        # a ScriptModule assigned into a module it scripts
+        memo[id(mod)] = scripted
+        return scripted
     c = _C._Module(_torch_class_name(type(mod)))
     desc = {"class_name": c._class_name, "attrs": [], "methods": [], "resolver": None, "is_sequence": False,
             "sequence": [], "_c": c, "_module": mod, "_plain": {}}
