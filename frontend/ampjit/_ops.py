@@ -3,24 +3,34 @@
 Each ATen base name (``aten::add``) becomes ``ampjit.add``; calling it resolves the overload from
 the arguments (Note [Overload resolution from Python] in frontend/python/module.cpp).
 """
+import re
+
 from . import _C
 
 # Functions torch exposes under another name than the ATen op, or not at the top level.
 _RENAMED = {"cross_entropy_loss": None}
 
+# An out= argument in a schema as _op_schemas prints it: only functions of ops with an out= overload
+# check for it (the rest pay nothing per call).
+_OUT_ARG = re.compile(r"\bTensor(\(a!\))? out\b")
+
 
 def _make_function(base):
     name = base.split("::", 1)[1]
-
-    def fn(*args, **kwargs):
-        result = _C._call(base, args, kwargs)
-        out = kwargs.get("out")
-        # torch returns the very `out` object (the op wrote into its tensor)
-        return out if out is not None and type(out) is type(result) and out is not result and \
-            out.data_ptr() == result.data_ptr() else result
+    schemas = _C._op_schemas(base)
+    if not any(_OUT_ARG.search(sch) for sch in schemas):  # no out= overload: nothing to return
+        def fn(*args, **kwargs):
+            return _C._call(base, args, kwargs)
+    else:
+        def fn(*args, **kwargs):
+            result = _C._call(base, args, kwargs)
+            out = kwargs.get("out")
+            # torch returns the very `out` object (the op wrote into its tensor)
+            return out if out is not None and type(out) is type(result) and out is not result and \
+                out.data_ptr() == result.data_ptr() else result
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = "ampjit op {}:\n  ".format(base) + "\n  ".join(_C._op_schemas(base))
+    fn.__doc__ = "ampjit op {}:\n  ".format(base) + "\n  ".join(schemas)
     return name, fn
 
 

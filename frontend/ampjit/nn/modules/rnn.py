@@ -93,12 +93,14 @@ class RNNBase(Module):
             s += ", bidirectional={bidirectional}"
         return s.format(**self.__dict__)
 
-    def _hidden_size_for(self, input: Tensor) -> List[int]:
-        """The hidden state's size for a batched `input`, after checking the input's last dim."""
+    def _batched_input(self, input: Tensor, is_batched: bool, batch_dim: int) -> Tuple[Tensor, List[int]]:
+        """The input with its batch dim (added when unbatched), checked, and the hidden state's size."""
+        if not is_batched:
+            input = input.unsqueeze(batch_dim)
         _check_input(input, self.input_size, True)
         max_batch_size = input.size(0) if self.batch_first else input.size(1)
         num_directions = 2 if self.bidirectional else 1
-        return [self.num_layers * num_directions, max_batch_size, self.hidden_size]
+        return input, [self.num_layers * num_directions, max_batch_size, self.hidden_size]
 
     @property
     def all_weights(self):
@@ -128,9 +130,7 @@ class LSTM(RNNBase):
                 hx: Optional[Tuple[Tensor, Tensor]] = None) -> Tuple[Tensor, Tuple[Tensor, Tensor]]:
         is_batched = input.dim() == 3
         batch_dim = 0 if self.batch_first else 1
-        if not is_batched:
-            input = input.unsqueeze(batch_dim)
-        expected = self._hidden_size_for(input)
+        input, expected = self._batched_input(input, is_batched, batch_dim)
         if hx is None:
             h0 = torch.zeros(expected, dtype=input.dtype, device=input.device)
             c0 = torch.zeros(expected, dtype=input.dtype, device=input.device)
@@ -170,9 +170,7 @@ class GRU(RNNBase):
     def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
         is_batched = input.dim() == 3
         batch_dim = 0 if self.batch_first else 1
-        if not is_batched:
-            input = input.unsqueeze(batch_dim)
-        expected = self._hidden_size_for(input)
+        input, expected = self._batched_input(input, is_batched, batch_dim)
         if hx is None:
             h0 = torch.zeros(expected, dtype=input.dtype, device=input.device)
         else:
