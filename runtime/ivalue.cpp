@@ -77,6 +77,8 @@ const char* IValue::tag_name() const {
       return "list";
     case Tag::Tuple:
       return "tuple";
+    case Tag::Dict:
+      return "dict";
     case Tag::Object:
       return object()->type_name();
   }
@@ -122,6 +124,15 @@ std::string IValue::repr() const {
       if (tag_ == Tag::Tuple && el.size() == 1) s += ",";
       return s + (tag_ == Tag::List ? "]" : ")");
     }
+    case Tag::Dict: {
+      std::string s = "{";
+      bool first = true;
+      for (const auto& [k, v] : dict_obj()->items()) {
+        s += (first ? "" : ", ") + k.repr() + ": " + v.repr();
+        first = false;
+      }
+      return s + "}";
+    }
     case Tag::Object:
       return std::string("<") + object()->type_name() + ">";
   }
@@ -155,6 +166,84 @@ bool IValue::equals(const IValue& o) const {
     default:
       return p_.ptr == o.p_.ptr;
   }
+}
+
+// ---- Dicts ------------------------------------------------------------------------------------
+
+namespace {
+size_t key_hash(const IValue& k) {
+  switch (k.tag()) {
+    case IValue::Tag::String:
+      return std::hash<std::string>()(k.to_string_ref());
+    case IValue::Tag::Double:
+      return std::hash<double>()(k.to_double());
+    case IValue::Tag::Int:
+    case IValue::Tag::Bool:
+      return std::hash<int64_t>()(k.to_int());
+    case IValue::Tag::Device:
+      return std::hash<std::string>()(k.to_device().str());
+    case IValue::Tag::Tensor:
+      return std::hash<const void*>()(k.tensor_impl());
+    default:
+      return 0;
+  }
+}
+}  // namespace
+
+bool DictObj::valid_key(const IValue& key) {
+  switch (key.tag()) {
+    case IValue::Tag::String:
+    case IValue::Tag::Double:
+    case IValue::Tag::Int:
+    case IValue::Tag::Bool:
+    case IValue::Tag::Device:
+    case IValue::Tag::Tensor:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::optional<size_t> DictObj::index_of(const IValue& key) const {
+  auto [lo, hi] = index_.equal_range(key_hash(key));
+  for (auto it = lo; it != hi; ++it)
+    if (items_[it->second].first.equals(key)) return it->second;
+  return std::nullopt;
+}
+
+const IValue* DictObj::find(const IValue& key) const {
+  auto i = index_of(key);
+  return i ? &items_[*i].second : nullptr;
+}
+
+void DictObj::set(IValue key, IValue value) {
+  AMPJIT_CHECK(valid_key(key),
+               "a dict key must be a str, int, float, bool, device or Tensor, not {}",
+               key.tag_name());
+  if (auto i = index_of(key)) {
+    items_[*i].second = std::move(value);
+    return;
+  }
+  index_.emplace(key_hash(key), items_.size());
+  items_.emplace_back(std::move(key), std::move(value));
+}
+
+bool DictObj::erase(const IValue& key) {
+  auto i = index_of(key);
+  if (!i) return false;
+  items_.erase(items_.begin() + static_cast<std::ptrdiff_t>(*i));
+  reindex();
+  return true;
+}
+
+void DictObj::clear() {
+  items_.clear();
+  index_.clear();
+}
+
+void DictObj::reindex() {
+  index_.clear();
+  for (size_t i = 0; i < items_.size(); ++i) index_.emplace(key_hash(items_[i].first), i);
 }
 
 // ---- Scalar and Device ------------------------------------------------------------------------

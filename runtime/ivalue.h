@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "runtime/device.h"
@@ -29,6 +31,7 @@ struct TupleObj : RefCounted {
   std::vector<IValue> elems;
   ~TupleObj() override;
 };
+struct DictObj;  // below IValue: its index needs IValue complete
 // Anything a later layer needs to box (functions, objects): identified by a kind tag.
 struct ObjectBase : RefCounted {
   virtual const char* type_name() const = 0;
@@ -48,6 +51,7 @@ class IValue {
     String,
     List,
     Tuple,
+    Dict,
     Object,
   };
 
@@ -86,6 +90,7 @@ class IValue {
   IValue(const char* s) : IValue(std::string(s)) {}
   IValue(Ref<ListObj> l) : tag_(Tag::List) { p_.ptr = l.detach(); }
   IValue(Ref<TupleObj> t) : tag_(Tag::Tuple) { p_.ptr = t.detach(); }
+  IValue(Ref<DictObj> d);
   IValue(Ref<ObjectBase> o) : tag_(Tag::Object) { p_.ptr = o.detach(); }
   IValue(const std::vector<int64_t>& v);
   IValue(std::span<const int64_t> v);
@@ -126,6 +131,7 @@ class IValue {
   bool is_device() const { return tag_ == Tag::Device; }
   bool is_list() const { return tag_ == Tag::List; }
   bool is_tuple() const { return tag_ == Tag::Tuple; }
+  bool is_dict() const { return tag_ == Tag::Dict; }
   bool is_object() const { return tag_ == Tag::Object; }
 
   // Borrowed access: no refcount traffic.
@@ -185,6 +191,7 @@ class IValue {
     expect(Tag::Tuple);
     return static_cast<TupleObj*>(p_.ptr)->elems;
   }
+  DictObj* dict_obj() const;
   ObjectBase* object() const {
     expect(Tag::Object);
     return static_cast<ObjectBase*>(p_.ptr);
@@ -229,6 +236,40 @@ class IValue {
 
 inline ListObj::~ListObj() = default;
 inline TupleObj::~TupleObj() = default;
+
+// Note [Script dicts]
+// A Dict[K, V] value: insertion-ordered as Python's dict. Keys are str, int, float, bool, device or
+// Tensor (tensors by identity, as torch's dicts). A hash index over the entries makes lookups O(1);
+// removing an entry keeps the order and rebuilds the index.
+struct DictObj : RefCounted {
+  using Entry = std::pair<IValue, IValue>;
+
+  const std::vector<Entry>& items() const { return items_; }
+  size_t size() const { return items_.size(); }
+  // The value stored under `key`, or nullptr.
+  const IValue* find(const IValue& key) const;
+  // d[key] = value: replaces in place (keeping the position) or appends.
+  void set(IValue key, IValue value);
+  // Removes `key`; whether it was there.
+  bool erase(const IValue& key);
+  void clear();
+  // Whether `key` has a type dicts accept as a key.
+  static bool valid_key(const IValue& key);
+
+ private:
+  std::optional<size_t> index_of(const IValue& key) const;
+  void reindex();
+  std::vector<Entry> items_;
+  std::unordered_multimap<size_t, size_t> index_;  // hash of a key -> its position in items_
+};
+
+inline IValue::IValue(Ref<DictObj> d) : tag_(Tag::Dict) {
+  p_.ptr = d.detach();
+}
+inline DictObj* IValue::dict_obj() const {
+  expect(Tag::Dict);
+  return static_cast<DictObj*>(p_.ptr);
+}
 
 template <>
 inline Tensor IValue::to<Tensor>() const {

@@ -1,6 +1,7 @@
 // Parsing op schemas, and binding call arguments to them.
 #include "runtime/schema.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 
@@ -261,6 +262,16 @@ bool value_matches_type(const IValue& v, const Type& t) {
     }
     case TypeKind::Tuple:
       return v.is_tuple();
+    case TypeKind::Dict: {
+      if (!v.is_dict()) return false;
+      for (const auto& [k, e] : v.dict_obj()->items())
+        if (!value_matches_type(k, *t.key()) || !value_matches_type(e, *t.value())) return false;
+      return true;
+    }
+    case TypeKind::Union:
+      for (const TypePtr& c : t.contained())
+        if (value_matches_type(v, *c)) return true;
+      return false;
     case TypeKind::Function:
     case TypeKind::Object:
       return v.is_object();
@@ -406,6 +417,79 @@ TypePtr Type::optional(TypePtr e) {
 TypePtr Type::tuple(std::vector<TypePtr> e) {
   return TypePtr(new Type(TypeKind::Tuple, std::move(e)));
 }
+TypePtr Type::dict(TypePtr key, TypePtr value) {
+  return TypePtr(new Type(TypeKind::Dict, {std::move(key), std::move(value)}));
+}
+TypePtr Type::union_(std::vector<TypePtr> alternatives) {
+  std::vector<TypePtr> flat;
+  bool has_none = false;
+  auto add = [&](const TypePtr& t) {
+    if (t->kind() == TypeKind::None) {
+      has_none = true;
+      return;
+    }
+    for (const TypePtr& f : flat)
+      if (t->is_subtype_of(*f)) return;
+    std::erase_if(flat, [&](const TypePtr& f) { return f->is_subtype_of(*t); });
+    flat.push_back(t);
+  };
+  for (const TypePtr& a : alternatives) {
+    if (a->kind() == TypeKind::Union) {
+      for (const TypePtr& c : a->contained()) add(c);
+    } else if (a->kind() == TypeKind::Optional) {
+      has_none = true;
+      add(a->elem());
+    } else {
+      add(a);
+    }
+  }
+  if (flat.empty()) return none();
+  if (flat.size() == 1) return has_none ? optional(flat[0]) : flat[0];
+  if (has_none) flat.push_back(none());
+  // torch orders the alternatives by the rank of their kind in its TypeKind enum (Union(int[],
+  // int, str), Union(float, int, NoneType)), equal kinds by their names.
+  auto rank = [](const Type& t) {
+    switch (t.kind()) {
+      case TypeKind::Any:
+        return 0;
+      case TypeKind::Tensor:
+        return 3;
+      case TypeKind::Tuple:
+        return 5;
+      case TypeKind::List:
+        return 6;
+      case TypeKind::Dict:
+        return 7;
+      case TypeKind::Number:
+        return 8;
+      case TypeKind::Float:
+        return 9;
+      case TypeKind::Int:
+        return 13;
+      case TypeKind::None:
+        return 14;
+      case TypeKind::Str:
+        return 15;
+      case TypeKind::Bool:
+        return 18;
+      case TypeKind::Device:
+        return 21;
+      case TypeKind::Function:
+        return 23;
+      case TypeKind::Object:
+        return 24;
+      case TypeKind::ScalarType:
+        return 29;
+      default:
+        return 40;
+    }
+  };
+  std::sort(flat.begin(), flat.end(), [&](const TypePtr& a, const TypePtr& b) {
+    const int ra = rank(*a), rb = rank(*b);
+    return ra != rb ? ra < rb : a->str() < b->str();
+  });
+  return TypePtr(new Type(TypeKind::Union, std::move(flat)));
+}
 TypePtr Type::named_tuple(std::string name, std::vector<std::string> fields,
                           std::vector<TypePtr> elems) {
   auto* t = new Type(TypeKind::Tuple, std::move(elems));
@@ -452,6 +536,13 @@ std::string Type::str() const {
       return elem()->str() + "[]";
     case TypeKind::Optional:
       return elem()->str() + "?";
+    case TypeKind::Dict:
+      return "Dict(" + key()->str() + ", " + value()->str() + ")";
+    case TypeKind::Union: {
+      std::string s = "Union(";
+      for (size_t i = 0; i < contained_.size(); ++i) s += (i ? ", " : "") + contained_[i]->str();
+      return s + ")";
+    }
     case TypeKind::Function:
       return "Function<" + name_ + ">";
     case TypeKind::Object:
@@ -471,6 +562,37 @@ std::string Type::str() const {
   return "?";
 }
 
+std::string Type::annotation_str() const {
+  auto joined = [&](const char* head) {
+    std::string s = head;
+    for (size_t i = 0; i < contained_.size(); ++i)
+      s += (i ? ", " : "") + contained_[i]->annotation_str();
+    return s + "]";
+  };
+  switch (kind_) {
+    case TypeKind::Tensor:
+      return "Tensor";
+    case TypeKind::None:
+      return "None";
+    case TypeKind::Number:
+      return "number";
+    case TypeKind::ScalarType:
+      return "int";  // a dtype is an int in TorchScript source
+    case TypeKind::List:
+      return "List[" + elem()->annotation_str() + "]";
+    case TypeKind::Optional:
+      return "Optional[" + elem()->annotation_str() + "]";
+    case TypeKind::Tuple:
+      return is_named_tuple() ? name_ : joined("Tuple[");
+    case TypeKind::Dict:
+      return joined("Dict[");
+    case TypeKind::Union:
+      return joined("Union[");
+    default:
+      return str();
+  }
+}
+
 bool Type::equals(const Type& o) const {
   if (kind_ != o.kind_ || contained_.size() != o.contained_.size()) return false;
   if (dtype_ != o.dtype_ || sizes_ != o.sizes_ || name_ != o.name_) return false;
@@ -483,6 +605,20 @@ bool Type::equals(const Type& o) const {
 
 bool Type::is_subtype_of(const Type& o) const {
   if (o.kind_ == TypeKind::Any || equals(o)) return true;
+  if (kind_ == TypeKind::Union) {  // every alternative fits
+    for (const TypePtr& c : contained_)
+      if (!c->is_subtype_of(o)) return false;
+    return true;
+  }
+  if (kind_ == TypeKind::Optional && o.kind_ == TypeKind::Union)  // Optional[T] is Union[T, None]
+    return none()->is_subtype_of(o) && elem()->is_subtype_of(o);
+  if (o.kind_ == TypeKind::Union) {
+    for (const TypePtr& c : o.contained_)
+      if (is_subtype_of(*c)) return true;
+    return false;
+  }
+  if (kind_ == TypeKind::Optional && o.kind_ == TypeKind::Optional)
+    return elem()->is_subtype_of(*o.elem());
   if (kind_ == TypeKind::Tensor && o.kind_ == TypeKind::Tensor) return !o.is_refined_tensor();
   if (o.kind_ == TypeKind::Optional) return kind_ == TypeKind::None || is_subtype_of(*o.elem());
   if (o.kind_ == TypeKind::Number) return kind_ == TypeKind::Int || kind_ == TypeKind::Float;

@@ -24,6 +24,8 @@ enum class TypeKind : int8_t {
   List,
   Tuple,
   Optional,
+  Dict,   // contained: key, value
+  Union,  // contained: the alternatives (two or more, none of them a Union)
   Function,
   Object,
 };
@@ -38,8 +40,11 @@ class Type : public RefCounted {
 
   TypeKind kind() const { return kind_; }
   const std::vector<TypePtr>& contained() const { return contained_; }
-  const TypePtr& elem() const { return contained_.at(0); }  // List / Optional element
-  std::string str() const;
+  const TypePtr& elem() const { return contained_.at(0); }   // List / Optional element
+  const TypePtr& key() const { return contained_.at(0); }    // Dict
+  const TypePtr& value() const { return contained_.at(1); }  // Dict
+  std::string str() const;             // as torch's IR prints it: int[], Dict(str, Tensor)
+  std::string annotation_str() const;  // as Python annotates it: List[int], Dict[str, Tensor]
   bool equals(const Type& o) const;
   // Whether a value of this type may be used where `other` is expected.
   bool is_subtype_of(const Type& other) const;
@@ -57,6 +62,10 @@ class Type : public RefCounted {
   static TypePtr list(TypePtr elem);
   static TypePtr optional(TypePtr elem);
   static TypePtr tuple(std::vector<TypePtr> elems);
+  static TypePtr dict(TypePtr key, TypePtr value);
+  // Union[A, B, ...] flattened and deduplicated; one alternative is that type, and a Union of one
+  // type and None is Optional[T] (as torch).
+  static TypePtr union_(std::vector<TypePtr> alternatives);
   // A tensor type refined with what is known statically (traced graphs know all three).
   static TypePtr tensor_of(std::optional<ScalarType> dtype,
                            std::optional<std::vector<int64_t>> sizes, std::optional<Device> device);

@@ -32,6 +32,7 @@ enum class ExprKind {
   Tuple,      // (a, b), a, b
   Dict,       // {k: v}
   ListComp,   // [elt for target in iter if cond]
+  DictComp,   // {key: value for target in iter if cond}
   Starred,    // *a (in calls)
 };
 
@@ -172,6 +173,13 @@ struct ListComp : Expr {
   ExprPtr iter;
   std::vector<ExprPtr> conds;  // `if` clauses
   explicit ListComp(SourceRange r) : Expr(ExprKind::ListComp, std::move(r)) {}
+};
+struct DictComp : Expr {
+  ExprPtr key, value;
+  ExprPtr target;  // a Name or a Tuple of Names
+  ExprPtr iter;
+  std::vector<ExprPtr> conds;  // `if` clauses
+  explicit DictComp(SourceRange r) : Expr(ExprKind::DictComp, std::move(r)) {}
 };
 struct Starred : Expr {
   ExprPtr value;

@@ -229,6 +229,23 @@ class Dumper {
         out += ")";
         break;
       }
+      case ExprKind::DictComp: {
+        const auto& c = e->as<DictComp>();
+        out += "(dictcomp (";
+        expr(c.key.get());
+        sep(c.value.get());
+        out += ") (for ";
+        expr(c.target.get());
+        sep(c.iter.get());
+        out += ")";
+        for (const ExprPtr& cond : c.conds) {
+          out += " (if ";
+          expr(cond.get());
+          out += ")";
+        }
+        out += ")";
+        break;
+      }
       case ExprKind::Starred:
         out += "(* ";
         expr(e->as<Starred>().value.get());

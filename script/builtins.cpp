@@ -18,6 +18,13 @@
 //   prim::Print(any...)                       aten::warn(str, int)
 //   prim::unchecked_cast(x) -> x              prim::Uninitialized() -> None
 //   prim::requires_grad(Tensor) -> bool
+// Dicts (Note [Script dicts] in runtime/ivalue.h), with torch's names:
+//   prim::DictConstruct(k0, v0, k1, v1, ...) -> dict
+//   aten::len, aten::__getitem__(dict, key), aten::_set_item(dict, key, v), aten::__contains__,
+//   aten::pop(dict, key[, default]), aten::clear(dict) and aten::Delete(dict|list, key|int)
+//   aten::keys/values(dict) -> list   aten::items(dict) -> (k, v)[]   aten::get(dict, k[, default])
+//   aten::setdefault(dict, k, default) -> v   aten::update(dict, dict)   aten::copy(dict) -> dict
+//   aten::popitem(dict) -> (k, v)     aten::dict() / aten::dict(dict | (k, v)[]) -> dict
 // The tensor overloads of the same names (aten::slice.Tensor, aten::add.Tensor, aten::len.Tensor,
 // ...) and the scalar ones (runtime/ops/scalar.def) have op entries; the interpreter runs a node's
 // op when it has one, so only the generic forms reach these handlers.
@@ -126,6 +133,15 @@ std::string to_python_text(const IValue& v, bool repr) {
       if (!list && el.size() == 1) s += ",";
       return s + (list ? "]" : ")");
     }
+    case IValue::Tag::Dict: {
+      std::string s = "{";
+      bool first = true;
+      for (const auto& [k, e] : v.dict_obj()->items()) {
+        s += (first ? "" : ", ") + to_python_text(k, true) + ": " + to_python_text(e, true);
+        first = false;
+      }
+      return s + "}";
+    }
     case IValue::Tag::Object:
       return v.repr();
   }
@@ -149,6 +165,8 @@ bool same_object(const IValue& a, const IValue& b) {
       return a.list_obj() == b.list_obj();
     case IValue::Tag::Tuple:
       return &a.tuple_elems() == &b.tuple_elems();
+    case IValue::Tag::Dict:
+      return a.dict_obj() == b.dict_obj();
     case IValue::Tag::Object:
       return a.object() == b.object();
     default:
@@ -225,10 +243,25 @@ ListObj& list_of(const IValue& v) {
   return *v.list_obj();
 }
 
+// torch's message for a missing key: "KeyError: nope" (a RuntimeError, as in TorchScript).
+[[noreturn]] void throw_key_error(const IValue& key) {
+  throw Error("KeyError: " + to_python_text(key, false));
+}
+
+const IValue& dict_get(const IValue& d, const IValue& key) {
+  const IValue* v = d.dict_obj()->find(key);
+  if (!v) throw_key_error(key);
+  return *v;
+}
+
 // ---- Handlers ------------------------------------------------------------------------------
 
 void len_h(const Node&, Stack& io) {
   const IValue& v = io.at(0);
+  if (v.is_dict()) {
+    io = {IValue(static_cast<int64_t>(v.dict_obj()->size()))};
+    return;
+  }
   const int64_t n = v.is_string() ? static_cast<int64_t>(code_points(v.to_string_ref()).size() - 1)
                                   : static_cast<int64_t>(elems_of(v).size());
   io = {IValue(n)};
@@ -236,6 +269,11 @@ void len_h(const Node&, Stack& io) {
 
 void getitem_h(const Node&, Stack& io) {
   const IValue& v = io.at(0);
+  if (v.is_dict()) {
+    IValue r = dict_get(v, io.at(1));
+    io = {std::move(r)};
+    return;
+  }
   const int64_t i = io.at(1).to_int();
   if (v.is_string()) {
     const std::string& s = v.to_string_ref();
@@ -258,6 +296,11 @@ void append_h(const Node&, Stack& io) {
 }
 
 void set_item_h(const Node&, Stack& io) {
+  if (io.at(0).is_dict()) {
+    io[0].dict_obj()->set(io.at(1), io.at(2));
+    io.resize(1);
+    return;
+  }
   auto& el = list_of(io.at(0)).elems;
   const std::optional<size_t> k = normalize_index(io.at(1).to_int(), el.size());
   if (!k) throw IndexError("list assignment index out of range");
@@ -266,6 +309,15 @@ void set_item_h(const Node&, Stack& io) {
 }
 
 void pop_h(const Node&, Stack& io) {
+  if (io.at(0).is_dict()) {  // d.pop(key[, default])
+    DictObj& d = *io[0].dict_obj();
+    const IValue* v = d.find(io.at(1));
+    if (!v && io.size() < 3) throw_key_error(io[1]);
+    IValue r = v ? *v : io[2];
+    if (v) d.erase(io[1]);
+    io = {std::move(r)};
+    return;
+  }
   auto& el = list_of(io.at(0)).elems;
   if (el.empty()) throw IndexError("pop from empty list");
   const std::optional<size_t> k = normalize_index(io.size() > 1 ? io[1].to_int() : -1, el.size());
@@ -294,6 +346,11 @@ void extend_h(const Node&, Stack& io) {
 }
 
 void clear_h(const Node&, Stack& io) {
+  if (io.at(0).is_dict()) {
+    io[0].dict_obj()->clear();
+    io.clear();
+    return;
+  }
   list_of(io.at(0)).elems.clear();
   io.clear();
 }
@@ -349,7 +406,9 @@ void contains_h(const Node&, Stack& io) {
   const IValue& seq = io.at(0);
   const IValue& x = io.at(1);
   bool found = false;
-  if (seq.is_string()) {
+  if (seq.is_dict()) {
+    found = seq.dict_obj()->find(x) != nullptr;
+  } else if (seq.is_string()) {
     found = seq.to_string_ref().find(x.to_string_ref()) != std::string::npos;
   } else {
     for (const IValue& e : elems_of(seq)) {
@@ -360,6 +419,87 @@ void contains_h(const Node&, Stack& io) {
     }
   }
   io = {IValue(found)};
+}
+
+// del l[i] / del d[k]
+void delete_h(const Node&, Stack& io) {
+  if (io.at(0).is_dict()) {
+    if (!io[0].dict_obj()->erase(io.at(1))) throw_key_error(io[1]);
+  } else {
+    auto& el = list_of(io.at(0)).elems;
+    const std::optional<size_t> k = normalize_index(io.at(1).to_int(), el.size());
+    if (!k) throw IndexError("list assignment index out of range");
+    el.erase(el.begin() + static_cast<std::ptrdiff_t>(*k));
+  }
+  io.clear();
+}
+
+void dict_construct_h(const Node&, Stack& io) {
+  Ref<DictObj> d(new DictObj());
+  for (size_t i = 0; i + 1 < io.size(); i += 2) d->set(io[i], io[i + 1]);
+  io = {IValue(std::move(d))};
+}
+
+template <int kWhat /* 0 keys, 1 values, 2 items */>
+void dict_view_h(const Node&, Stack& io) {
+  const auto& items = io.at(0).dict_obj()->items();
+  std::vector<IValue> out;
+  out.reserve(items.size());
+  for (const auto& [k, v] : items) {
+    if constexpr (kWhat == 0) out.push_back(k);
+    if constexpr (kWhat == 1) out.push_back(v);
+    if constexpr (kWhat == 2) out.push_back(IValue::tuple({k, v}));
+  }
+  io = {IValue::list(std::move(out))};
+}
+
+void dict_get_h(const Node&, Stack& io) {  // d.get(k) -> v? ; d.get(k, default) -> v
+  const IValue* v = io.at(0).dict_obj()->find(io.at(1));
+  IValue r = v ? *v : io.size() > 2 ? io[2] : IValue();
+  io = {std::move(r)};
+}
+
+void setdefault_h(const Node&, Stack& io) {
+  DictObj& d = *io.at(0).dict_obj();
+  if (!d.find(io.at(1))) d.set(io[1], io.at(2));
+  IValue r = *d.find(io[1]);
+  io = {std::move(r)};
+}
+
+void update_h(const Node&, Stack& io) {
+  std::vector<DictObj::Entry> more = io.at(1).dict_obj()->items();  // a copy: d.update(d)
+  DictObj& d = *io.at(0).dict_obj();
+  for (auto& [k, v] : more) d.set(std::move(k), std::move(v));
+  io.clear();
+}
+
+Ref<DictObj> dict_copy(const IValue& v) {
+  Ref<DictObj> d(new DictObj());
+  if (v.is_dict()) {
+    for (const auto& [k, e] : v.dict_obj()->items()) d->set(k, e);
+  } else {  // a list of (key, value) tuples
+    for (const IValue& kv : elems_of(v)) d->set(kv.tuple_elems().at(0), kv.tuple_elems().at(1));
+  }
+  return d;
+}
+
+void copy_h(const Node&, Stack& io) {
+  Ref<DictObj> d = dict_copy(io.at(0));
+  io = {IValue(std::move(d))};
+}
+
+void dict_h(const Node&, Stack& io) {
+  Ref<DictObj> d = io.empty() ? Ref<DictObj>(new DictObj()) : dict_copy(io[0]);
+  io = {IValue(std::move(d))};
+}
+
+// torch's popitem takes the first entry (Python's takes the last).
+void popitem_h(const Node&, Stack& io) {
+  DictObj& d = *io.at(0).dict_obj();
+  if (d.size() == 0) throw Error("popitem(): dictionary is empty");
+  IValue r = IValue::tuple({d.items().front().first, d.items().front().second});
+  d.erase(d.items().front().first);
+  io = {std::move(r)};
 }
 
 void is_h(const Node&, Stack& io) {
@@ -552,7 +692,8 @@ void isinstance_h(const Node& n, Stack& io) {
     hit = (k == "int" && v.is_int()) || (k == "float" && v.is_double()) ||
           (k == "bool" && v.is_bool()) || (k == "str" && v.is_string()) ||
           (k == "Tensor" && v.is_tensor()) || (k == "NoneType" && v.is_none()) ||
-          (k == "list" && v.is_list()) || (k == "tuple" && v.is_tuple());
+          (k == "list" && v.is_list()) || (k == "tuple" && v.is_tuple()) ||
+          (k == "dict" && v.is_dict());
     b = e + 1;
   }
   io = {IValue(hit)};
@@ -664,6 +805,17 @@ const bool kRegistered = [] {
       {"aten::isdigit", is_h<0>},
       {"aten::isalpha", is_h<1>},
       {"aten::isspace", is_h<2>},
+      {"aten::Delete", delete_h},
+      {"prim::DictConstruct", dict_construct_h},
+      {"aten::keys", dict_view_h<0>},
+      {"aten::values", dict_view_h<1>},
+      {"aten::items", dict_view_h<2>},
+      {"aten::get", dict_get_h},
+      {"aten::setdefault", setdefault_h},
+      {"aten::update", update_h},
+      {"aten::copy", copy_h},
+      {"aten::dict", dict_h},
+      {"aten::popitem", popitem_h},
   };
   for (const auto& [name, h] : handlers) register_prim_handler(Symbol::intern(name), h);
   return true;
@@ -739,6 +891,15 @@ bool python_equals(const IValue& a, const IValue& b) {
     return true;
   }
   if (a.is_string() && b.is_string()) return a.to_string_ref() == b.to_string_ref();
+  if (a.is_dict() && b.is_dict()) {
+    const DictObj& x = *a.dict_obj();
+    if (x.size() != b.dict_obj()->size()) return false;
+    for (const auto& [k, v] : b.dict_obj()->items()) {
+      const IValue* mine = x.find(k);
+      if (!mine || (!same_object(*mine, v) && !python_equals(*mine, v))) return false;
+    }
+    return true;
+  }
   return same_object(a, b);
 }
 

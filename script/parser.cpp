@@ -170,6 +170,8 @@ const char* describe(const Expr& e) {
       return "dict literal";
     case ExprKind::ListComp:
       return "list comprehension";
+    case ExprKind::DictComp:
+      return "dict comprehension";
     case ExprKind::Starred:
       return "starred";
     default:
@@ -1339,8 +1341,29 @@ class Parser {
     return comp;
   }
 
+  // '{' test ':' test comp_for '}' (one 'for' only, as list comprehensions)
+  ExprPtr parse_dict_comp(DictExpr& first, size_t begin) {
+    if (at(Tok::KwAsync))
+      unsupported_node("asynchronous comprehensions are not supported in script", cur().range);
+    advance();
+    auto comp = std::make_unique<DictComp>(SourceRange());
+    comp->key = std::move(first.keys[0]);
+    comp->value = std::move(first.values[0]);
+    comp->target = parse_exprlist();
+    check_target(*comp->target);
+    expect(Tok::KwIn, "expected 'in'");
+    comp->iter = parse_or_test();
+    while (accept(Tok::KwIf)) comp->conds.push_back(parse_or_test());
+    if (at(Tok::KwFor) || at(Tok::KwAsync)) {
+      unsupported("nested comprehension loops are not supported", cur().range);
+    }
+    close(Tok::RBrace, std::string::npos);
+    comp->range = span(begin);
+    return comp;
+  }
+
   // '{' [test ':' test (',' test ':' test)* [',']] '}'
-  // (set displays, '**' unpacking and comprehensions are refused)
+  // (set displays and '**' unpacking are refused)
   ExprPtr parse_dict() {
     const size_t begin = start();
     DepthGuard guard(depth_);
@@ -1362,8 +1385,7 @@ class Parser {
       }
       expect(Tok::Colon, "':' expected after dictionary key");
       dict->values.push_back(parse_test());
-      if (at(Tok::KwFor))
-        unsupported("dict comprehensions are not supported in script", cur().range);
+      if (dict->keys.size() == 1 && at(Tok::KwFor)) return parse_dict_comp(*dict, begin);
       if (!accept(Tok::Comma)) break;
     }
     close(Tok::RBrace, item);

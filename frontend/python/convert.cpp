@@ -110,6 +110,13 @@ IValue to_ivalue(PyObject* o) {
       elems.push_back(to_ivalue(is_list ? PyList_GET_ITEM(o, i) : PyTuple_GET_ITEM(o, i)));
     return is_list ? IValue::list(std::move(elems)) : IValue::tuple(std::move(elems));
   }
+  if (PyDict_Check(o)) {
+    Ref<DictObj> d(new DictObj());
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(o, &pos, &k, &v)) d->set(to_ivalue(k), to_ivalue(v));
+    return IValue(std::move(d));
+  }
   bp::object obj{bp::handle<>(bp::borrowed(o))};
   bp::extract<const DTypeObject&> dt(obj);
   if (dt.check()) return IValue(dt().type);
@@ -162,6 +169,11 @@ bp::object from_ivalue(const IValue& v) {
       bp::list l;
       for (const IValue& e : v.tuple_elems()) l.append(from_ivalue(e));
       return bp::tuple(l);
+    }
+    case IValue::Tag::Dict: {
+      bp::dict d;
+      for (const auto& [k, e] : v.dict_obj()->items()) d[from_ivalue(k)] = from_ivalue(e);
+      return d;
     }
     case IValue::Tag::Object:
       break;

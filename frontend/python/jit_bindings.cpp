@@ -243,6 +243,8 @@ struct PyFunction {
       return s + ")";
     }
     if (t.kind() == TypeKind::List) return schema_type(*t.elem()) + "[]";
+    if (t.kind() == TypeKind::Dict)
+      return "Dict(" + schema_type(*t.key()) + ", " + schema_type(*t.value()) + ")";
     return t.str();
   }
 };
@@ -299,7 +301,73 @@ bool matches(const Type& t, PyObject* o) {
       if (!matches(*t.elem(), PyList_GET_ITEM(o, i))) return false;
     return true;
   }
+  if (t.kind() == TypeKind::Dict) {
+    if (!PyDict_Check(o)) return false;
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(o, &pos, &k, &v))
+      if (!matches(*t.key(), k) || !matches(*t.value(), v)) return false;
+    return true;
+  }
+  if (t.kind() == TypeKind::Union) {
+    for (const TypePtr& m : t.contained())
+      if (matches(*m, o)) return true;
+    return false;
+  }
   return true;
+}
+
+// A Python argument that matches(t, o) as the IValue of type t: a float parameter (or element)
+// given an int holds a float, a dtype object for an int parameter its TorchScript code.
+IValue to_ivalue_as(const Type& t, PyObject* o) {
+  switch (t.kind()) {
+    case TypeKind::Float:
+      return PyLong_Check(o) ? IValue(PyLong_AsDouble(o)) : to_ivalue(o);
+    case TypeKind::Int:
+      return is_dtype_object(o) ? IValue(torch_dtype_code(to_ivalue(o).to_scalar_type()))
+                                : to_ivalue(o);
+    case TypeKind::Optional:
+      return o == Py_None ? IValue() : to_ivalue_as(*t.elem(), o);
+    case TypeKind::Union: {
+      // The member of the value's own kind first: 3 for Union[float, int] stays an int.
+      const TypeKind own = PyBool_Check(o)    ? TypeKind::Bool
+                           : PyLong_Check(o)  ? TypeKind::Int
+                           : PyFloat_Check(o) ? TypeKind::Float
+                                              : TypeKind::Any;
+      for (const TypePtr& m : t.contained())
+        if (m->kind() == own) return to_ivalue_as(*m, o);
+      for (const TypePtr& m : t.contained())
+        if (matches(*m, o)) return to_ivalue_as(*m, o);
+      break;
+    }
+    case TypeKind::List: {
+      std::vector<IValue> el;
+      el.reserve(static_cast<size_t>(PyList_GET_SIZE(o)));
+      for (Py_ssize_t i = 0; i < PyList_GET_SIZE(o); ++i)
+        el.push_back(to_ivalue_as(*t.elem(), PyList_GET_ITEM(o, i)));
+      return IValue::list(std::move(el));
+    }
+    case TypeKind::Tuple: {
+      std::vector<IValue> el;
+      for (size_t i = 0; i < t.contained().size(); ++i)
+        el.push_back(to_ivalue_as(*t.contained()[i], PyTuple_GET_ITEM(o, i)));
+      return IValue::tuple(std::move(el));
+    }
+    case TypeKind::Dict: {
+      Ref<DictObj> d(new DictObj());
+      PyObject *k, *v;
+      Py_ssize_t pos = 0;
+      while (PyDict_Next(o, &pos, &k, &v))
+        d->set(to_ivalue_as(*t.key(), k), to_ivalue_as(*t.value(), v));
+      return IValue(std::move(d));
+    }
+    case TypeKind::Any:
+      if (is_dtype_object(o)) return IValue(torch_dtype_code(to_ivalue(o).to_scalar_type()));
+      break;
+    default:
+      break;
+  }
+  return to_ivalue(o);
 }
 
 // (qualified name, field names, values) -> an instance of the NamedTuple class script resolved by
@@ -330,15 +398,7 @@ bp::object function_call(const PyFunction& f, bp::tuple args) {
                       py_type_name(o), i + f.first_arg(), value, f.declaration(), value,
                       PyFunction::schema_type(*f.arg_types[i])));
     }
-    // A script's float parameter takes an int, as in torch.
-    const TypeKind k = f.arg_types[i]->kind() == TypeKind::Optional ? f.arg_types[i]->elem()->kind()
-                                                                    : f.arg_types[i]->kind();
-    if (k == TypeKind::Float && PyLong_Check(o))
-      s.push_back(IValue(PyLong_AsDouble(o)));
-    else if (is_dtype_object(o))
-      s.push_back(IValue(torch_dtype_code(to_ivalue(o).to_scalar_type())));
-    else
-      s.push_back(to_ivalue(o));
+    s.push_back(to_ivalue_as(*f.arg_types[i], o));
   }
   if (tracer::TracingState* st = tracer::current(); st && f.self.is_none()) {
     record_traced_call(*st, f.fn, s);  // Note [Compiled functions called while tracing]

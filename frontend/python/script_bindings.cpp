@@ -174,6 +174,11 @@ TypePtr type_of(const IValue& v) {
       for (const IValue& e : v.tuple_elems()) ts.push_back(type_of(e));
       return Type::tuple(std::move(ts));
     }
+    case IValue::Tag::Dict: {
+      const auto& items = v.dict_obj()->items();
+      if (items.empty()) return Type::dict(Type::str_(), Type::tensor());
+      return Type::dict(type_of(items[0].first), type_of(items[0].second));
+    }
     case IValue::Tag::Object:
       break;
   }

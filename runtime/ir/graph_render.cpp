@@ -53,6 +53,8 @@ Json attr_json(const IValue& v) {
       for (const IValue& e : v.is_list() ? v.list_elems() : v.tuple_elems()) a.push(attr_json(e));
       return a;
     }
+    case IValue::Tag::Dict:
+      return Json::string(v.repr());
     case IValue::Tag::Object:
       return Json::string(std::string("<") + v.object()->type_name() + ">");
   }

@@ -325,6 +325,12 @@ TypePtr type_of_constant(const IValue& v) {
       for (const auto& e : v.tuple_elems()) ts.push_back(type_of_constant(e));
       return Type::tuple(std::move(ts));
     }
+    case IValue::Tag::Dict: {
+      const auto& items = v.dict_obj()->items();
+      if (items.empty()) return Type::dict(Type::str_(), Type::tensor());
+      return Type::dict(type_of_constant(items[0].first)->unrefined(),
+                        type_of_constant(items[0].second)->unrefined());
+    }
     case IValue::Tag::Object:
       return Type::named(TypeKind::Object, v.object()->type_name());
   }

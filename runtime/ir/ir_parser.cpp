@@ -384,6 +384,16 @@ class GraphParser {
     if (base == "ScalarType") return Type::scalar_type();
     if (base == "Device") return Type::device();
     if (base == "Any") return Type::any();
+    if (base == "Dict" || base == "Union") {  // Dict(str, Tensor), Union(float, int)
+      expect("(");
+      std::vector<TypePtr> el;
+      do el.push_back(type(kMaxTypeDepth - 1));
+      while (accept(","));
+      expect(")");
+      if (base == "Union") return Type::union_(std::move(el));
+      if (el.size() != 2) fail("a Dict type takes a key and a value type");
+      return Type::dict(el[0], el[1]);
+    }
     if (base == "Function") {
       expect("<");
       std::string name = ident_with(".:");

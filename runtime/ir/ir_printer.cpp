@@ -83,6 +83,15 @@ std::string attr_str(const IValue& v) {
       if (v.is_tuple() && el.size() == 1) s += ",";
       return s + (v.is_list() ? "]" : ")");
     }
+    case IValue::Tag::Dict: {
+      std::string s = "{";
+      bool first = true;
+      for (const auto& [k, e] : v.dict_obj()->items()) {
+        s += (first ? "" : ", ") + attr_str(k) + ": " + attr_str(e);
+        first = false;
+      }
+      return s + "}";
+    }
     case IValue::Tag::Object:
       return std::string("<") + v.object()->type_name() + ">";
   }

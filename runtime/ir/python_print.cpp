@@ -15,38 +15,7 @@ namespace {
 
 // The Python annotation for a type: Tensor, int, List[Tensor], Tuple[Tensor, int], Optional[...].
 std::string py_type(const Type& t) {
-  switch (t.kind()) {
-    case TypeKind::Tensor:
-      return "Tensor";
-    case TypeKind::Int:
-      return "int";
-    case TypeKind::Float:
-      return "float";
-    case TypeKind::Bool:
-      return "bool";
-    case TypeKind::Str:
-      return "str";
-    case TypeKind::None:
-      return "None";
-    case TypeKind::Number:
-      return "number";
-    case TypeKind::ScalarType:
-      return "int";
-    case TypeKind::Device:
-      return "Device";
-    case TypeKind::List:
-      return "List[" + py_type(*t.elem()) + "]";
-    case TypeKind::Optional:
-      return "Optional[" + py_type(*t.elem()) + "]";
-    case TypeKind::Tuple: {
-      std::string s = "Tuple[";
-      for (size_t i = 0; i < t.contained().size(); ++i)
-        s += (i ? ", " : "") + py_type(*t.contained()[i]);
-      return s + "]";
-    }
-    default:
-      return t.str();
-  }
+  return t.annotation_str();
 }
 
 class Printer {

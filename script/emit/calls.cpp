@@ -559,7 +559,7 @@ Value* FunctionEmitter::call_python_builtin(const std::string& name, std::vector
   if (name == "len") {
     Value* v = one();
     const TypeKind k = v->type()->kind();
-    if (k == TypeKind::List || k == TypeKind::Str)
+    if (k == TypeKind::List || k == TypeKind::Str || k == TypeKind::Dict)
       return emit_node_call(kLen, {v}, Type::int_(), r);
     if (k == TypeKind::Tuple)
       return constant(IValue(static_cast<int64_t>(v->type()->contained().size())), r);
@@ -573,6 +573,10 @@ Value* FunctionEmitter::call_python_builtin(const std::string& name, std::vector
                                         : IValue(false),
                       r);
     Value* v = one();
+    const TypeKind have = v->type()->kind();
+    if (name == "bool" &&
+        (have == TypeKind::List || have == TypeKind::Dict || have == TypeKind::Str))
+      return to_cond(v, r);  // bool(d): not empty
     const TypeKind want = name == "int"     ? TypeKind::Int
                           : name == "float" ? TypeKind::Float
                                             : TypeKind::Bool;
@@ -586,6 +590,19 @@ Value* FunctionEmitter::call_python_builtin(const std::string& name, std::vector
   if (name == "abs") {
     Value* v = one();
     return call_builtin_op("aten::abs", {Arg{SV::of(v), v, r, ""}}, r);
+  }
+  if (name == "dict") {  // dict(), dict(d) (a copy), dict([(k, v), ...])
+    const Symbol op = Symbol::intern("aten::dict");
+    if (args.empty()) return emit_node_call(op, {}, Type::dict(Type::str_(), Type::tensor()), r);
+    Value* v = one();
+    const TypePtr& t = v->type();
+    if (t->kind() == TypeKind::Dict) return emit_node_call(op, {v}, t, r);
+    if (t->kind() == TypeKind::List && t->elem()->kind() == TypeKind::Tuple &&
+        t->elem()->contained().size() == 2)
+      return emit_node_call(op, {v},
+                            Type::dict(t->elem()->contained()[0], t->elem()->contained()[1]), r);
+    fail(r, fmt::format("dict() takes a dict or a list of (key, value) tuples in script, not {}",
+                        type_str(t)));
   }
   if (name == "list") {
     Value* v = one();
@@ -658,23 +675,24 @@ Value* FunctionEmitter::call_python_builtin(const std::string& name, std::vector
     };
     collect(args[1].sv);
     const TypePtr& t = v->type();
-    if (t->kind() == TypeKind::Any) {  // decided at run time (prim::isinstance)
+    if (t->kind() == TypeKind::Any || t->kind() == TypeKind::Union) {
+      // decided at run time (prim::isinstance)
       std::string kinds;
       for (const TypePtr& want : types) {
-        const std::string k = !want                              ? "list"
-                              : want->kind() == TypeKind::Tuple  ? "tuple"
-                              : want->kind() == TypeKind::Int    ? "int"
-                              : want->kind() == TypeKind::Float  ? "float"
-                              : want->kind() == TypeKind::Bool   ? "bool"
-                              : want->kind() == TypeKind::Str    ? "str"
-                              : want->kind() == TypeKind::Tensor ? "Tensor"
-                              : want->kind() == TypeKind::None   ? "NoneType"
-                                                                 : "";
+        const std::string k = !want || want->kind() == TypeKind::List ? "list"
+                              : want->kind() == TypeKind::Dict        ? "dict"
+                              : want->kind() == TypeKind::Tuple       ? "tuple"
+                              : want->kind() == TypeKind::Int         ? "int"
+                              : want->kind() == TypeKind::Float       ? "float"
+                              : want->kind() == TypeKind::Bool        ? "bool"
+                              : want->kind() == TypeKind::Str         ? "str"
+                              : want->kind() == TypeKind::Tensor      ? "Tensor"
+                              : want->kind() == TypeKind::None        ? "NoneType"
+                                                                      : "";
         if (k.empty())
           fail(args[1].range,
-               fmt::format("isinstance() of an Any value against {} is not supported "
-                           "in script",
-                           type_str(want)));
+               fmt::format("isinstance() of an {} value against {} is not supported in script",
+                           type_str(t), type_str(want)));
         kinds += (kinds.empty() ? "" : ",") + k;
       }
       Node* n = insert(graph->create(Symbol::intern("prim::isinstance"), {v}, 1), r);
@@ -735,6 +753,9 @@ Value* FunctionEmitter::call_list_method(Value* self, const std::string& name,
   for (const Arg& a : args)
     if (!a.name.empty())
       fail(a.range, fmt::format("{}.{}() takes no keyword arguments in script", type_str(t), name));
+  if (t->kind() == TypeKind::Dict) return call_dict_method(self, name, args, r);
+  if (t->kind() != TypeKind::Str && t->kind() != TypeKind::List)
+    fail(r, fmt::format("'{}' object has no method '{}' in script", type_str(t), name));
   if (t->kind() == TypeKind::Str) {
     if (name == "format") {
       std::vector<Value*> vs{self};
@@ -831,6 +852,76 @@ Value* FunctionEmitter::call_list_method(Value* self, const std::string& name,
   if (name == "copy" && args.empty()) return emit_node_call(kListCopy, {self}, t, r);
   fail(r, fmt::format("'{}' object has no method '{}' in script (or wrong arguments)", type_str(t),
                       name));
+}
+
+// The methods of Dict[K, V], with torch's op names and result types (builtins.cpp runs them).
+Value* FunctionEmitter::call_dict_method(Value* self, const std::string& name,
+                                         std::vector<Arg>& args, const SourceRange& r) {
+  const TypePtr& t = self->type();
+  const TypePtr& kt = t->key();
+  const TypePtr& vt = t->value();
+  auto arity = [&](size_t lo, size_t hi) {
+    if (args.size() < lo || args.size() > hi)
+      fail(r, lo == hi ? fmt::format("dict.{}() takes {} argument{} in script", name, lo,
+                                     lo == 1 ? "" : "s")
+                       : fmt::format("dict.{}() takes {} to {} arguments in script", name, lo, hi));
+  };
+  auto key = [&](size_t i) { return dict_key(self, arg_value(args[i]), args[i].range); };
+  auto value = [&](size_t i) {
+    Value* v = arg_value(args[i]);
+    if (!v->type()->is_subtype_of(*vt))
+      fail(args[i].range,
+           fmt::format("Expected a value of type '{}' for argument 'default_value' but instead "
+                       "found type '{}'.",
+                       type_str(vt), type_str(v->type())));
+    return v;
+  };
+  const Symbol op = Symbol::intern("aten::" + name);
+  if (name == "keys" || name == "values") {
+    arity(0, 0);
+    return emit_node_call(op, {self}, Type::list(name == "keys" ? kt : vt), r);
+  }
+  if (name == "items") {
+    arity(0, 0);
+    return emit_node_call(op, {self}, Type::list(Type::tuple({kt, vt})), r);
+  }
+  if (name == "get") {
+    arity(1, 2);
+    if (args.size() == 1) return emit_node_call(op, {self, key(0)}, Type::optional(vt), r);
+    return emit_node_call(op, {self, key(0), value(1)}, vt, r);
+  }
+  if (name == "pop") {
+    arity(1, 2);
+    if (args.size() == 1) return emit_node_call(op, {self, key(0)}, vt, r);
+    return emit_node_call(op, {self, key(0), value(1)}, vt, r);
+  }
+  if (name == "setdefault") {
+    arity(2, 2);
+    return emit_node_call(op, {self, key(0), value(1)}, vt, r);
+  }
+  if (name == "update") {
+    arity(1, 1);
+    Value* o = arg_value(args[0]);
+    if (!o->type()->is_subtype_of(*t))
+      fail(args[0].range,
+           fmt::format("dict.update() needs a {}, not {}", type_str(t), type_str(o->type())));
+    emit_node_call(op, {self, o}, nullptr, r);
+    return none(r);
+  }
+  if (name == "clear") {
+    arity(0, 0);
+    emit_node_call(op, {self}, nullptr, r);
+    return none(r);
+  }
+  if (name == "copy") {
+    arity(0, 0);
+    return emit_node_call(op, {self}, t, r);
+  }
+  if (name == "popitem") {
+    arity(0, 0);
+    return emit_node_call(op, {self}, Type::tuple({kt, vt}), r);
+  }
+  fail(r, fmt::format("'{}' object has no method '{}' in script", type_str(t), name));
 }
 
 }  // namespace ampjit::script::detail

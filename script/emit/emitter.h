@@ -59,6 +59,7 @@ inline const Symbol kPrint = Symbol::intern("prim::Print");
 inline const Symbol kStr = Symbol::intern("aten::str");
 inline const Symbol kFormat = Symbol::intern("aten::format");
 inline const Symbol kListCopy = Symbol::intern("aten::list");
+inline const Symbol kDictConstruct = Symbol::intern("prim::DictConstruct");
 inline const Symbol kNumToTensor = Symbol::intern("prim::NumToTensor");
 inline const Symbol kListMin = Symbol::intern("prim::min");
 inline const Symbol kListMax = Symbol::intern("prim::max");
@@ -268,6 +269,7 @@ struct FunctionEmitter {
   void emit_body(const Body& body, size_t from = 0);
   void emit_stmt(const Stmt& s, const Body& body, size_t index, bool& rest_consumed);
   void emit_assign(const Assign& a);
+  void emit_delete(const Delete& s);
   void emit_assign_target(const Expr& target, SV value, const SourceRange& r);
   void emit_aug_assign(const AugAssign& a);
   void emit_ann_assign(const AnnAssign& a);
@@ -312,6 +314,14 @@ struct FunctionEmitter {
   Value* emit_if_exp(const IfExp& e);
   Value* emit_list(const ListExpr& l, const TypePtr& hint);
   Value* emit_list_comp(const ListComp& c);
+  Value* emit_dict(const DictExpr& d, const TypePtr& hint);
+  Value* emit_dict_comp(const DictComp& c);
+  // The loop of a comprehension: `body` runs once per element that passes the `if` clauses, in a
+  // scope of its own (Python 3).
+  void emit_comprehension(const Expr& target, const Expr& iter, const std::vector<ExprPtr>& conds,
+                          const SourceRange& r, const std::function<void()>& body);
+  // A dict key of `d`'s key type (an error at `r` otherwise).
+  Value* dict_key(Value* d, Value* key, const SourceRange& r);
   Value* emit_cond(const Expr& e);                 // a bool for `if`/`while`
   Value* to_cond(Value* v, const SourceRange& r);  // Python's truth value of v
   SV resolve_free(const std::string& name, const SourceRange& r);
@@ -345,6 +355,8 @@ struct FunctionEmitter {
                                            const SourceRange& r);
   Value* call_tensor_method(Value* self, const std::string& name, std::vector<Arg>& args,
                             const SourceRange& r);
+  Value* call_dict_method(Value* self, const std::string& name, std::vector<Arg>& args,
+                          const SourceRange& r);
   Value* call_list_method(Value* self, const std::string& name, std::vector<Arg>& args,
                           const SourceRange& r);
   Value* call_functional(const std::string& name, std::vector<Arg>& args, const SourceRange& r);

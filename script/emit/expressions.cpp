@@ -19,8 +19,8 @@ namespace ampjit::script::detail {
 
 const std::set<std::string>& python_builtins() {
   static const std::set<std::string> s = {
-      "len", "range", "int",        "float", "bool",  "str",       "min", "max",
-      "abs", "print", "isinstance", "list",  "tuple", "enumerate", "sum", "round"};
+      "len",   "range",      "int",  "float", "bool",      "str", "min",   "max", "abs",
+      "print", "isinstance", "list", "tuple", "enumerate", "sum", "round", "dict"};
   return s;
 }
 
@@ -182,7 +182,9 @@ Value* FunctionEmitter::emit_expr(const Expr& e, const TypePtr& hint) {
     case ExprKind::ListComp:
       return emit_list_comp(e.as<ListComp>());
     case ExprKind::Dict:
-      fail(e.range, "dictionaries are not supported by ampjit's script compiler yet");
+      return emit_dict(e.as<DictExpr>(), hint);
+    case ExprKind::DictComp:
+      return emit_dict_comp(e.as<DictComp>());
     case ExprKind::Starred:
       fail(e.range, "starred expressions are not supported in script");
     case ExprKind::Slice:
@@ -325,7 +327,8 @@ SV FunctionEmitter::emit_attribute(const Attribute& a) {
           fail(a.attr_range.valid() ? a.attr_range : r,
                fmt::format("Tensor.{} is not supported in script", a.attr));
       }
-      if (k == TypeKind::Tensor || k == TypeKind::List || k == TypeKind::Str) {
+      if (k == TypeKind::Tensor || k == TypeKind::List || k == TypeKind::Str ||
+          k == TypeKind::Dict) {
         SV m;
         m.kind = SV::kMethod;
         m.value = v;
@@ -408,7 +411,8 @@ void FunctionEmitter::refinements(const Expr& cond, Refinements& t, Refinements&
         (call.args[1]->kind == ExprKind::Name || call.args[1]->kind == ExprKind::Attribute)) {
       const std::string& id = call.args[0]->as<Name>().id;
       Value* v = lookup_var(id);
-      if (!v || (v->type()->kind() != TypeKind::Any && v->type()->kind() != TypeKind::Optional))
+      if (!v || (v->type()->kind() != TypeKind::Any && v->type()->kind() != TypeKind::Optional &&
+                 v->type()->kind() != TypeKind::Union))
         return;
       const std::string tn =
           call.args[1]->kind == ExprKind::Name ? call.args[1]->as<Name>().id : std::string();
@@ -417,6 +421,18 @@ void FunctionEmitter::refinements(const Expr& cond, Refinements& t, Refinements&
                        : tn == "bool"  ? Type::bool_()
                        : tn == "str"   ? Type::str_()
                                        : nullptr;
+      const TypePtr& vt = v->type();
+      const TypeKind bare = tn == "list"    ? TypeKind::List  // isinstance(u, list) on a Union:
+                            : tn == "dict"  ? TypeKind::Dict  // its members of that kind
+                            : tn == "tuple" ? TypeKind::Tuple
+                                            : TypeKind::Any;
+      if (vt->kind() == TypeKind::Union && bare != TypeKind::Any) {
+        std::vector<TypePtr> yes, no;
+        for (const TypePtr& m : vt->contained()) (m->kind() == bare ? yes : no).push_back(m);
+        if (!yes.empty()) t[id] = Type::union_(yes);
+        if (!no.empty() && !yes.empty()) f[id] = Type::union_(no);
+        return;
+      }
       if (!target) {
         try {
           target = parse_type(*call.args[1]);  // Tensor, a NamedTuple, ...
@@ -424,7 +440,24 @@ void FunctionEmitter::refinements(const Expr& cond, Refinements& t, Refinements&
           return;
         }
       }
-      if (target && target->kind() != TypeKind::None) t[id] = target;
+      if (!target || target->kind() == TypeKind::None) return;
+      if (vt->kind() == TypeKind::Union) {
+        // A Union narrows both ways: to its members that are the target where the test holds
+        // (the target itself when it is more precise), to the others where it does not.
+        std::vector<TypePtr> yes, no;
+        for (const TypePtr& m : vt->contained()) {
+          if (m->is_subtype_of(*target))
+            yes.push_back(m);
+          else if (target->is_subtype_of(*m))
+            yes.push_back(target);
+          else
+            no.push_back(m);
+        }
+        if (!yes.empty()) t[id] = Type::union_(yes);
+        if (!no.empty() && no.size() < vt->contained().size()) f[id] = Type::union_(no);
+        return;
+      }
+      t[id] = target;
     }
     return;
   }
@@ -439,9 +472,16 @@ void FunctionEmitter::refinements(const Expr& cond, Refinements& t, Refinements&
   if (!name) return;
   const std::string& id = name->as<Name>().id;
   Value* v = lookup_var(id);
-  if (!v || v->type()->kind() != TypeKind::Optional) return;
+  if (!v) return;
   auto& not_none = c.ops[0] == CmpOpKind::IsNot ? t : f;
-  not_none[id] = v->type()->elem();
+  if (v->type()->kind() == TypeKind::Optional) {
+    not_none[id] = v->type()->elem();
+  } else if (v->type()->kind() == TypeKind::Union) {  // Union[A, B, None]
+    std::vector<TypePtr> rest;
+    for (const TypePtr& m : v->type()->contained())
+      if (m->kind() != TypeKind::None) rest.push_back(m);
+    if (rest.size() < v->type()->contained().size()) not_none[id] = Type::union_(rest);
+  }
 }
 
 // ---- Operators -----------------------------------------------------------------------------
@@ -545,7 +585,8 @@ Value* FunctionEmitter::emit_cmp(CmpOpKind op, Value* l, Value* r, const SourceR
     auto static_none = [&](Value* a, Value* b) -> std::optional<bool> {
       if (!is_none(a->type())) return std::nullopt;
       if (is_none(b->type())) return true;
-      if (b->type()->kind() != TypeKind::Optional && b->type()->kind() != TypeKind::Any)
+      if (b->type()->kind() != TypeKind::Optional && b->type()->kind() != TypeKind::Any &&
+          !Type::none()->is_subtype_of(*b->type()))  // a Union with None may be None
         return false;
       return std::nullopt;
     };
@@ -555,7 +596,8 @@ Value* FunctionEmitter::emit_cmp(CmpOpKind op, Value* l, Value* r, const SourceR
     return emit_node_call(is ? kIs : kIsNot, {l, r}, Type::bool_(), range);
   }
   if (op == CmpOpKind::In || op == CmpOpKind::NotIn) {
-    if (rk != TypeKind::List && rk != TypeKind::Str)
+    if (rk == TypeKind::Dict) l = dict_key(r, l, range);
+    if (rk != TypeKind::List && rk != TypeKind::Str && rk != TypeKind::Dict)
       fail(range, fmt::format("'in' needs a list or str on the right in script, not {}",
                               type_str(r->type())));
     Value* v = emit_node_call(kContains, {r, l}, Type::bool_(), range);
@@ -674,7 +716,8 @@ Value* FunctionEmitter::to_cond(Value* v, const SourceRange& r) {
     case TypeKind::Optional:
       return emit_node_call(kIsNot, {v, none(r)}, Type::bool_(), r);
     case TypeKind::List:
-    case TypeKind::Str: {
+    case TypeKind::Str:
+    case TypeKind::Dict: {
       Value* n = emit_node_call(kLen, {v}, Type::int_(), r);
       Value* zero = constant(IValue(int64_t{0}), r);
       return call_builtin_op("aten::ne", {Arg{SV::of(n), n, r, ""}, Arg{SV::of(zero), zero, r, ""}},
@@ -797,18 +840,32 @@ Value* FunctionEmitter::emit_list(const ListExpr& l, const TypePtr& hint) {
   return insert(graph->create_list(elem, vs), l.range)->output();
 }
 
+void FunctionEmitter::emit_comprehension(const Expr& target, const Expr& iter,
+                                         const std::vector<ExprPtr>& conds, const SourceRange& r,
+                                         const std::function<void()>& elt) {
+  std::function<void(size_t)> body = [&](size_t k) {
+    if (k < conds.size()) {
+      Value* cond = emit_cond(*conds[k]);
+      emit_if_blocks(
+          cond, conds[k]->range, [&] { body(k + 1); }, [] {});
+      return;
+    }
+    elt();
+  };
+  // The comprehension's variables live in their own scope (Python 3).
+  Frame scope;
+  scope.parent = env;
+  scope.block = env->block;
+  env = &scope;
+  std::set<std::string> none_assigned;
+  emit_for_in(target, iter, r, none_assigned, Exits{}, [&] { body(0); });
+  env = scope.parent;
+}
+
 Value* FunctionEmitter::emit_list_comp(const ListComp& c) {
   Node* list = insert(graph->create_list(Type::tensor(), {}), c.range);
   bool typed = false;
-  std::set<std::string> assigned;
-  collect_assigned_target(*c.target, assigned);
-  std::function<void(size_t)> body = [&](size_t k) {
-    if (k < c.conds.size()) {
-      Value* cond = emit_cond(*c.conds[k]);
-      emit_if_blocks(
-          cond, c.conds[k]->range, [&] { body(k + 1); }, [] {});
-      return;
-    }
+  emit_comprehension(*c.target, *c.iter, c.conds, c.range, [&] {
     Value* x = emit_expr(*c.elt);
     if (!typed) {
       list->output()->set_type(Type::list(x->type()->unrefined()));
@@ -817,17 +874,97 @@ Value* FunctionEmitter::emit_list_comp(const ListComp& c) {
       fail(c.elt->range, "list comprehension elements must have one type");
     }
     emit_node_call(kAppend, {list->output(), x}, list->output()->type(), c.range);
-  };
-  // The comprehension's variables live in their own scope (Python 3).
-  Frame scope;
-  scope.parent = env;
-  scope.block = env->block;
-  env = &scope;
-  std::set<std::string> none_assigned;
-  emit_for_in(*c.target, *c.iter, c.range, none_assigned, Exits{}, [&] { body(0); });
-  env = scope.parent;
-  (void)assigned;
+  });
   return list->output();
+}
+
+// ---- Dicts (Note [Script dicts] in runtime/ivalue.h) ---------------------------------------
+
+namespace {
+bool valid_key_type(const Type& t) {
+  switch (t.unrefined()->kind()) {
+    case TypeKind::Str:
+    case TypeKind::Int:
+    case TypeKind::Float:
+    case TypeKind::Bool:
+    case TypeKind::Device:
+    case TypeKind::Tensor:
+      return true;
+    default:
+      return false;
+  }
+}
+}  // namespace
+
+// {k: v, ...}: the keys' and values' types must agree (or match an annotation); {} is
+// Dict[str, Tensor] unless annotated, as in torch.
+Value* FunctionEmitter::emit_dict(const DictExpr& d, const TypePtr& hint) {
+  TypePtr want = hint;
+  if (want && want->kind() == TypeKind::Optional) want = want->elem();
+  if (want && want->kind() != TypeKind::Dict) want = nullptr;
+  std::vector<Value*> kvs;
+  TypePtr kt = want ? want->key() : nullptr, vt = want ? want->value() : nullptr;
+  for (size_t i = 0; i < d.keys.size(); ++i) {
+    Value* k = emit_expr(*d.keys[i], kt);
+    Value* v = emit_expr(*d.values[i], vt);
+    if (!want && i == 0) {
+      kt = k->type()->unrefined();
+      vt = v->type()->unrefined();
+      if (!valid_key_type(*kt))
+        fail(d.keys[i]->range,
+             fmt::format("Dict keys must be str, int, float, bool, Device or Tensor, not {}",
+                         type_str(kt)));
+    }
+    if (!k->type()->is_subtype_of(*kt))
+      fail(d.keys[i]->range,
+           fmt::format("Dict keys must contain only a single type, expected: {} but found {} "
+                       "instead",
+                       type_str(kt), type_str(k->type())));
+    if (!v->type()->is_subtype_of(*vt))
+      fail(d.values[i]->range,
+           fmt::format("Dict values must contain only a single type, expected: {} but found {} "
+                       "instead",
+                       type_str(vt), type_str(v->type())));
+    kvs.push_back(k);
+    kvs.push_back(v);
+  }
+  TypePtr t = want             ? want
+              : d.keys.empty() ? Type::dict(Type::str_(), Type::tensor())
+                               : Type::dict(kt, vt);
+  Node* n = insert(graph->create(kDictConstruct, kvs, 1), d.range);
+  n->output()->set_type(t);
+  return n->output();
+}
+
+// {k: v for target in iter if cond}: a DictConstruct filled by a loop (torch's lowering).
+Value* FunctionEmitter::emit_dict_comp(const DictComp& c) {
+  Node* dict = insert(graph->create(kDictConstruct, {}, 1), c.range);
+  dict->output()->set_type(Type::dict(Type::str_(), Type::tensor()));
+  bool typed = false;
+  emit_comprehension(*c.target, *c.iter, c.conds, c.range, [&] {
+    Value* k = emit_expr(*c.key);
+    Value* v = emit_expr(*c.value);
+    if (!typed) {
+      if (!valid_key_type(*k->type()))
+        fail(c.key->range,
+             fmt::format("Dict keys must be str, int, float, bool, Device or Tensor, not {}",
+                         type_str(k->type())));
+      dict->output()->set_type(Type::dict(k->type()->unrefined(), v->type()->unrefined()));
+      typed = true;
+    }
+    emit_node_call(kSetItem, {dict->output(), dict_key(dict->output(), k, c.key->range), v},
+                   nullptr, c.range);
+  });
+  return dict->output();
+}
+
+Value* FunctionEmitter::dict_key(Value* d, Value* key, const SourceRange& r) {
+  const TypePtr& kt = d->type()->key();
+  if (!key->type()->is_subtype_of(*kt))
+    fail(r, fmt::format("Expected a value of type '{}' for argument 'key' but instead found type "
+                        "'{}'.",
+                        type_str(kt), type_str(key->type())));
+  return key;
 }
 
 // ---- Subscripts ----------------------------------------------------------------------------
@@ -868,6 +1005,11 @@ Value* FunctionEmitter::emit_subscript(const Subscript& s, Value* base) {
     Node* g = insert(graph->create(sym::prim::TupleIndex, {base, constant(IValue(i), r)}, 1), r);
     g->output()->set_type(ts[static_cast<size_t>(i)]);
     return g->output();
+  }
+  if (t->kind() == TypeKind::Dict) {
+    if (ie.kind == ExprKind::Slice) fail(ie.range, "a dict cannot be sliced");
+    Value* k = dict_key(base, emit_expr(ie, t->key()), ie.range);
+    return emit_node_call(kGetItem, {base, k}, t->value(), r);
   }
   if (t->kind() == TypeKind::List || t->kind() == TypeKind::Str) {
     if (ie.kind == ExprKind::Slice) {

@@ -120,9 +120,41 @@ void FunctionEmitter::emit_stmt(const Stmt& s, const Body& body, size_t index,
     case StmtKind::Nonlocal:
       fail(s.range, "global and nonlocal are not supported in script");
     case StmtKind::Delete:
-      fail(s.range, "del is not supported in script");
+      emit_delete(s.as<Delete>());
+      return;
   }
   fail(s.range, "unsupported statement");
+}
+
+// del d[k], del l[i] (aten::Delete) and del x (x is unbound from here on, as torch).
+void FunctionEmitter::emit_delete(const Delete& s) {
+  for (const ExprPtr& t : s.targets) {
+    if (t->kind == ExprKind::Name) {
+      const std::string& id = t->as<Name>().id;
+      if (!lookup_var(id) && !lookup_sugared(id))
+        fail(t->range, fmt::format("undefined value {}", id));
+      for (Frame* f = env; f; f = f->parent) {
+        f->vars.erase(id);
+        f->sugared.erase(id);
+      }
+      continue;
+    }
+    if (t->kind != ExprKind::Subscript)
+      fail(t->range, "del only deletes names and subscripts (del d[k], del l[i]) in script");
+    const auto& sub = t->as<Subscript>();
+    Value* base = emit_expr(*sub.value);
+    const TypeKind k = base->type()->kind();
+    if ((k != TypeKind::Dict && k != TypeKind::List) || sub.indices.size() != 1 ||
+        sub.indices[0]->kind == ExprKind::Slice)
+      fail(t->range, fmt::format("'{}' object does not support item deletion in script",
+                                 type_str(base->type())));
+    Value* idx = emit_expr(*sub.indices[0]);
+    if (k == TypeKind::Dict)
+      idx = dict_key(base, idx, sub.indices[0]->range);
+    else if (idx->type()->kind() != TypeKind::Int)
+      fail(sub.indices[0]->range, "list indices must be integers");
+    emit_node_call(Symbol::intern("aten::Delete"), {base, idx}, nullptr, t->range);
+  }
 }
 
 void FunctionEmitter::emit_assign(const Assign& a) {
@@ -210,6 +242,18 @@ void FunctionEmitter::emit_assign_target(const Expr& target, SV value, const Sou
         emit_node_call(kSetItem, {base, idx, v}, base->type(), r);
         return;
       }
+      if (base->type()->kind() == TypeKind::Dict) {
+        if (sub.indices.size() != 1 || sub.indices[0]->kind == ExprKind::Slice)
+          fail(target.range, "a dict cannot be sliced");
+        const TypePtr& t = base->type();
+        Value* k = dict_key(base, emit_expr(*sub.indices[0], t->key()), sub.indices[0]->range);
+        if (!v->type()->is_subtype_of(*t->value()))
+          fail(r, fmt::format("Expected a value of type '{}' for argument 'value' but instead "
+                              "found type '{}'.",
+                              type_str(t->value()), type_str(v->type())));
+        emit_node_call(kSetItem, {base, k, v}, nullptr, r);
+        return;
+      }
       if (!is_tensor(base->type()))
         fail(target.range,
              fmt::format("'{}' object does not support item assignment", type_str(base->type())));
@@ -288,8 +332,7 @@ void FunctionEmitter::emit_ann_assign(const AnnAssign& a) {
     env->declared[name] = t;
     return;
   }
-  Value* v = a.value->kind == ExprKind::List ? emit_list(a.value->as<ListExpr>(), t)
-                                             : emit_expr(*a.value, t);
+  Value* v = emit_expr(*a.value, t);
   env->declared[name] = t;
   set_var(name, v, a.range);
 }
@@ -849,7 +892,12 @@ void FunctionEmitter::emit_for_in(const Expr& target, const Expr& iter, const So
   const TypePtr& t = xs->type();
   Value* n;
   std::function<Value*(Value*)> element;
-  if (t->kind() == TypeKind::List || t->kind() == TypeKind::Str) {
+  if (t->kind() == TypeKind::Dict) {  // over its keys, as torch: aten::keys, then the list
+    xs = emit_node_call(Symbol::intern("aten::keys"), {xs}, Type::list(t->key()), r);
+    n = emit_node_call(kLen, {xs}, Type::int_(), r);
+    const TypePtr kt = t->key();
+    element = [=, this](Value* i) { return emit_node_call(kGetItem, {xs, i}, kt, r); };
+  } else if (t->kind() == TypeKind::List || t->kind() == TypeKind::Str) {
     n = emit_node_call(kLen, {xs}, Type::int_(), r);
     TypePtr et = t->kind() == TypeKind::List ? t->elem() : Type::str_();
     element = [=, this](Value* i) { return emit_node_call(kGetItem, {xs, i}, et, r); };

@@ -349,22 +349,34 @@ TypePtr FunctionEmitter::parse_type(const Expr& e) {
         if (items.size() != 1) fail(e.range, "Final[T] takes one type");
         return parse_type(*items[0]);
       }
-      if (head == "Dict" || head == "dict")
-        fail(e.range, "Dict types are not supported by ampjit's script compiler yet");
-      if (head == "Union") {
-        if (items.size() == 2 &&
-            (items[0]->kind == ExprKind::None || items[1]->kind == ExprKind::None))
-          return Type::optional(parse_type(*items[items[0]->kind == ExprKind::None ? 1 : 0]));
-        fail(e.range, "Union types are not supported in script (Optional[T] is)");
+      if (head == "Dict" || head == "dict") {
+        if (items.size() != 2) fail(e.range, "Dict[K, V] takes two types");
+        TypePtr k = parse_type(*items[0]);
+        switch (k->kind()) {
+          case TypeKind::Str:
+          case TypeKind::Int:
+          case TypeKind::Float:
+          case TypeKind::Bool:
+          case TypeKind::Device:
+          case TypeKind::Tensor:
+            break;
+          default:
+            fail(items[0]->range,
+                 fmt::format("Dict keys must be str, int, float, bool, Device or Tensor, not {}",
+                             type_str(k)));
+        }
+        return Type::dict(std::move(k), parse_type(*items[1]));
+      }
+      if (head == "Union") {  // Union[A, B, ...]; with None it is Optional (Note in type.h)
+        std::vector<TypePtr> alts;
+        for (const Expr* x : items) alts.push_back(parse_type(*x));
+        return Type::union_(std::move(alts));
       }
       fail(e.range, fmt::format("Unknown type constructor '{}'", head));
     }
     case ExprKind::BinOp: {
       const auto& b = e.as<BinOp>();  // T | None
-      if (b.op == BinOpKind::BitOr) {
-        if (b.rhs->kind == ExprKind::None) return Type::optional(parse_type(*b.lhs));
-        if (b.lhs->kind == ExprKind::None) return Type::optional(parse_type(*b.rhs));
-      }
+      if (b.op == BinOpKind::BitOr) return Type::union_({parse_type(*b.lhs), parse_type(*b.rhs)});
       break;
     }
     default:

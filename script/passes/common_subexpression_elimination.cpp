@@ -45,10 +45,11 @@ bool is_mutable_type(const Type& t) {
       return false;
     case TypeKind::Tuple:
     case TypeKind::Optional:
+    case TypeKind::Union:
       for (const TypePtr& e : t.contained())
         if (is_mutable_type(*e)) return true;
       return false;
-    default:  // Tensor, List, Object, Function, Any
+    default:  // Tensor, List, Dict, Object, Function, Any
       return true;
   }
 }

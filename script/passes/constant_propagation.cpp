@@ -33,6 +33,7 @@ bool type_may_hold_tensor(const Type& t) {
     case TypeKind::List:
     case TypeKind::Tuple:
     case TypeKind::Optional:
+    case TypeKind::Union:
       for (const TypePtr& e : t.contained())
         if (type_may_hold_tensor(*e)) return true;
       return false;
@@ -145,10 +146,7 @@ class ConstantPropagation {
 
   bool fold_none_test(Node* n, bool is) {
     auto always_none = [](const Value* v) { return v->type()->kind() == TypeKind::None; };
-    auto never_none = [](const Value* v) {
-      const TypeKind k = v->type()->kind();
-      return k != TypeKind::None && k != TypeKind::Optional && k != TypeKind::Any;
-    };
+    auto never_none = [](const Value* v) { return !Type::none()->is_subtype_of(*v->type()); };
     const Value* a = n->input(0);
     const Value* b = n->input(1);
     bool same;

@@ -190,6 +190,20 @@ TEST(IR, ParseErrorsNameLineAndColumn) {
               ::testing::ThrowsMessage<Error>(HasSubstr("defined twice")));
 }
 
+TEST(IR, DictAndUnionTypesRoundTrip) {
+  const std::string text =
+      "graph(%d : Dict(str, Tensor),\n"
+      "      %u : Union(int[], int, str)):\n"
+      "  return (%d)\n";
+  auto g = parse_graph(text);
+  EXPECT_EQ(g->inputs()[0]->type()->str(), "Dict(str, Tensor)");
+  EXPECT_EQ(g->inputs()[1]->type()->str(), "Union(int[], int, str)");
+  EXPECT_EQ(g->str(), text);
+  EXPECT_THAT(
+      [] { parse_graph("graph(%d : Dict(str)):\n  return ()\n"); },
+      ::testing::ThrowsMessage<Error>(HasSubstr("a Dict type takes a key and a value type")));
+}
+
 TEST(IR, ParsedAtenNodesResolveTheirOverload) {
   auto g = parse_graph(
       "graph(%x : Tensor):\n"

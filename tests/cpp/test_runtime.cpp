@@ -438,5 +438,53 @@ TEST(IValue, TagsConversionsAndEquality) {
   EXPECT_EQ(x.impl()->use_count(), before);
 }
 
+TEST(IValue, DictsKeepInsertionOrderAndFindAfterErase) {
+  Ref<DictObj> d(new DictObj());
+  for (int64_t k = 0; k < 100; ++k) d->set(IValue(std::to_string(k)), IValue(k * k));
+  d->set(IValue(std::string("5")), IValue(int64_t{-1}));  // replaced in place
+  ASSERT_EQ(d->size(), 100u);
+  EXPECT_EQ(d->items()[5].second.to_int(), -1);
+  EXPECT_TRUE(d->erase(IValue(std::string("0"))));
+  EXPECT_FALSE(d->erase(IValue(std::string("0"))));
+  EXPECT_EQ(d->items().front().first.to_string_ref(), "1");
+  for (int64_t k = 1; k < 100; ++k) {  // every position moved; the index follows
+    const IValue* v = d->find(IValue(std::to_string(k)));
+    ASSERT_NE(v, nullptr) << k;
+    EXPECT_EQ(v->to_int(), k == 5 ? -1 : k * k);
+  }
+  EXPECT_EQ(d->find(IValue(int64_t{1})), nullptr);  // an int is not the str "1"
+  Tensor a = ops::ones(V{1}), b = ops::ones(V{1});
+  Ref<DictObj> by_tensor(new DictObj());
+  by_tensor->set(IValue(a), IValue(1.0));
+  EXPECT_NE(by_tensor->find(IValue(a)), nullptr);
+  EXPECT_EQ(by_tensor->find(IValue(b)), nullptr);  // tensors are keys by identity
+  EXPECT_THROW(by_tensor->set(IValue::list({}), IValue()), Error);
+  IValue held(d);
+  EXPECT_EQ(IValue(Ref<DictObj>(new DictObj())).repr(), "{}");
+  EXPECT_TRUE(held.is_dict());
+  EXPECT_EQ(std::string(held.tag_name()), "dict");
+}
+
+TEST(Type, UnionsFlattenDedupAndOrderAsTorch) {
+  auto u = Type::union_({Type::str_(), Type::int_(), Type::list(Type::int_())});
+  EXPECT_EQ(u->str(), "Union(int[], int, str)");
+  EXPECT_EQ(u->annotation_str(), "Union[List[int], int, str]");
+  EXPECT_EQ(Type::union_({Type::int_(), Type::float_(), Type::none()})->str(),
+            "Union(float, int, NoneType)");
+  EXPECT_EQ(Type::union_({Type::int_(), Type::none()})->str(), "int?");  // Optional[int]
+  EXPECT_EQ(Type::union_({Type::int_(), Type::int_()})->str(), "int");
+  EXPECT_EQ(Type::union_({u, Type::optional(Type::float_())})->str(),
+            "Union(int[], float, int, NoneType, str)");
+  EXPECT_TRUE(Type::int_()->is_subtype_of(*u));
+  EXPECT_FALSE(Type::float_()->is_subtype_of(*u));
+  EXPECT_FALSE(u->is_subtype_of(*Type::int_()));
+  EXPECT_TRUE(Type::optional(Type::int_())
+                  ->is_subtype_of(*Type::union_({Type::int_(), Type::str_(), Type::none()})));
+  auto d = Type::dict(Type::str_(), Type::tensor());
+  EXPECT_EQ(d->str(), "Dict(str, Tensor)");
+  EXPECT_EQ(d->annotation_str(), "Dict[str, Tensor]");
+  EXPECT_FALSE(d->is_subtype_of(*Type::dict(Type::str_(), Type::int_())));
+}
+
 }  // namespace
 }  // namespace ampjit

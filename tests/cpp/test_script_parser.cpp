@@ -381,6 +381,8 @@ TEST(ScriptParser, Displays) {
 
 TEST(ScriptParser, ListComprehensions) {
   EXPECT_EQ(expr("[x * 2 for x in xs]"), "(listcomp (* x 2) (for x xs))");
+  EXPECT_EQ(expr("{k: v * 2 for k, v in d.items() if v}"),
+            "(dictcomp (k (* v 2)) (for (tuple k v) (call (. d items))) (if v))");
   EXPECT_EQ(expr("[a for a, b in z if a if b > 0]"),
             "(listcomp a (for (tuple a b) z) (if a) (if (cmp b > 0)))");
   EXPECT_EQ(expr("[a if c else b for a in x or y]"), "(listcomp (ifexp c a b) (for a (or x y)))");
@@ -825,8 +827,8 @@ TEST(ScriptParserErrors, UnsupportedConstructsAreNamed) {
   EXPECT_EQ(parse_error_of("x = {1}"), "1:5: set literals are not supported in script");
   EXPECT_EQ(parse_error_of("x = {a for a in b}"),
             "1:8: set comprehensions are not supported in script");
-  EXPECT_EQ(parse_error_of("x = {a: 1 for a in b}"),
-            "1:11: dict comprehensions are not supported in script");
+  EXPECT_EQ(parse_error_of("x = {a: 1 for a in b for c in d}"),
+            "1:22: nested comprehension loops are not supported");
   EXPECT_EQ(parse_error_of("x = {a: 1, b}"), "1:13: ':' expected after dictionary key");
   EXPECT_EQ(parse_error_of("x = {**a}"), "1:6: dict unpacking ('**') is not supported in script");
   EXPECT_EQ(parse_error_of("f(a for a in b, c)"),

@@ -195,6 +195,10 @@ def _annotation_text(ann):
         return "List[{}]".format(_annotation_text(args[0]))
     if origin in (tuple, typing.Tuple):
         return "Tuple[{}]".format(", ".join(_annotation_text(a) for a in args))
+    if origin in (dict, typing.Dict):
+        return "Dict[{}, {}]".format(_annotation_text(args[0]), _annotation_text(args[1]))
+    if origin is typing.Union:
+        return "Union[{}]".format(", ".join(_annotation_text(a) for a in args))
     raise _Unsupported("the annotation {!r} cannot be used in a script NamedTuple".format(ann))
 
 
@@ -355,6 +359,8 @@ def _plain_value(v, tensors=False):
     from .. import dtype, device, Tensor
     if isinstance(v, (tuple, list)):  # with tensors=True, tensors too (nn.LSTM's _flat_weights)
         return all(_plain_value(e, tensors) or (tensors and isinstance(e, Tensor)) for e in v)
+    if isinstance(v, dict):  # a Dict[K, V] attribute: keys plain, values as list elements
+        return all(isinstance(k, (bool, int, float, str)) for k in v) and _plain_value(list(v.values()), tensors)
     return v is None or isinstance(v, (bool, int, float, str, dtype, device))
 
 
