@@ -2,6 +2,8 @@
 //
 #include "script/compiler.h"
 
+#include <algorithm>
+
 #include "script/emit/emitter.h"
 #include "script/parser.h"
 #include "script/static_resolver.h"
@@ -74,6 +76,22 @@ std::shared_ptr<Function> compile_module(std::shared_ptr<ModuleInfo> module,
     throw CompileError(fmt::format("module '{}' has no forward method", module->class_name),
                        SourceRange{});
   return session.compile_method(module, "forward", SourceRange{});
+}
+
+std::vector<std::shared_ptr<Function>> compile_class(std::shared_ptr<ModuleInfo> cls,
+                                                     const CompileOptions& options) {
+  AMPJIT_CHECK(cls != nullptr && cls->is_class, "compile_class: not a class");
+  Session session;
+  session.options = options;
+  session.classes.emplace(cls->class_name, cls);
+  std::vector<std::string> names;
+  for (const auto& [name, _] : cls->methods)
+    if (name != "__init__") names.push_back(name);
+  std::sort(names.begin(), names.end());
+  if (cls->methods.count("__init__")) names.insert(names.begin(), "__init__");  // attributes first
+  std::vector<std::shared_ptr<Function>> out;
+  for (const std::string& name : names) out.push_back(session.compile_method(cls, name, {}));
+  return out;
 }
 
 std::vector<std::shared_ptr<Function>> compile_source(std::shared_ptr<const Source> source,

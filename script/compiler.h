@@ -9,6 +9,7 @@
 // Every error is a CompileError at the offending source; an error inside a callee carries the
 // call chain. The graphs are verified before they are returned.
 #pragma once
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -43,6 +44,8 @@ struct Resolved {
     kModule,         // a submodule or module object (only inside a module's methods)
     kNamedTuple,     // a NamedTuple class: path is its qualified name ("__torch__.m.Out"), with
                      // `fields` and the annotation text of each (`field_types`)
+    kClass,          // a Python class compiled as a script class (Note [Script classes]): `module`
+                     // describes it (class_name, method sources, resolver; is_class)
     kUnsupported,    // a Python value script cannot use; `message` says why
   };
   Kind kind = kUnknown;
@@ -53,7 +56,7 @@ struct Resolved {
   std::shared_ptr<Resolver> resolver;      // kSource: resolves the callee's own free names
   std::shared_ptr<Function> function;      // kFunction
   IValue constant;                         // kConstant
-  std::shared_ptr<ModuleInfo> module;      // kModule
+  std::shared_ptr<ModuleInfo> module;      // kModule, kClass
   std::string message;                     // kUnsupported
   std::vector<std::string> fields, field_types;  // kNamedTuple
   // A stable identity for kSource (the Python function object's id), so a function called from
@@ -93,6 +96,15 @@ std::shared_ptr<Resolver> builtin_resolver();
 // A module as the compiler sees it: its class, its attributes with their types, and the source of
 // its methods. At run time `self` is a ModuleObject (runtime/module_object.h) holding the values
 // under the same names; the graph reads them with prim::GetAttr.
+//
+// Note [Script classes]
+// A plain Python class used in script (decorated with @torch.jit.script or not, as torch compiles
+// the classes script code reaches) is a ModuleInfo with is_class set and no attributes at first:
+// its `__init__` compiles before anything else of it, and each `self.x = v` there (or
+// `self.x: T = v`) declares attribute x with v's type (T), in order. `C(args)` is
+// prim::CreateObject (a ModuleObject with the class's name) and a call of `__init__` on it; a
+// value whose type is the class gets its attributes (prim::GetAttr/SetAttr) and methods as `self`
+// does. A compilation session knows each class once, by name.
 struct ModuleInfo {
   struct Attr {
     std::string name;
@@ -102,7 +114,7 @@ struct ModuleInfo {
     std::shared_ptr<ModuleInfo> submodule;  // set for submodules (type is the submodule's class)
   };
   std::string class_name;  // "__torch__.MyNet"
-  std::vector<Attr> attrs;
+  std::deque<Attr> attrs;  // a deque: a class's __init__ adds to it while Attr pointers are held
   // Method sources by name (a `def` each, `self` first); `forward` is the entry point.
   std::unordered_map<std::string, std::shared_ptr<const Source>> methods;
   // Overloaded methods (torch.jit._overload_method): name -> the mangled names of its overloads
@@ -116,6 +128,7 @@ struct ModuleInfo {
   // items()/keys()/values() unroll, and a constant string indexes it.
   bool is_sequence = false;
   bool is_dict = false;
+  bool is_class = false;  // Note [Script classes]
   std::vector<std::string> sequence;
 
   const Attr* find(const std::string& name) const {
@@ -144,6 +157,11 @@ std::shared_ptr<Function> compile_function(std::shared_ptr<const Source> source,
 // ModuleObject) as its first input.
 std::shared_ptr<Function> compile_module(std::shared_ptr<ModuleInfo> module,
                                          const CompileOptions& options = {});
+
+// Compiles a script class's methods, `__init__` first (Note [Script classes]): the functions in
+// that order, each taking the object as `self`.
+std::vector<std::shared_ptr<Function>> compile_class(std::shared_ptr<ModuleInfo> cls,
+                                                     const CompileOptions& options = {});
 
 // Compiles every top-level `def` of a file, in order, resolving names with `resolver` (the static
 // resolver for standalone files). Later defs may call earlier and later ones.

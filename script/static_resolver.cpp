@@ -14,6 +14,21 @@ namespace ampjit::script {
 
 namespace {
 
+// Whether a class derives from an nn.Module class (by its bases' names: Module, nn.Module,
+// Sequential, ...); the others compile as script classes.
+bool is_module_class(const ClassDef& cls) {
+  for (const ExprPtr& b : cls.bases) {
+    const Expr* e = b.get();
+    std::string last = e->kind == ExprKind::Name        ? e->as<Name>().id
+                       : e->kind == ExprKind::Attribute ? e->as<Attribute>().attr
+                                                        : std::string();
+    if (last.ends_with("Module") || last == "Sequential" || last == "ModuleList" ||
+        last == "ModuleDict")
+      return true;
+  }
+  return false;
+}
+
 // The builtin namespace a Python module stands for, or nullopt when script cannot use it.
 // `ampjit` is torch under another name; any torch submodule is a namespace the compiler may know.
 std::optional<std::string> canonical_module(const std::string& module) {
@@ -96,6 +111,10 @@ StaticResolver::StaticResolver(const Module& file)
         break;
       case StmtKind::ClassDef: {
         const auto& cls = s->as<ClassDef>();
+        if (!is_module_class(cls)) {  // a script class: the FileResolver answers it
+          names_.erase(cls.name);
+          break;
+        }
         names_[cls.name] = Resolved::unsupported(fmt::format(
             "'{}' is a class (defined at {}); ampjit-dump compiles the file's functions only: "
             "classes, nn.Module subclasses included, are not supported (script a module from "
@@ -214,15 +233,43 @@ std::shared_ptr<StaticResolver> static_resolver(const Module& file) {
 FileResolver::FileResolver(std::shared_ptr<Resolver> base, std::shared_ptr<const Module> file,
                            std::string module_name)
     : base_(std::move(base)), file_(std::move(file)), module_name_(std::move(module_name)) {
-  for (const StmtPtr& s : file_->body)
+  for (const StmtPtr& s : file_->body) {
     if (s->kind == StmtKind::FunctionDef) {
       const FunctionDef& def = s->as<FunctionDef>();
       defs_[def.name] = &def;  // a later def of a name replaces an earlier one, as in Python
+      classes_.erase(def.name);
       order_.push_back(&def);
+    } else if (s->kind == StmtKind::ClassDef && !is_module_class(s->as<ClassDef>())) {
+      classes_[s->as<ClassDef>().name] = &s->as<ClassDef>();
+      defs_.erase(s->as<ClassDef>().name);
     }
+  }
 }
 
 Resolved FileResolver::resolve(const std::string& name, const SourceRange& range) {
+  if (auto c = classes_.find(name); c != classes_.end()) {
+    std::shared_ptr<ModuleInfo>& info = class_infos_[name];
+    if (!info) {  // its methods' text, each from its `def` line to its end, dedented
+      info = std::make_shared<ModuleInfo>();
+      info->class_name =
+          "__torch__." + (module_name_.empty() ? std::string() : module_name_ + ".") + name;
+      info->is_class = true;
+      info->resolver = shared_from_this();
+      const Source& file = *file_->source;
+      for (const StmtPtr& s : c->second->body) {
+        if (s->kind != StmtKind::FunctionDef) continue;
+        const SourceRange& r = s->range;
+        const auto [line, col] = file.line_col(r.start);
+        const size_t from = r.start - static_cast<size_t>(col - 1 - file.col_offset());
+        info->methods[s->as<FunctionDef>().name] =
+            Source::dedented(file.text().substr(from, r.end - from), file.filename(), line);
+      }
+    }
+    Resolved r;
+    r.kind = Resolved::kClass;
+    r.module = info;
+    return r;
+  }
   auto it = defs_.find(name);
   if (it == defs_.end()) return base_ ? base_->resolve(name, range) : Resolved{};
   Resolved r;

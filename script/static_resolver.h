@@ -15,11 +15,11 @@
 //   import warnings                         warnings  namespace "warnings"
 //   import numpy as np                      np        unsupported, naming numpy
 //
-// Top-level defs are not answered here: compile_source layers the file's defs over this resolver.
-// Top-level classes are answered as unsupported (with where the class is), and so is a name the
-// file binds to a value script cannot use. Other names (len, range, ...) go to builtin_resolver(),
-// except the module names `torch`, `ampjit`, `math` and `typing`, which need their import, as in
-// Python.
+// Top-level defs are not answered here: compile_source layers the file's defs (and its classes,
+// as script classes) over this resolver. nn.Module subclasses are answered as unsupported (with
+// where the class is), and so is a name the file binds to a value script cannot use. Other names
+// (len, range, ...) go to builtin_resolver(), except the module names `torch`, `ampjit`, `math` and
+// `typing`, which need their import, as in Python.
 #pragma once
 #include <memory>
 #include <optional>
@@ -76,6 +76,10 @@ class FileResolver final : public Resolver, public std::enable_shared_from_this<
   std::string module_name_;
   std::unordered_map<std::string, const FunctionDef*> defs_;
   std::vector<const FunctionDef*> order_;
+  // Top-level classes that are not nn.Module subclasses: script classes (Note [Script classes]),
+  // each described once, on first use.
+  std::unordered_map<std::string, const ClassDef*> classes_;
+  std::unordered_map<std::string, std::shared_ptr<ModuleInfo>> class_infos_;
 };
 
 }  // namespace ampjit::script

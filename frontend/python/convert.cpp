@@ -2,6 +2,7 @@
 #include "frontend/python/convert.h"
 
 #include "runtime/dispatcher.h"
+#include "runtime/module_object.h"
 
 namespace ampjit::python {
 
@@ -9,6 +10,9 @@ PyObject* g_size_type = nullptr;
 
 namespace {
 bp::object g_dtypes[kNumScalarTypes];
+// (class name, attribute names, values) -> the Python object of a script class's instance, or
+// None (ampjit.jit._script._script_object; Note [Script classes] in script/compiler.h).
+bp::object g_script_object_factory;
 
 std::string dtype_repr(const DTypeObject& d) {
   return std::string("torch.") + dtype_name(d.type);
@@ -89,6 +93,12 @@ bp::object make_size(IntArrayRef sizes) {
   return bp::object(bp::handle<>(size));
 }
 
+namespace {
+bp::object obj_of(PyObject* o) {
+  return bp::object(bp::handle<>(bp::borrowed(o)));
+}
+}  // namespace
+
 IValue to_ivalue(PyObject* o) {
   if (o == Py_None) return IValue();
   if (Tensor* t = as_tensor(o)) return IValue(*t);
@@ -137,6 +147,23 @@ IValue to_ivalue(PyObject* o) {
     if (!PyErr_Occurred()) return IValue(d);
     PyErr_Clear();
   }
+  // An instance of a script class: an object of that class holding its instance attributes.
+  if (PyObject* name = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(o)),
+                                              "__ampjit_script_class__")) {
+    bp::object held{bp::handle<>(name)};
+    bp::extract<std::string> class_name(held);
+    if (class_name.check()) {
+      Ref<ModuleObject> obj(new ModuleObject(class_name()));
+      const bp::dict attrs = bp::extract<bp::dict>(obj_of(o).attr("__dict__"));
+      const bp::list keys = attrs.keys();
+      for (Py_ssize_t i = 0, n = bp::len(keys); i < n; ++i)
+        obj->set_attr(bp::extract<std::string>(keys[i]),
+                      to_ivalue(bp::object(attrs[keys[i]]).ptr()));
+      return IValue(Ref<ObjectBase>(obj));
+    }
+  } else {
+    PyErr_Clear();
+  }
   throw TypeError(
       fmt::format("ampjit cannot convert an object of type '{}' to a value an op accepts",
                   Py_TYPE(o)->tp_name));
@@ -176,6 +203,16 @@ bp::object from_ivalue(const IValue& v) {
       return d;
     }
     case IValue::Tag::Object:
+      if (auto* obj = dynamic_cast<ModuleObject*>(v.object());
+          obj && !g_script_object_factory.is_none()) {
+        bp::list names, values;
+        for (const auto& [name, value] : obj->attrs) {
+          names.append(name);
+          values.append(from_ivalue(value));
+        }
+        bp::object made = g_script_object_factory(obj->class_name, names, values);
+        if (!made.is_none()) return made;
+      }
       break;
   }
   throw TypeError(fmt::format("cannot convert a value of type {} to Python", v.tag_name()));
@@ -199,6 +236,8 @@ void dispatch_from_python(const OpEntry& op, Stack& s) {
 }
 
 void register_conversions() {
+  bp::def(
+      "_set_script_object_factory", +[](bp::object f) { g_script_object_factory = f; });
   bp::class_<DTypeObject>("dtype", bp::no_init)
       .def("__repr__", dtype_repr)
       .def("__str__", dtype_repr)

@@ -59,6 +59,9 @@ std::string fetch_python_error() {
 
 // ---- The resolver -------------------------------------------------------------------------------
 
+std::shared_ptr<const Source> make_source(const bp::object& text, const bp::object& filename,
+                                          const bp::object& line);
+
 class PyResolver : public script::Resolver {
  public:
   explicit PyResolver(bp::object fn) : fn_(fn.ptr()) { Py_INCREF(fn_); }
@@ -92,7 +95,7 @@ class PyResolver : public script::Resolver {
     return memo_.emplace(name, std::move(r)).first->second;
   }
 
- private:
+  // A resolver descriptor (see _describe in ampjit/jit/_script.py) as the compiler's Resolved.
   static script::Resolved convert(const bp::object& d, const std::string& name,
                                   const SourceRange& range) {
     const std::string kind = bp::extract<std::string>(d[0]);
@@ -109,6 +112,20 @@ class PyResolver : public script::Resolver {
         r.fields.push_back(bp::extract<std::string>(d[2][i]));
         r.field_types.push_back(bp::extract<std::string>(d[3][i]));
       }
+      return r;
+    }
+    if (kind == "class") {  // (kind, qualified name, [(method, text, filename, line)], resolver)
+      r.kind = script::Resolved::kClass;
+      auto info = std::make_shared<script::ModuleInfo>();
+      info->class_name = bp::extract<std::string>(d[1]);
+      info->is_class = true;
+      const bp::object methods = d[2];
+      for (Py_ssize_t i = 0, n = bp::len(methods); i < n; ++i) {
+        const bp::object m = methods[i];
+        info->methods.emplace(bp::extract<std::string>(m[0]), make_source(m[1], m[2], m[3]));
+      }
+      info->resolver = std::make_shared<PyResolver>(bp::object(d[3]));
+      r.module = std::move(info);
       return r;
     }
     if (kind == "autocast") {
@@ -135,6 +152,7 @@ class PyResolver : public script::Resolver {
                        range);
   }
 
+ private:
   PyObject* fn_;  // the Python callable (a reference held)
   std::unordered_map<std::string, script::Resolved> memo_;
 };
@@ -268,6 +286,14 @@ bp::object script_module(bp::object description, bp::object cmodule, bp::object 
   return wrap_function(std::move(fn), IValue(Ref<ObjectBase>(self)));
 }
 
+// _script_class(descriptor, semantics=None): compiles a class's methods (the resolver's "class"
+// descriptor), so that its errors are raised where it is decorated.
+void script_class(bp::object descriptor, bp::object semantics) {
+  script::Resolved r = PyResolver::convert(descriptor, "", SourceRange{});
+  AMPJIT_CHECK(r.kind == script::Resolved::kClass, "_script_class: not a class descriptor");
+  script::compile_class(r.module, options_for(semantics));
+}
+
 void set_compile_error(bp::object error, bp::object not_supported, bp::object unsupported_node) {
   PyObject* classes[] = {error.ptr(), not_supported.ptr(), unsupported_node.ptr()};
   for (int i = 0; i < 3; ++i) {
@@ -297,6 +323,8 @@ void bind_script() {
            bp::arg("semantics") = bp::object()));
   bp::def("_script_module", script_module,
           (bp::arg("description"), bp::arg("cmodule"), bp::arg("semantics") = bp::object()));
+  bp::def("_script_class", script_class,
+          (bp::arg("descriptor"), bp::arg("semantics") = bp::object()));
   bp::def("_set_compile_error", set_compile_error);
   bp::def(
       "_functional_source", +[] { return std::string(script::functional_source()); });

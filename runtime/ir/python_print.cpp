@@ -296,7 +296,20 @@ class Printer {
       const IValue& f = n.attr(sym::attr::value);
       std::string callee = f.is_object() ? f.object()->type_name() : "fn";
       if (n.has_attr(sym::attr::name)) callee = n.attr(sym::attr::name).to_string_ref();
-      assign(indent, n, callee + "(" + exprs(n.inputs()) + ")");
+      const std::string cls = n.inputs().empty() ? std::string() : n.input(0)->type()->name();
+      if (!n.inputs().empty() && n.input(0)->type()->kind() == TypeKind::Object &&
+          callee.size() > cls.size() + 1 && callee.compare(0, cls.size() + 1, cls + ".") == 0) {
+        // a method of a script class: (obj).method(args), as torch prints it
+        std::vector<Value*> rest(n.inputs().begin() + 1, n.inputs().end());
+        assign(indent, n,
+               "(" + expr(n.input(0)) + ")." + callee.substr(cls.size() + 1) + "(" + exprs(rest) +
+                   ")");
+      } else {
+        assign(indent, n, callee + "(" + exprs(n.inputs()) + ")");
+      }
+    } else if (k == sym::prim::CreateObject) {
+      const std::string& cls = n.output()->type()->name();
+      assign(indent, n, cls + ".__new__(" + cls + ")");
     } else {
       assign(indent, n, call(n));
     }

@@ -455,6 +455,8 @@ SV FunctionEmitter::call_sv(const SV& callee, std::vector<Arg> args, const Sourc
       return SV::of(call_function(fn, std::move(args), r, callee.value));
     }
     case SV::kType: {
+      if (callee.module && callee.module->is_class)
+        return SV::of(construct_object(callee.module, std::move(args), r));
       if (callee.type->is_named_tuple()) {  // Out(a, b=...): the fields in order, converted
         const auto& fields = callee.type->field_names();
         const auto& types = callee.type->contained();

@@ -182,6 +182,7 @@ struct FunctionEmitter {
   std::shared_ptr<Graph> graph = std::make_shared<Graph>();
   std::shared_ptr<Resolver> resolver;
   std::shared_ptr<ModuleInfo> self_module;  // set when compiling a method
+  Value* self_value = nullptr;              // the method's `self` input
   Frame* env = nullptr;
   TypePtr declared_return;
   TypePtr inferred_return;
@@ -270,6 +271,11 @@ struct FunctionEmitter {
   void emit_stmt(const Stmt& s, const Body& body, size_t index, bool& rest_consumed);
   void emit_assign(const Assign& a);
   void emit_delete(const Delete& s);
+  // Whether `base` is `self` in a script class's __init__, where assignments declare attributes.
+  bool declares_attribute(const SV& base) const {
+    return base.kind == SV::kModule && base.module && base.module->is_class &&
+           base.module == self_module && fn_name == "__init__" && base.value == self_value;
+  }
   void emit_assign_target(const Expr& target, SV value, const SourceRange& r);
   void emit_aug_assign(const AugAssign& a);
   void emit_ann_assign(const AnnAssign& a);
@@ -371,6 +377,13 @@ struct FunctionEmitter {
   TypePtr parse_type(const Expr& e);
   // The type of a NamedTuple class the resolver found (its field annotations parsed here).
   TypePtr named_tuple_type(const Resolved& res, const SourceRange& r);
+  // The script class `res` describes, known to the session from here on, its __init__ compiled
+  // (Note [Script classes]).
+  std::shared_ptr<ModuleInfo> script_class(const Resolved& res, const SourceRange& r);
+  // The class of a value whose type is a script class, or nullptr.
+  std::shared_ptr<ModuleInfo> class_of(const Value* v);
+  Value* construct_object(const std::shared_ptr<ModuleInfo>& cls, std::vector<Arg> args,
+                          const SourceRange& r);
   IValue eval_constant(const Expr& e);
 
   // Module attributes
@@ -387,6 +400,8 @@ struct Session {
   std::set<uintptr_t> in_progress;
   std::map<std::pair<const ModuleInfo*, std::string>, std::shared_ptr<Function>> methods;
   std::set<std::pair<const ModuleInfo*, std::string>> methods_in_progress;
+  // The script classes met so far, by class name (Note [Script classes]).
+  std::map<std::string, std::shared_ptr<ModuleInfo>> classes;
   CompileOptions options;
   int depth = 0;  // functions being compiled, each inside its caller's compilation (kMaxCallDepth)
 

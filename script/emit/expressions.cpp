@@ -247,6 +247,11 @@ SV FunctionEmitter::resolve_free(const std::string& name, const SourceRange& r) 
       s.kind = SV::kType;
       s.type = named_tuple_type(res, r);
       return s;
+    case Resolved::kClass:
+      s.kind = SV::kType;
+      s.module = script_class(res, r);
+      s.type = Type::named(TypeKind::Object, s.module->class_name);
+      return s;
     case Resolved::kModule:
       fail(r, fmt::format(
                   "'{}' is a module instance; only `self` and its submodules can be used in script",
@@ -303,6 +308,13 @@ SV FunctionEmitter::emit_attribute(const Attribute& a) {
     case SV::kValue: {
       Value* v = base.value;
       const TypeKind k = v->type()->kind();
+      if (auto cls = class_of(v)) {  // an object of a script class: its attributes and methods
+        SV obj;
+        obj.kind = SV::kModule;
+        obj.value = v;
+        obj.module = cls;
+        return module_attr(obj, a.attr, r);
+      }
       if (v->type()->is_named_tuple()) {  // out.logits: the field's element
         const auto& fields = v->type()->field_names();
         const auto it = std::find(fields.begin(), fields.end(), a.attr);
@@ -377,6 +389,10 @@ SV FunctionEmitter::module_attr(const SV& mod, const std::string& name, const So
     m.path = name;
     return m;
   }
+  if (info.is_class)  // torch's message for a class
+    fail(r, fmt::format("'{}' object has no attribute or method '{}'. Did you forget to initialize "
+                        "an attribute in __init__()?",
+                        info.class_name, name));
   fail(r, fmt::format("Module '{}' has no attribute '{}'", info.class_name, name));
 }
 

@@ -169,6 +169,7 @@ std::shared_ptr<Function> FunctionEmitter::emit_def(const FunctionDef& def, bool
     if (i == 0 && is_method) {
       if (!self_module) fail(p.range, "a method needs its module");
       in->set_type(Type::named(TypeKind::Object, self_module->class_name));
+      self_value = in;
       top.vars[p.name] = in;
       top.sugared[p.name] = [&] {
         SV s;
@@ -305,8 +306,12 @@ std::shared_ptr<Function> FunctionEmitter::emit_def(const FunctionDef& def, bool
   schema->returns.push_back(ret);
   graph->verify();
 
-  auto fn = std::make_shared<Function>(
-      qualified_name_for(module_name.empty() ? def.name : module_name + "." + def.name), graph);
+  // A script class's method is named by its class (__torch__.Pair.total), as torch names it.
+  const std::string name =
+      self_module && self_module->is_class
+          ? self_module->class_name + "." + def.name
+          : qualified_name_for(module_name.empty() ? def.name : module_name + "." + def.name);
+  auto fn = std::make_shared<Function>(name, graph);
   fn->set_schema(schema);
   fn->set_optimizable(session.options.optimize);
   if (session.options.semantics) fn->set_autocast_semantics(session.options.semantics);

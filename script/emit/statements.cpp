@@ -270,9 +270,28 @@ void FunctionEmitter::emit_assign_target(const Expr& target, SV value, const Sou
     case ExprKind::Attribute: {
       const auto& at = target.as<Attribute>();
       SV base = emit_sv(*at.value);
+      if (base.kind == SV::kValue) {
+        if (auto cls = class_of(base.value)) {
+          base.kind = SV::kModule;
+          base.module = cls;
+        }
+      }
       if (base.kind != SV::kModule)
         fail(target.range, "only module attributes (self.x = ...) can be assigned in script");
       const ModuleInfo::Attr* attr = base.module->find(at.attr);
+      if (!attr && declares_attribute(base)) {
+        // a script class's __init__ declares its attributes (Note [Script classes])
+        Value* v = as_value(value, r);
+        ModuleInfo::Attr added;
+        added.name = at.attr;
+        added.type = v->type()->unrefined();
+        base.module->attrs.push_back(std::move(added));
+        attr = &base.module->attrs.back();
+      }
+      if (!attr && base.module->is_class)
+        fail(target.range, fmt::format("Tried to set nonexistent attribute: {}. Did you forget to "
+                                       "initialize it in __init__()?",
+                                       at.attr));
       if (!attr)
         fail(target.range,
              fmt::format("Module '{}' has no attribute '{}'", base.module->class_name, at.attr));
@@ -324,6 +343,25 @@ void FunctionEmitter::emit_aug_assign(const AugAssign& a) {
 }
 
 void FunctionEmitter::emit_ann_assign(const AnnAssign& a) {
+  if (a.target->kind == ExprKind::Attribute && a.value) {  // self.x: T = v in a class's __init__
+    SV base = emit_sv(*a.target->as<Attribute>().value);
+    const std::string& name = a.target->as<Attribute>().attr;
+    if (declares_attribute(base) && !base.module->find(name)) {
+      TypePtr t = parse_type(*a.annotation);
+      Value* v = emit_expr(*a.value, t);
+      if (!v->type()->is_subtype_of(*t))
+        fail(a.value->range,
+             fmt::format("Variable 'self.{}' is annotated with type {} but is being "
+                         "assigned to a value of type {}",
+                         name, type_str(t), type_str(v->type())));
+      ModuleInfo::Attr added;
+      added.name = name;
+      added.type = t;
+      base.module->attrs.push_back(std::move(added));
+      emit_assign_target(*a.target, SV::of(v), a.range);
+      return;
+    }
+  }
   if (a.target->kind != ExprKind::Name)
     fail(a.target->range, "annotated assignment needs a plain name in script");
   const std::string& name = a.target->as<Name>().id;

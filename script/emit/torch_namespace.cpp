@@ -315,6 +315,8 @@ TypePtr FunctionEmitter::parse_type(const Expr& e) {
       if (e.kind == ExprKind::Name && !lookup_var(n) && resolver) {
         Resolved res = resolver->resolve(n, e.range);
         if (res.kind == Resolved::kNamedTuple) return named_tuple_type(res, e.range);
+        if (res.kind == Resolved::kClass)
+          return Type::named(TypeKind::Object, script_class(res, e.range)->class_name);
       }
       fail(e.range, fmt::format("Unknown type name '{}'", n.empty() ? "?" : n));
     }
@@ -383,6 +385,35 @@ TypePtr FunctionEmitter::parse_type(const Expr& e) {
       break;
   }
   fail(e.range, "unsupported type annotation");
+}
+
+std::shared_ptr<ModuleInfo> FunctionEmitter::script_class(const Resolved& res,
+                                                          const SourceRange& r) {
+  auto [it, fresh] = session.classes.emplace(res.module->class_name, res.module);
+  if (fresh && res.module->methods.count("__init__"))
+    session.compile_method(it->second, "__init__", r);
+  return it->second;
+}
+
+std::shared_ptr<ModuleInfo> FunctionEmitter::class_of(const Value* v) {
+  if (v->type()->kind() != TypeKind::Object) return nullptr;
+  auto it = session.classes.find(v->type()->name());
+  return it == session.classes.end() ? nullptr : it->second;
+}
+
+// C(args): a new object of the class, then its __init__ (torch's prim::CreateObject and
+// __init__ call).
+Value* FunctionEmitter::construct_object(const std::shared_ptr<ModuleInfo>& cls,
+                                         std::vector<Arg> args, const SourceRange& r) {
+  Node* n = insert(graph->create(sym::prim::CreateObject, {}, 1), r);
+  n->output()->set_type(Type::named(TypeKind::Object, cls->class_name));
+  if (cls->methods.count("__init__")) {
+    auto init = resolve_method(cls, "__init__", args, r);
+    call_function(init, std::move(args), r, n->output());
+  } else if (!args.empty()) {
+    fail(r, fmt::format("{}() takes no arguments (it has no __init__)", cls->class_name));
+  }
+  return n->output();
 }
 
 TypePtr FunctionEmitter::named_tuple_type(const Resolved& res, const SourceRange& r) {

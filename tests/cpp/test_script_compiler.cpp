@@ -637,6 +637,38 @@ std::string call_chain(int n) {
   return src;
 }
 
+// Note [Script classes]: a file's class compiles with its methods; __init__ declares the
+// attributes.
+TEST(ScriptCompiler, FileClassesAreScriptClasses) {
+  const std::string src =
+      "class Acc:\n"
+      "    def __init__(self, start: Tensor):\n"
+      "        self.total = start\n"
+      "        self.n = 0\n"
+      "\n"
+      "    def add(self, x: Tensor) -> \"Acc\":\n"
+      "        self.total = self.total + x\n"
+      "        self.n += 1\n"
+      "        return self\n"
+      "\n"
+      "def run(x: Tensor) -> Tensor:\n"
+      "    a = Acc(x)\n"
+      "    a.add(x).add(x * 2)\n"
+      "    d = {\"n\": a.n}\n"
+      "    return a.total / d[\"n\"]\n";
+  auto fn = compile(src);
+  EXPECT_THAT(fn->graph()->str(), HasSubstr("%a : __torch__.Acc = prim::CreateObject()"));
+  EXPECT_EQ(testing::values(run1(fn, {IValue(ops::full(V{2}, Scalar(3.0)))}).to_tensor()),
+            (std::vector<double>{6.0, 6.0}));  // (3 + 3 + 6) / 2
+  EXPECT_THAT(compile_error("class B:\n    def __init__(self):\n        self.k = 1\n"
+                            "def f() -> int:\n    return B().zz\n"),
+              HasSubstr("test.py:5:12: '__torch__.B' object has no attribute or method 'zz'"));
+  EXPECT_THAT(compile_error("class B:\n    def __init__(self):\n        self.k = 1\n"
+                            "    def g(self):\n        self.q = 2\n"
+                            "def f():\n    B().g()\n"),
+              HasSubstr("test.py:5:9: Tried to set nonexistent attribute: q."));
+}
+
 TEST(ScriptCompilerLimits, TheDeepestCallChainAllowedCompilesOnASmallStack) {
   // f199 calls f198 ... calls f0: 200 functions, each compiled inside its caller's compilation.
   on_stack(kTestStack, [] {

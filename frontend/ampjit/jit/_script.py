@@ -165,8 +165,65 @@ def _describe(value):
     if unsupported is not None:
         return ("unsupported", "TorchScript error: " + unsupported)
     if isinstance(value, type):
-        return ("unsupported", "python class '{}' cannot be used in script".format(value.__qualname__))
+        return _class_descriptor(value)
     return _unsupported(value)
+
+
+# ---- Script classes ---------------------------------------------------------------------------------
+# A plain Python class that script code reaches compiles as a script class, as torch compiles it
+# (decorated with @torch.jit.script or not): Note [Script classes] in script/compiler.h. Its instances
+# cross into script as objects holding their instance attributes, and come back as instances of the
+# class with the object's attributes.
+
+_script_classes = {}  # qualified name -> class
+
+
+def _class_descriptor(cls):
+    from ..nn import Module
+    import enum
+    if issubclass(cls, (Module, BaseException, enum.Enum)) or cls.__module__ == "builtins":
+        return ("unsupported", "python class '{}' cannot be used in script".format(cls.__qualname__))
+    cached = cls.__dict__.get("__ampjit_script_desc__")
+    if cached is not None:
+        return cached
+    name = _torch_class_name(cls)
+    methods, globals_list, closure = [], [], {}
+    for mname, fn in cls.__dict__.items():  # its own methods only: torch's script classes inherit none
+        if isinstance(fn, (staticmethod, classmethod)):
+            return ("unsupported", "script class '{}': {}s are not supported ({})".format(
+                cls.__qualname__, type(fn).__name__, mname))
+        if not isinstance(fn, types.FunctionType) or (
+                mname.startswith("__") and mname.endswith("__") and mname != "__init__"):
+            continue
+        try:
+            text, filename, first_line = _function_source(fn)
+        except (OSError, TypeError) as e:
+            return ("unsupported", "the source of script class '{}' is not available ({})".format(cls.__qualname__, e))
+        methods.append((mname, text, filename, first_line))
+        if all(fn.__globals__ is not g for g in globals_list):
+            globals_list.append(fn.__globals__)
+        if fn.__closure__:
+            closure.update(_Resolver.for_function(fn).closure)
+    if not any(cls.__name__ in g for g in globals_list):
+        closure.setdefault(cls.__name__, cls)  # a class local to a function names itself
+    desc = ("class", name, methods, _Resolver(globals_list, closure))
+    type.__setattr__(cls, "__ampjit_script_desc__", desc)
+    type.__setattr__(cls, "__ampjit_script_class__", name)
+    _script_classes[name] = cls
+    return desc
+
+
+def _script_object(name, names, values):
+    """The Python instance of a script class's object leaving script, or None for other objects."""
+    cls = _script_classes.get(name)
+    if cls is None:
+        return None
+    obj = cls.__new__(cls)
+    obj.__dict__.update(zip(names, values))
+    return obj
+
+
+_C._set_script_object_factory(_script_object)
 
 
 # ---- NamedTuple classes -----------------------------------------------------------------------------
@@ -681,9 +738,12 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None, *, 
         return obj
     if isinstance(obj, Module):
         return _script_module(obj, autocast_semantics)
-    if isinstance(obj, type):
-        raise NotImplementedError("ampjit.jit.script does not support classes yet (got class '{}')".format(
-            obj.__qualname__))
+    if isinstance(obj, type):  # a script class: compiled now (errors here), the class itself returned
+        desc = _class_descriptor(obj)
+        if desc[0] != "class":
+            raise CompileError(desc[1])
+        _C._script_class(desc, autocast_semantics)
+        return obj
     if isinstance(obj, types.MethodType):
         raise NotImplementedError("ampjit.jit.script of a bound method is not supported; script the module")
     if isinstance(obj, types.FunctionType):
