@@ -1,6 +1,8 @@
 // See Note [Result type] in type_promotion.h.
 #include "runtime/type_promotion.h"
 
+#include "runtime/default_dtype.h"
+
 namespace ampjit {
 
 namespace {
@@ -21,7 +23,7 @@ ScalarType combine_categories(ScalarType higher, ScalarType lower) {
 
 void ResultTypeState::add(ScalarType t, int64_t dim, bool wrapped) {
   if (wrapped) {
-    if (is_floating(t)) t = ScalarType::Float32;  // the default dtype
+    if (is_floating(t)) t = default_float_dtype();
     wrapped_ = promote_types(wrapped_, t);
   } else if (dim == 0) {
     zero_ = promote_types(zero_, t);

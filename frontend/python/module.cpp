@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "frontend/python/convert.h"
+#include "runtime/default_dtype.h"
 #include "runtime/ops.h"
 #include "runtime/random.h"
 #include "runtime/strided_loop.h"
@@ -194,7 +195,7 @@ void check_and_infer(PyObject* o, const std::vector<int64_t>& shape, size_t dept
   else if (PyLong_Check(o))
     kind = promote_types(kind, ScalarType::Int64);
   else if (PyFloat_Check(o))
-    kind = promote_types(kind, ScalarType::Float32);
+    kind = promote_types(kind, default_float_dtype());
   else {
     IValue v;
     try {
@@ -202,7 +203,7 @@ void check_and_infer(PyObject* o, const std::vector<int64_t>& shape, size_t dept
     } catch (const TypeError&) {
     }
     AMPJIT_CHECK_T(TypeError, v.is_number(), "Could not infer dtype of {}", Py_TYPE(o)->tp_name);
-    kind = promote_types(kind, v.is_double() ? ScalarType::Float32
+    kind = promote_types(kind, v.is_double() ? default_float_dtype()
                                : v.is_bool() ? ScalarType::Bool
                                              : ScalarType::Int64);
   }
@@ -236,14 +237,14 @@ bp::object tensor(bp::object data, bp::object dtype, bp::object device, bool req
     const std::vector<int64_t> shape = infer_shape(data.ptr());
     ScalarType kind = ScalarType::Undefined;
     check_and_infer(data.ptr(), shape, 0, kind);
-    if (kind == ScalarType::Undefined) kind = ScalarType::Float32;  // tensor([]) is float32
+    if (kind == ScalarType::Undefined) kind = default_float_dtype();  // tensor([]) is float
     std::vector<double> vals;
     std::vector<int64_t> ints;
     fill_values(data.ptr(), vals, ints);
     const ScalarType target = dt.value_or(kind);
     if (is_integral(target) || target == ScalarType::Bool || kind == ScalarType::Int64) {
       Tensor i64 = Tensor::empty(shape, ScalarType::Int64);
-      if (kind == ScalarType::Float32) {  // float data into an int dtype: truncate like torch
+      if (is_floating(kind)) {  // float data into an int dtype: truncate like torch
         for (size_t k = 0; k < vals.size(); ++k)
           i64.data<int64_t>()[k] = static_cast<int64_t>(vals[k]);
       } else if (!ints.empty()) {
@@ -358,6 +359,16 @@ void bind_module_functions() {
   bp::def("_call_overload", call_overload);
   bp::def("_op_table", op_table);
   bp::def("_op_schemas", op_schemas);
+  bp::def(
+      "_set_default_dtype", +[](bp::object d) {
+        IValue v = to_ivalue(d.ptr());
+        AMPJIT_CHECK_T(TypeError, v.is_scalar_type(),
+                       "invalid dtype object: only floating-point types are supported as the "
+                       "default type");
+        set_default_float_dtype(v.to_scalar_type());
+      });
+  bp::def(
+      "_get_default_dtype", +[] { return dtype_object(default_float_dtype()); });
   bp::def("tensor", tensor,
           (bp::arg("data"), bp::arg("dtype") = bp::object(), bp::arg("device") = bp::object(),
            bp::arg("requires_grad") = false));

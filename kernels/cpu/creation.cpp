@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "runtime/boxing.h"
+#include "runtime/default_dtype.h"
 #include "runtime/op_table.h"
 #include "runtime/ops.h"
 #include "runtime/random.h"
@@ -19,7 +20,8 @@ using OptDevice = std::optional<Device>;
 // kDeviceGeneric (Tensor::empty and fill_ go through the device backend, or raise a clear error
 // where the device is unavailable).
 Tensor make(IntArrayRef size, OptDtype dt, OptDevice dev, bool rg,
-            ScalarType deflt = ScalarType::Float32) {
+            ScalarType deflt = ScalarType::Undefined /* the default dtype */) {
+  if (deflt == ScalarType::Undefined) deflt = default_float_dtype();
   Tensor t = Tensor::empty(size, dt.value_or(deflt), dev.value_or(Device()));
   if (rg) t.set_requires_grad(true);
   return t;
@@ -38,9 +40,12 @@ Tensor ones_k(std::vector<int64_t> size, OptDtype dt, OptDevice dev, bool rg) {
   t.fill_(Scalar(int64_t{1}));
   return t;
 }
-// torch.full infers the dtype from the fill value: bool -> bool, int -> int64, float -> float32.
+// torch.full infers the dtype from the fill value: bool -> bool, int -> int64, float -> the
+// default dtype.
 ScalarType fill_dtype(const Scalar& v) {
-  return v.is_bool() ? ScalarType::Bool : v.is_integral() ? ScalarType::Int64 : ScalarType::Float32;
+  return v.is_bool()       ? ScalarType::Bool
+         : v.is_integral() ? ScalarType::Int64
+                           : default_float_dtype();
 }
 Tensor full_k(std::vector<int64_t> size, const Scalar& v, OptDtype dt, OptDevice dev, bool rg) {
   Tensor t = make(size, dt, dev, rg, fill_dtype(v));
@@ -51,7 +56,7 @@ Tensor full_k(std::vector<int64_t> size, const Scalar& v, OptDtype dt, OptDevice
 Tensor arange_impl(const Scalar& start, const Scalar& end, const Scalar& step, OptDtype dt,
                    OptDevice dev, bool rg) {
   const bool any_float = start.is_floating() || end.is_floating() || step.is_floating();
-  const ScalarType type = dt.value_or(any_float ? ScalarType::Float32 : ScalarType::Int64);
+  const ScalarType type = dt.value_or(any_float ? default_float_dtype() : ScalarType::Int64);
   const double s = start.to_double(), e = end.to_double(), st = step.to_double();
   AMPJIT_CHECK(st != 0, "arange: step must be nonzero");
   AMPJIT_CHECK(std::isfinite(s) && std::isfinite(e), "arange: unsupported range: {} -> {}", s, e);

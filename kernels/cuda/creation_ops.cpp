@@ -8,6 +8,7 @@
 #include "kernels/cuda/cuda_context.h"
 #include "kernels/cuda/register.h"
 #include "kernels/cuda/tensor_iter.h"
+#include "runtime/default_dtype.h"
 #include "runtime/ops.h"
 #include "runtime/random.h"
 
@@ -35,7 +36,7 @@ void on_host_then_copy(Stack& stack) {
 
 template <bool Normal>
 Tensor random_impl(IntArrayRef size, OptDtype dt, OptDevice dev, bool rg) {
-  const ScalarType type = dt.value_or(ScalarType::Float32);
+  const ScalarType type = dt.value_or(default_float_dtype());
   AMPJIT_CHECK(is_floating(type), "{}: expected a floating point dtype, got {}",
                Normal ? "randn" : "rand", dtype_name(type));
   Tensor t = Tensor::empty(size, type, dev.value_or(Device(DeviceType::CUDA)));

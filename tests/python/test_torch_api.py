@@ -355,15 +355,46 @@ def test_memory_format_arguments_keep_values_and_torch_errors(torch_ref):
                                torch_model(torch_ref.from_numpy(inp)).detach().numpy(), rtol=1e-5, atol=1e-5)
 
 
+def _default_dtype_probe(lib):
+    """The dtypes of what the default dtype decides (torch 1.13's list)."""
+    i = lib.ones(2, dtype=lib.int64)
+    return [str(t.dtype) for t in (lib.ones(1), lib.zeros(2), lib.empty(1), lib.tensor([1.5]), lib.tensor([]),
+                                   lib.tensor(2), i * 1.5, lib.arange(0., 2), lib.arange(2), lib.rand(1),
+                                   lib.randn(1), lib.full((1,), 2.))]
+
+
 def test_default_dtype(torch_ref):
     assert ampjit.get_default_dtype() is ampjit.float32
     assert repr(ampjit.get_default_dtype()) == repr(torch_ref.get_default_dtype())
-    ampjit.set_default_dtype(ampjit.float32)  # the one default ampjit has: accepted
     for bad in ("int64", "bool"):
         assert outcome(ampjit.set_default_dtype, getattr(ampjit, bad)) == \
             outcome(torch_ref.set_default_dtype, getattr(torch_ref, bad))
     assert outcome(ampjit.set_default_dtype, float) == outcome(torch_ref.set_default_dtype, float)
-    # torch would switch its factories to float64; ampjit's always create float32, so it refuses.
-    with pytest.raises(NotImplementedError, match="always create torch.float32"):
+    assert ampjit.get_default_dtype() is ampjit.float32  # a refused dtype changes nothing
+    try:
+        for name in ("float64", "float16", "bfloat16", "float32"):
+            ampjit.set_default_dtype(getattr(ampjit, name))
+            torch_ref.set_default_dtype(getattr(torch_ref, name))
+            assert ampjit.get_default_dtype() is getattr(ampjit, name)
+            assert _default_dtype_probe(ampjit) == _default_dtype_probe(torch_ref), name
+    finally:
+        ampjit.set_default_dtype(ampjit.float32)
+        torch_ref.set_default_dtype(torch_ref.float32)
+    assert ampjit.ones(1).dtype is ampjit.float32
+
+
+def test_default_dtype_reaches_scripted_and_traced_code():
+    @ampjit.jit.script
+    def make(x: ampjit.Tensor):
+        return ampjit.ones(2) + x * 1.5
+
+    def traced_fn(x):
+        return x * 1.5
+    traced = ampjit.jit.trace(traced_fn, ampjit.ones(2, dtype=ampjit.int64))
+    try:
         ampjit.set_default_dtype(ampjit.float64)
-    assert ampjit.get_default_dtype() is ampjit.float32 and ampjit.ones(1).dtype is ampjit.float32
+        assert make(ampjit.ones(2, dtype=ampjit.int64)).dtype is ampjit.float64
+        assert traced(ampjit.ones(2, dtype=ampjit.int64)).dtype is ampjit.float64
+    finally:
+        ampjit.set_default_dtype(ampjit.float32)
+    assert make(ampjit.ones(2, dtype=ampjit.int64)).dtype is ampjit.float32
