@@ -112,6 +112,9 @@ struct ModuleInfo {
     bool is_constant = false;               // Final / __constants__: inlined as a constant
     IValue value;                           // the constant's value (is_constant), else unused
     std::shared_ptr<ModuleInfo> submodule;  // set for submodules (type is the submodule's class)
+    // A submodule declared with a @torch.jit.interface type (`impl: Iface`): its methods are
+    // called, never inlined, as torch's prim::CallMethod on an interface (Note [Interface calls]).
+    bool is_interface = false;
   };
   std::string class_name;  // "__torch__.MyNet"
   std::deque<Attr> attrs;  // a deque: a class's __init__ adds to it while Attr pointers are held

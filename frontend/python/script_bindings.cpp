@@ -249,6 +249,12 @@ std::shared_ptr<script::ModuleInfo> module_info(
     for (Py_ssize_t j = 0, m = bp::len(mangled); j < m; ++j)
       out.push_back(bp::extract<std::string>(mangled[j]));
   }
+  const bp::object interfaces = d.attr("get")("interfaces", bp::list());
+  for (Py_ssize_t i = 0, n = bp::len(interfaces); i < n; ++i) {
+    const std::string name = bp::extract<std::string>(interfaces[i]);
+    for (script::ModuleInfo::Attr& a : info->attrs)
+      if (a.name == name) a.is_interface = true;
+  }
   info->resolver = std::make_shared<PyResolver>(bp::object(d["resolver"]));
   info->is_sequence = bp::extract<bool>(d["is_sequence"]);
   info->is_dict = bp::extract<bool>(d.attr("get")("is_dict", false));

@@ -3,6 +3,7 @@
 #include "script/emit/emitter.h"
 
 #include "script/builtins.h"
+#include "script/passes/inline_calls.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -274,7 +275,7 @@ Value* FunctionEmitter::call_builtin_op(const std::string& qualified, std::vecto
 }
 
 Value* FunctionEmitter::call_function(const std::shared_ptr<Function>& fn, std::vector<Arg> args,
-                                      const SourceRange& r, Value* self) {
+                                      const SourceRange& r, Value* self, bool keep_call) {
   std::vector<Value*> inputs;
   if (self) inputs.push_back(self);
   const auto& schema = fn->schema();
@@ -342,6 +343,7 @@ Value* FunctionEmitter::call_function(const std::shared_ptr<Function>& fn, std::
   Node* n = insert(graph->create(sym::prim::CallFunction, inputs, outs.size()), r);
   n->set_attr(sym::attr::value, IValue(Ref<ObjectBase>(new FunctionObject(fn))));
   n->set_attr(sym::attr::name, IValue(fn->name()));
+  if (keep_call) n->set_attr(kInterfaceCall, IValue(true));
   for (size_t i = 0; i < outs.size(); ++i) n->output(i)->set_type(outs[i]->type()->unrefined());
   if (outs.size() == 1) return n->output();
   if (outs.empty()) return none(r);
@@ -439,7 +441,7 @@ SV FunctionEmitter::call_sv(const SV& callee, std::vector<Arg> args, const Sourc
     case SV::kMethod: {
       if (callee.module) {
         auto fn = resolve_method(callee.module, callee.path, args, r);
-        return SV::of(call_function(fn, std::move(args), r, callee.value));
+        return SV::of(call_function(fn, std::move(args), r, callee.value, callee.interface));
       }
       const TypeKind k = callee.value->type()->kind();
       if (k == TypeKind::Tensor)
@@ -452,7 +454,7 @@ SV FunctionEmitter::call_sv(const SV& callee, std::vector<Arg> args, const Sourc
       return SV::of(call_function(session.compile_source_fn(callee.res, r), std::move(args), r));
     case SV::kModule: {
       auto fn = resolve_method(callee.module, "forward", args, r);
-      return SV::of(call_function(fn, std::move(args), r, callee.value));
+      return SV::of(call_function(fn, std::move(args), r, callee.value, callee.interface));
     }
     case SV::kType: {
       if (callee.module && callee.module->is_class)

@@ -141,6 +141,7 @@ struct SV {
   std::shared_ptr<ModuleInfo> module;
   std::vector<SV> children;
   TypePtr type;
+  bool interface = false;  // kModule, kMethod: reached through an interface-typed attribute
 
   static SV of(Value* v) {
     SV s;
@@ -351,8 +352,9 @@ struct FunctionEmitter {
                                                   bool allow_conversions, std::string& why);
   Value* convert_to(Value* v, const Argument& arg, bool allow_conversions, const SourceRange& r);
   SV call_sv(const SV& callee, std::vector<Arg> args, const SourceRange& r);
+  // `keep_call`: the call is never inlined (an interface call, Note [Interface calls]).
   Value* call_function(const std::shared_ptr<Function>& fn, std::vector<Arg> args,
-                       const SourceRange& r, Value* self = nullptr);
+                       const SourceRange& r, Value* self = nullptr, bool keep_call = false);
   Value* call_python_builtin(const std::string& name, std::vector<Arg>& args, const SourceRange& r);
   // Module method `name`, or the first of its overloads that accepts `args`
   // (ModuleInfo::overloads).

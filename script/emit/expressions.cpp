@@ -376,6 +376,7 @@ SV FunctionEmitter::module_attr(const SV& mod, const std::string& name, const So
       s.kind = SV::kModule;
       s.value = n->output();
       s.module = attr->submodule;
+      s.interface = attr->is_interface;
       return s;
     }
     n->output()->set_type(attr->type);
@@ -387,6 +388,7 @@ SV FunctionEmitter::module_attr(const SV& mod, const std::string& name, const So
     m.value = mod.value;
     m.module = mod.module;
     m.path = name;
+    m.interface = mod.interface;
     return m;
   }
   if (info.is_class)  // torch's message for a class

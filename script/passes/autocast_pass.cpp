@@ -12,6 +12,7 @@
 #include "runtime/autocast/policy_profiles.h"
 #include "runtime/diagnostic.h"
 #include "runtime/ir/queries.h"
+#include "script/passes/inline_calls.h"
 #include "tracer/tracer.h"
 
 namespace ampjit {
@@ -256,7 +257,8 @@ void handle_block(Block* block, const AutocastContext& initial) {
         if (current().any_enabled()) cast_tensor_inputs(n, kToFull, current());
       } else {
         if (incompatible_amp.has_value() && !*incompatible_amp)
-          fail(n, "Calls are not expected with AMP & JIT");
+          fail(n, n->has_attr(kInterfaceCall) ? "Unexpected prim::CallMethod form with AMP & JIT"
+                                              : "Calls are not expected with AMP & JIT");
         incompatible_amp = true;
       }
     } else if (k == sym::prim::Enter) {

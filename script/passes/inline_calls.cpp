@@ -18,7 +18,7 @@ bool inline_block(Graph& g, Block& b) {
   bool changed = false;
   for (Node* n : b.nodes()) {
     for (Block* sub : n->blocks()) changed |= inline_block(g, *sub);
-    if (n->kind() != sym::prim::CallFunction) continue;
+    if (n->kind() != sym::prim::CallFunction || n->has_attr(kInterfaceCall)) continue;
     const IValue& f = n->attr(sym::attr::value);
     auto* fo = f.is_object() ? dynamic_cast<FunctionObject*>(f.object()) : nullptr;
     if (!fo) continue;

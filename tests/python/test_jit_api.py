@@ -364,3 +364,61 @@ def test_a_scripted_submodule_is_reused_when_its_parent_is_scripted():
     assert got.dtype == torch.bfloat16
     assert float((got.float() - torch.mm(torch.mm(x, y), x)).abs().max()) < 0.05
     assert scripted.impl is holder.impl or scripted.impl._c is holder.impl._c  # the same runtime object
+
+
+# ---- interface-typed attributes: calls stay calls (Note [Interface calls]) --------------------------
+
+@torch.jit.interface
+class _MmIface(torch.nn.Module):
+    def forward(self, x, y) -> torch.Tensor:
+        pass
+
+
+class _MmImpl(_MmIface):
+    def forward(self, x, y):
+        return torch.mm(x, y)
+
+
+class _CallsThroughInterface(torch.nn.Module):
+    impl: _MmIface
+
+    def forward(self, x, y):
+        with torch.cpu.amp.autocast():
+            a = torch.mm(x, y)
+            return self.impl.forward(a, x)
+
+
+class _CallsPlainSubmodule(torch.nn.Module):
+    def forward(self, x, y):
+        with torch.cpu.amp.autocast():
+            a = torch.mm(x, y)
+            return self.impl.forward(a, x)
+
+
+def test_interface_calls_stay_calls_as_torch():
+    # torch 1.13 (test_jit_call_method_under_autocast, on CPU): under eager autocast the region's
+    # state is the eager one and the call runs; without it the JIT autocast pass refuses the call.
+    thing = _CallsThroughInterface()
+    thing.impl = torch.jit.script(_MmImpl())
+    scripted = torch.jit.script(thing)
+    assert "interface_call" in str(scripted.graph) and "prim::CallFunction" in str(scripted.graph)
+    x, y = torch.rand(2, 2), torch.rand(2, 2)
+    with torch.cpu.amp.autocast():
+        out = scripted(x, y)
+    assert out.dtype is torch.bfloat16
+    torch.testing.assert_close(out.float(), torch.mm(torch.mm(x, y), x), atol=0.05, rtol=0.02)
+    with pytest.raises(RuntimeError, match="Unexpected prim::CallMethod form with AMP & JIT") as info:
+        scripted(x, y)
+    assert "{}:{}:".format(__file__, _line_of(_CallsThroughInterface.forward, "self.impl.forward")) in str(info.value)
+    # the same code with a plain submodule is inlined and runs either way
+    plain = _CallsPlainSubmodule()
+    plain.impl = _MmImpl()
+    s2 = torch.jit.script(plain)
+    assert "prim::CallFunction" not in str(s2.inlined_graph)
+    assert s2(x, y).dtype is torch.bfloat16  # the region casts the inlined mm
+
+
+def _line_of(fn, text):
+    import inspect
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(i for i, line in enumerate(lines) if text in line)

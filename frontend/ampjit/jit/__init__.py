@@ -94,10 +94,11 @@ def annotate(the_type, the_value):
 
 
 def interface(obj):
-    """torch.jit.interface: marks a class as a script interface type. ampjit's script resolves a
-    module's submodules by their concrete classes, so the mark only records the intent; Python
-    uses the class as written."""
-    obj.__ampjit_interface__ = True
+    """torch.jit.interface: marks a class as a script interface type. A module attribute annotated
+    with it (`impl: Iface`) is called through, never inlined, as torch's interface calls are (Note
+    [Interface calls] in script/passes/inline_calls.h); script binds the call to the attribute's
+    module as it is when the module is scripted. Python uses the class as written."""
+    type.__setattr__(obj, "__ampjit_interface__", True)
     return obj
 
 

@@ -466,6 +466,21 @@ def _module_methods(mod):
     return found, globals_list, constants
 
 
+def _interface_attributes(cls):
+    """The attributes a module class annotates with a @torch.jit.interface type (`impl: Iface`): calls
+    through them stay calls (Note [Interface calls] in script/passes/inline_calls.h)."""
+    import sys
+    out = set()
+    for klass in cls.__mro__:
+        g = getattr(sys.modules.get(klass.__module__), "__dict__", {})
+        for name, ann in klass.__dict__.get("__annotations__", {}).items():
+            if isinstance(ann, str):
+                ann = g.get(ann)
+            if isinstance(ann, type) and ann.__dict__.get("__ampjit_interface__"):
+                out.add(name)
+    return out
+
+
 def _build(mod, memo):
     """The description _C._script_module compiles from (a dict, see script_bindings.cpp) and the
     runtime _Module (in the description as "_c") for `mod` and, recursively, its submodules."""
@@ -492,6 +507,7 @@ def _build(mod, memo):
         for name, t in store.items():
             attrs.append((name, "tensor", None, False) if t is not None else (name, "value", None, False))
             c._set_attr(name, t)
+    interfaces = _interface_attributes(type(mod))
     for name, sub in mod._modules.items():
         if sub is None:
             attrs.append((name, "value", None, False))
@@ -500,6 +516,8 @@ def _build(mod, memo):
         sd = _build(sub, memo)
         attrs.append((name, "module", sd, False))
         c._set_attr(name, sd["_c"])
+        if name in interfaces:
+            desc.setdefault("interfaces", []).append(name)
     from ..nn import ModuleDict
     if isinstance(mod, _sequence_types()) or isinstance(mod, ModuleDict):
         desc["is_sequence"] = not isinstance(mod, ModuleDict)
