@@ -14,6 +14,19 @@ namespace ampjit::script {
 
 namespace {
 
+// Resolves through a resolver it does not keep alive; unknown once that one is gone.
+class WeakResolver final : public Resolver {
+ public:
+  explicit WeakResolver(std::weak_ptr<Resolver> r) : r_(std::move(r)) {}
+  Resolved resolve(const std::string& name, const SourceRange& range) override {
+    auto r = r_.lock();
+    return r ? r->resolve(name, range) : Resolved{};
+  }
+
+ private:
+  std::weak_ptr<Resolver> r_;
+};
+
 // Whether a class derives from an nn.Module class (by its bases' names: Module, nn.Module,
 // Sequential, ...); the others compile as script classes.
 bool is_module_class(const ClassDef& cls) {
@@ -254,7 +267,9 @@ Resolved FileResolver::resolve(const std::string& name, const SourceRange& range
       info->class_name =
           "__torch__." + (module_name_.empty() ? std::string() : module_name_ + ".") + name;
       info->is_class = true;
-      info->resolver = shared_from_this();
+      // Weakly: the class's ModuleInfo is the file's own (held by class_infos_), so a strong
+      // reference back would be a cycle. Its methods compile while the file's resolver lives.
+      info->resolver = std::make_shared<WeakResolver>(weak_from_this());
       const Source& file = *file_->source;
       for (const StmtPtr& s : c->second->body) {
         if (s->kind != StmtKind::FunctionDef) continue;
