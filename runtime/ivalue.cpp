@@ -55,8 +55,11 @@ std::vector<Tensor> IValue::to_tensor_list() const {
   return out;
 }
 
-const char* IValue::tag_name() const {
-  switch (tag_) {
+namespace {
+// The Python name of a kind of value ("object" for objects, whose class names them).
+const char* name_of(IValue::Tag tag) {
+  using Tag = IValue::Tag;
+  switch (tag) {
     case Tag::None:
       return "None";
     case Tag::Tensor:
@@ -80,16 +83,18 @@ const char* IValue::tag_name() const {
     case Tag::Dict:
       return "dict";
     case Tag::Object:
-      return object()->type_name();
+      return "object";
   }
   return "?";
 }
+}  // namespace
+
+const char* IValue::tag_name() const {
+  return tag_ == Tag::Object ? object()->type_name() : name_of(tag_);
+}
 
 void IValue::throw_bad_tag(Tag t) const {
-  IValue probe;
-  probe.tag_ = t;
-  throw TypeError(
-      fmt::format("expected a value of type {} but got {}", probe.tag_name(), tag_name()));
+  throw TypeError(fmt::format("expected a value of type {} but got {}", name_of(t), tag_name()));
 }
 
 void IValue::throw_bad_dtype_code() const {

@@ -129,11 +129,13 @@ Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input
         a.dilation[i] = p.dilation[i];
         a.output_padding[i] = p.output_padding[i];
       }
-      if (dt == ScalarType::Float32) {
-        a.src = x.data<float>();
-        a.weight = w.data<float>();
-        a.bias = b.defined() ? b.data<float>() : nullptr;
-        a.dst = y.data<float>();
+      if (dt == ScalarType::Float32 ||
+          (dt == ScalarType::BFloat16 && onednn::native_bf16())) {  // Note [Native bf16 gemm]
+        a.type = dt;
+        a.src = x.raw_data();
+        a.weight = w.raw_data();
+        a.bias = b.defined() ? b.raw_data() : nullptr;
+        a.dst = y.raw_data();
         onednn::convolution(a, op);
       } else {
         const int64_t nx = onednn::scratch_floats(x.numel()),
@@ -144,12 +146,13 @@ Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input
         onednn::widen_to_float(x.raw_data(), dt, buf, x.numel());
         onednn::widen_to_float(w.raw_data(), dt, buf + nx, w.numel());
         if (nb) onednn::widen_to_float(b.raw_data(), dt, buf + nx + nw, oc);
+        float* const y32 = buf + nx + nw + nb;
         a.src = buf;
         a.weight = buf + nx;
         a.bias = nb ? buf + nx + nw : nullptr;
-        a.dst = buf + nx + nw + nb;
+        a.dst = y32;
         onednn::convolution(a, op);
-        onednn::round_from_float(a.dst, y.raw_data(), dt, ny);
+        onednn::round_from_float(y32, y.raw_data(), dt, ny);
       }
     }
   }

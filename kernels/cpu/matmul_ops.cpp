@@ -59,13 +59,13 @@ Tensor gemm_operand(const Tensor& t) {
 
 // A gemm operand as oneDNN sees it.
 struct Staged {
-  const float* data;
+  const void* data;
   int64_t bs, rs, cs;
 };
 
-// `t` (float32, layout from gemm_operand) as it is.
-Staged stage_float(const Tensor& t) {
-  Staged s{t.data<float>(), t.stride(0), t.stride(1), t.stride(2)};
+// `t` (float32, or bfloat16 run natively; layout from gemm_operand) as it is.
+Staged stage_as_is(const Tensor& t) {
+  Staged s{t.raw_data(), t.stride(0), t.stride(1), t.stride(2)};
   onednn::normalize_gemm_layout(t.size(1), t.size(2), s.rs, s.cs);
   return s;
 }
@@ -94,9 +94,10 @@ int64_t staged_numel(const Tensor& t) {
 // with what the product would give: beta * C (when it holds an addend) plus the bias.
 void run_matmul(const onednn::MatmulArgs& g, const char* op) {
   if (g.k > 0) return onednn::matmul(g, op);
-  for (int64_t i = 0; i < g.batch * g.m * g.n; ++i) {
-    g.c[i] = (g.beta != 0.f ? g.beta * g.c[i] : 0.f) + (g.bias ? g.bias[i % g.n] : 0.f);
-  }
+  auto* c = static_cast<float*>(g.c);  // float32: an empty contraction never runs natively
+  const auto* bias = static_cast<const float*>(g.bias);
+  for (int64_t i = 0; i < g.batch * g.m * g.n; ++i)
+    c[i] = (g.beta != 0.f ? g.beta * c[i] : 0.f) + (bias ? bias[i % g.n] : 0.f);
 }
 
 // Note [Row panels for reduced-precision gemm]
@@ -144,8 +145,9 @@ void row_panel_gemm(const Tensor& a, const Tensor& b, onednn::MatmulArgs g, floa
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
     onednn::MatmulArgs mine = g;
     if (private_b) {
-      mine.b = b32 + t * onednn::scratch_floats(k * n);
-      onednn::widen_rows_to_float(b16, dt, const_cast<float*>(mine.b), 1, 0, b_runs, b_ld, b_len);
+      float* const my_b = b32 + t * onednn::scratch_floats(k * n);
+      mine.b = my_b;
+      onednn::widen_rows_to_float(b16, dt, my_b, 1, 0, b_runs, b_ld, b_len);
     } else {
       const int64_t q0 = b_runs * t / nt, q1 = b_runs * (t + 1) / nt;
       onednn::widen_rows_to_float(b16 + q0 * b_ld, dt, b32 + q0 * b_len, 1, 0, q1 - q0, b_ld,
@@ -162,14 +164,15 @@ void row_panel_gemm(const Tensor& a, const Tensor& b, onednn::MatmulArgs g, floa
       onednn::widen_rows_to_float(a16 + r0 * ars, dt, a32 + r0 * k, 1, 0, k, acs, rows);
       mine.a_rs = 1, mine.a_cs = rows;
     }
-    mine.c = g.c + r0 * n;
+    float* const my_c = static_cast<float*>(g.c) + r0 * n;
+    mine.c = my_c;
     if (!private_b) {
 #pragma omp barrier
     }
     try {
       if (rows > 0) {
         onednn::matmul(mine, op);
-        onednn::round_from_float(mine.c, o16 + r0 * n, dt, rows * n);
+        onednn::round_from_float(my_c, o16 + r0 * n, dt, rows * n);
       }
     } catch (...) {
 #pragma omp critical(ampjit_row_panel_gemm)
@@ -189,7 +192,11 @@ void float_gemm(Tensor a, Tensor b, const Tensor& addend, double beta, double al
   const bool use_bias =
       addend.defined() && beta == 1 && alpha == 1 && meta::is_row_vector(addend, n);
   const bool use_addend = !use_bias && addend.defined() && beta != 0;
-  const bool staged = dt != ScalarType::Float32;
+  // bfloat16 runs natively where the CPU has AVX512-BF16 (Note [Native bf16 gemm]); an empty
+  // contraction, which oneDNN cannot take, is staged.
+  const bool native =
+      dt == ScalarType::Float32 || (dt == ScalarType::BFloat16 && k > 0 && onednn::native_bf16());
+  const bool staged = !native;
 
   onednn::MatmulArgs args;
   args.batch = batch;
@@ -202,14 +209,15 @@ void float_gemm(Tensor a, Tensor b, const Tensor& addend, double beta, double al
   args.c_rs = n;
   Tensor bias_t = use_bias ? addend.reshape(std::vector<int64_t>{n}).contiguous() : Tensor();
   if (!staged) {
-    const Staged sa = stage_float(a), sb = stage_float(b);
+    const Staged sa = stage_as_is(a), sb = stage_as_is(b);
+    args.type = dt;
     args.a = sa.data;
     args.a_bs = sa.bs, args.a_rs = sa.rs, args.a_cs = sa.cs;
     args.b = sb.data;
     args.b_bs = sb.bs, args.b_rs = sb.rs, args.b_cs = sb.cs;
-    args.c = out.data<float>();
+    args.c = out.raw_data();
     if (use_addend) out.copy_(addend);  // broadcasting
-    if (use_bias) args.bias = bias_t.data<float>();
+    if (use_bias) args.bias = bias_t.raw_data();
     run_matmul(args, op);
     return;
   }
@@ -229,7 +237,8 @@ void float_gemm(Tensor a, Tensor b, const Tensor& addend, double beta, double al
     c32 = Tensor::empty(out.sizes(), ScalarType::Float32);
     c32.copy_(addend);  // broadcasting, converting
   }
-  args.c = use_addend ? c32.data<float>() : buf + na + nb;
+  float* const c32p = use_addend ? c32.data<float>() : buf + na + nb;
+  args.c = c32p;
   if (use_bias) {
     float* bias32 = buf + na + nb + nc;
     onednn::widen_to_float(bias_t.raw_data(), dt, bias32, n);
@@ -245,7 +254,7 @@ void float_gemm(Tensor a, Tensor b, const Tensor& addend, double beta, double al
   args.b = sb.data;
   args.b_bs = sb.bs, args.b_rs = sb.rs, args.b_cs = sb.cs;
   run_matmul(args, op);
-  onednn::round_from_float(args.c, out.raw_data(), dt, batch * m * n);
+  onednn::round_from_float(c32p, out.raw_data(), dt, batch * m * n);
 }
 
 // out = alpha * a @ b (+ beta * out) for float64 and the integer types: one row of C at a time,

@@ -26,9 +26,35 @@ namespace {
 using dnnl::memory;
 using dt = memory::data_type;
 
+// oneDNN's own kernels follow ampjit's dispatch level (Note [CPU dispatch]): its max ISA is set
+// once, before the engine (and so any primitive) exists.
+dnnl::cpu_isa dnnl_isa_for(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::kAvx2:
+      return dnnl::cpu_isa::avx2;
+    case CpuIsa::kAvx512:
+      return dnnl::cpu_isa::avx512_core;
+    case CpuIsa::kAvx512Bf16:
+      return dnnl::cpu_isa::avx512_core_bf16;
+    case CpuIsa::kAmx:
+      break;
+  }
+  return dnnl::cpu_isa::all;
+}
+
 dnnl::engine& cpu_engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  static dnnl::engine e = [] {
+    if (configured_cpu_isa() < detected_cpu_isa())
+      dnnl::set_max_cpu_isa(dnnl_isa_for(configured_cpu_isa()));
+    return dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
   return e;
+}
+
+dt dnnl_type(ScalarType t) {
+  AMPJIT_CHECK(t == ScalarType::Float32 || t == ScalarType::BFloat16,
+               "oneDNN: no primitive for dtype {} here (Note [Native bf16 gemm])", dtype_name(t));
+  return t == ScalarType::BFloat16 ? dt::bf16 : dt::f32;
 }
 // Streams are not thread-safe; a CPU stream is only a handle, so each thread keeps its own.
 dnnl::stream& cpu_stream() {
@@ -37,8 +63,8 @@ dnnl::stream& cpu_stream() {
 }
 
 [[noreturn]] void rethrow(const dnnl::error& e, const char* op, const char* what) {
-  throw Error(fmt::format("{}: oneDNN could not run the float32 {} ({}, status {})", op, what,
-                          e.what(), static_cast<int>(e.status)));
+  throw Error(fmt::format("{}: oneDNN could not run the {} ({}, status {})", op, what, e.what(),
+                          static_cast<int>(e.status)));
 }
 
 // Note [oneDNN primitive cache]
@@ -153,22 +179,23 @@ struct MatmulEntry {
 
 // One operand of a (batched) matmul. A broadcast operand (batch stride 0) gets batch dim 1,
 // which oneDNN broadcasts with its fast kernels (a 0 stride would select the reference kernel).
-memory::desc matrix_desc(bool batched, int64_t batch, int64_t rows, int64_t cols, int64_t bs,
-                         int64_t rs, int64_t cs) {
-  if (!batched) return memory::desc({rows, cols}, dt::f32, {rs, cs});
+memory::desc matrix_desc(dt type, bool batched, int64_t batch, int64_t rows, int64_t cols,
+                         int64_t bs, int64_t rs, int64_t cs) {
+  if (!batched) return memory::desc({rows, cols}, type, {rs, cs});
   const int64_t nb = bs == 0 ? 1 : batch;
   const int64_t bstride = bs == 0 ? std::max(rows * rs, cols * cs) : bs;
-  return memory::desc({nb, rows, cols}, dt::f32, {bstride, rs, cs});
+  return memory::desc({nb, rows, cols}, type, {bstride, rs, cs});
 }
 
 void make_matmul(MatmulEntry& e, const MatmulArgs& p) {
   const bool batched = p.batch > 1;
-  e.a = matrix_desc(batched, p.batch, p.m, p.k, p.a_bs, p.a_rs, p.a_cs);
-  e.b = matrix_desc(batched, p.batch, p.k, p.n, p.b_bs, p.b_rs, p.b_cs);
-  e.c = matrix_desc(batched, p.batch, p.m, p.n, p.c_bs, p.c_rs, 1);
+  const dt type = dnnl_type(p.type);
+  e.a = matrix_desc(type, batched, p.batch, p.m, p.k, p.a_bs, p.a_rs, p.a_cs);
+  e.b = matrix_desc(type, batched, p.batch, p.k, p.n, p.b_bs, p.b_rs, p.b_cs);
+  e.c = matrix_desc(type, batched, p.batch, p.m, p.n, p.c_bs, p.c_rs, 1);
   if (p.bias) {
-    e.bias = batched ? memory::desc({1, 1, p.n}, dt::f32, {p.n, p.n, 1})
-                     : memory::desc({1, p.n}, dt::f32, {p.n, 1});
+    e.bias = batched ? memory::desc({1, 1, p.n}, type, {p.n, p.n, 1})
+                     : memory::desc({1, p.n}, type, {p.n, 1});
   }
   dnnl::primitive_attr attr = base_attr();
   if (p.alpha != 1.f) attr.set_output_scales(0, {p.alpha});
@@ -235,10 +262,11 @@ void make_conv(ConvEntry& e, const ConvArgs& p) {
     const memory::dims ks = dense_strides(dims_of(p.kernel, ns));
     for (int i = 0; i < ns; ++i) w_s.push_back(ks[i]);
   }
-  e.user_src = memory::desc(src_d, dt::f32, dense_strides(src_d));
-  e.user_dst = memory::desc(dst_d, dt::f32, dense_strides(dst_d));
-  e.user_weight = memory::desc(w_d, dt::f32, w_s);
-  if (p.bias) e.bias = memory::desc({p.oc}, dt::f32, memory::format_tag::x);
+  const dt type = dnnl_type(p.type);
+  e.user_src = memory::desc(src_d, type, dense_strides(src_d));
+  e.user_dst = memory::desc(dst_d, type, dense_strides(dst_d));
+  e.user_weight = memory::desc(w_d, type, w_s);
+  if (p.bias) e.bias = memory::desc({p.oc}, type, memory::format_tag::x);
 
   memory::dims strides, dil, pad_l, pad_r;
   for (int i = 0; i < ns; ++i) {
@@ -247,9 +275,9 @@ void make_conv(ConvEntry& e, const ConvArgs& p) {
     pad_l.push_back(p.padding[i]);
     pad_r.push_back(p.padding[i] - p.output_padding[i]);
   }
-  const memory::desc src_any(src_d, dt::f32, memory::format_tag::any);
-  const memory::desc dst_any(dst_d, dt::f32, memory::format_tag::any);
-  const memory::desc w_any(w_d, dt::f32, memory::format_tag::any);
+  const memory::desc src_any(src_d, type, memory::format_tag::any);
+  const memory::desc dst_any(dst_d, type, memory::format_tag::any);
+  const memory::desc w_any(w_d, type, memory::format_tag::any);
   const memory::desc no_bias;
   const dnnl::primitive_attr attr = base_attr();
   auto finish = [&](const auto& pd) {
@@ -362,16 +390,16 @@ bool normalize_gemm_layout(int64_t rows, int64_t cols, int64_t& rs, int64_t& cs)
 void matmul(const MatmulArgs& p, const char* op) {
   static PrimitiveCache<MatmulEntry> cache(kCacheCapacity);
   CacheKey key;
-  for (int64_t v : {p.batch, p.m, p.n, p.k, p.a_bs, p.a_rs, p.a_cs, p.b_bs, p.b_rs, p.b_cs, p.c_bs,
-                    p.c_rs, int64_t{p.bias != nullptr}})
+  for (int64_t v : {static_cast<int64_t>(p.type), p.batch, p.m, p.n, p.k, p.a_bs, p.a_rs, p.a_cs,
+                    p.b_bs, p.b_rs, p.b_cs, p.c_bs, p.c_rs, int64_t{p.bias != nullptr}})
     key.add(v);
   key.add(p.alpha);
   key.add(p.beta);
   try {
     auto e = cache.get(key, [&](MatmulEntry& e) { make_matmul(e, p); });
     std::unique_ptr<MatmulMemory> m = e->take();
-    m->a.set_data_handle(const_cast<float*>(p.a));
-    m->b.set_data_handle(const_cast<float*>(p.b));
+    m->a.set_data_handle(const_cast<void*>(p.a));
+    m->b.set_data_handle(const_cast<void*>(p.b));
     m->c.set_data_handle(p.c);
     m->scratch.set_data_handle(scratchpad_buffer(e->scratch.get_size()));
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, m->a},
@@ -379,7 +407,7 @@ void matmul(const MatmulArgs& p, const char* op) {
                                             {DNNL_ARG_DST, m->c},
                                             {DNNL_ARG_SCRATCHPAD, m->scratch}};
     if (p.bias) {
-      m->bias.set_data_handle(const_cast<float*>(p.bias));
+      m->bias.set_data_handle(const_cast<void*>(p.bias));
       args.emplace(DNNL_ARG_BIAS, m->bias);
     }
     e->prim.execute(cpu_stream(), args);
@@ -393,8 +421,8 @@ void matmul(const MatmulArgs& p, const char* op) {
 void convolution(const ConvArgs& p, const char* op) {
   static PrimitiveCache<ConvEntry> cache(kCacheCapacity);
   CacheKey key;
-  for (int64_t v : {int64_t{p.nsp}, int64_t{p.transposed}, p.n, p.ic, p.oc, p.groups,
-                    int64_t{p.bias != nullptr}})
+  for (int64_t v : {static_cast<int64_t>(p.type), int64_t{p.nsp}, int64_t{p.transposed}, p.n, p.ic,
+                    p.oc, p.groups, int64_t{p.bias != nullptr}})
     key.add(v);
   for (int i = 0; i < p.nsp; ++i) {
     for (int64_t v : {p.in[i], p.out[i], p.kernel[i], p.stride[i], p.padding[i], p.dilation[i],
@@ -405,8 +433,8 @@ void convolution(const ConvArgs& p, const char* op) {
     auto e = cache.get(key, [&](ConvEntry& e) { make_conv(e, p); });
     auto& eng = cpu_engine();
     auto& s = cpu_stream();
-    memory src(e->user_src, eng, const_cast<float*>(p.src));
-    memory weight(e->user_weight, eng, const_cast<float*>(p.weight));
+    memory src(e->user_src, eng, const_cast<void*>(p.src));
+    memory weight(e->user_weight, eng, const_cast<void*>(p.weight));
     memory dst(e->user_dst, eng, p.dst);
     if (e->src_in) {
       memory staged(e->src, eng);
@@ -425,7 +453,7 @@ void convolution(const ConvArgs& p, const char* op) {
         {DNNL_ARG_DST, out},
         {DNNL_ARG_SCRATCHPAD, scratchpad(e->scratch)},
     };
-    if (p.bias) args.emplace(DNNL_ARG_BIAS, memory(e->bias, eng, const_cast<float*>(p.bias)));
+    if (p.bias) args.emplace(DNNL_ARG_BIAS, memory(e->bias, eng, const_cast<void*>(p.bias)));
     e->prim.execute(s, args);
     if (e->dst_out) e->dst_out->execute(s, out, dst);
     s.wait();

@@ -1,40 +1,54 @@
-// The CPU kernels' window onto oneDNN: float32 matmul and convolution behind plain structs, so
-// that only onednn.cpp includes <oneapi/dnnl/dnnl.hpp> (a 1.7 s header), plus the float32 staging
-// that lets float16 and bfloat16 operands use the float32 primitives.
+// The CPU kernels' window onto oneDNN: matmul and convolution behind plain structs, so that only
+// onednn.cpp includes <oneapi/dnnl/dnnl.hpp> (a 1.7 s header), plus the float32 staging that lets
+// float16 and bfloat16 operands use the float32 primitives where the CPU has no faster way.
 //
-// Note [oneDNN computes in float32 only]
-// oneDNN 2.6 has no float64 primitives, and its bfloat16/float16 ones are either missing
-// (bf16 needs avx512_core, f16 is never implemented on x64) or, where bf16 exists, slower than
-// widening to float32 (AVX-512-BF16 Xeon, 2 threads: bf16 brgemm ~140 GFLOP/s against ~205-230
-// for f32). So every primitive here is float32:
+// Note [Native bf16 gemm]
+// oneDNN 2.6 has no float64 primitives and no float16 ones on x64; its bfloat16 ones need
+// avx512_core and are only fast with AVX512-BF16 (or AMX). How fast depends on the CPU: on the
+// AVX512-BF16 Xeon of earlier sessions oneDNN's bf16 brgemm was slower than widening to float32
+// (~140 against ~205-230 GFLOP/s at 2 threads); on the AVX512-BF16 EPYC of this one it is twice
+// float32 (1024^3, 2 threads: 679 against 331 GFLOP/s; widening gave 310). So:
 //  - float32 tensors go straight in (strided operands described by their strides);
-//  - float16/bfloat16 tensors are widened by hand into float32 scratch, computed in float32 and
-//    rounded once into the result (the same single rounding as torch's float accumulation);
-//    Note [Widening bf16 for gemm] in matmul_ops.cpp has the measurements behind the layout;
+//  - bfloat16 tensors go straight in as bfloat16 where cpu_isa() >= kAvx512Bf16 (Note [CPU
+//    dispatch] in runtime/cpu_features.h): oneDNN accumulates in float32 and rounds the result
+//    once, as torch's bf16 CPU gemm does;
+//  - elsewhere (and float16 always) they are widened by hand into float32 scratch, computed in
+//    float32 and rounded once into the result; Note [Widening bf16 for gemm] in matmul_ops.cpp
+//    has the measurements behind the layout;
 //  - float64 and integer tensors use the simple loops in the op files.
+// The two bfloat16 paths differ only in float32 summation order (tests compare both with a
+// float64 reference).
 // Every dnnl::error becomes an ampjit::Error naming the op; problems oneDNN cannot take
 // (zero-sized dimensions crash it with SIGFPE) are handled by the callers before they get here.
 #pragma once
 #include <cstdint>
 #include <memory>
 
+#include "runtime/cpu_features.h"
 #include "runtime/dtype.h"
 
 namespace ampjit::cpu::onednn {
 
-// C[b] = alpha * A[b] @ B[b] (+ beta * C[b]) (+ bias), float32, every operand given by element
-// strides. A is batch x m x k, B batch x k x n, C batch x m x n with unit column stride.
-// A batch stride of 0 broadcasts that operand over the batch. The strides of A and B must have
-// passed normalize_gemm_layout(). All sizes are > 0.
+// Whether bfloat16 matmul and convolution run natively (Note [Native bf16 gemm]).
+inline bool native_bf16() {
+  return cpu_isa() >= CpuIsa::kAvx512Bf16;
+}
+
+// C[b] = alpha * A[b] @ B[b] (+ beta * C[b]) (+ bias), every operand given by element strides.
+// A is batch x m x k, B batch x k x n, C batch x m x n with unit column stride. A batch stride
+// of 0 broadcasts that operand over the batch. The strides of A and B must have passed
+// normalize_gemm_layout(). All sizes are > 0. Every operand has `type`: Float32, or BFloat16
+// where native_bf16().
 struct MatmulArgs {
+  ScalarType type = ScalarType::Float32;
   int64_t batch = 1, m = 0, n = 0, k = 0;
-  const float* a = nullptr;
+  const void* a = nullptr;
   int64_t a_bs = 0, a_rs = 0, a_cs = 1;
-  const float* b = nullptr;
+  const void* b = nullptr;
   int64_t b_bs = 0, b_rs = 0, b_cs = 1;
-  float* c = nullptr;
+  void* c = nullptr;
   int64_t c_bs = 0, c_rs = 0;
-  const float* bias = nullptr;  // n floats added to every row; only with alpha == 1
+  const void* bias = nullptr;  // n values added to every row; only with alpha == 1
   float alpha = 1.f;
   float beta = 0.f;  // != 0: C holds the addend on entry
 };
@@ -46,21 +60,23 @@ void matmul(const MatmulArgs& args, const char* op);
 // two non-unit strides) would fall to oneDNN's slow reference kernel, so callers copy it first.
 bool normalize_gemm_layout(int64_t rows, int64_t cols, int64_t& row_stride, int64_t& col_stride);
 
-// Convolution (or transposed convolution) over 1 to 3 spatial dims, float32, all tensors
-// contiguous in torch's layouts: src N x IC x S..., dst N x OC x O..., weight OC x IC/G x K...
-// (transposed: IC x OC/G x K...), bias OC floats or null. Padding is torch's symmetric padding;
-// output_padding (transposed only) extends the far side. dilation is torch's (1 = dense).
+// Convolution (or transposed convolution) over 1 to 3 spatial dims, all tensors of `type`
+// (Float32, or BFloat16 where native_bf16()) and contiguous in torch's layouts: src N x IC x S...,
+// dst N x OC x O..., weight OC x IC/G x K... (transposed: IC x OC/G x K...), bias OC floats or
+// null. Padding is torch's symmetric padding; output_padding (transposed only) extends the far
+// side. dilation is torch's (1 = dense).
 struct ConvArgs {
+  ScalarType type = ScalarType::Float32;
   int nsp = 2;
   bool transposed = false;
   int64_t n = 0, ic = 0, oc = 0, groups = 1;
   int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, kernel[3] = {1, 1, 1};
   int64_t stride[3] = {1, 1, 1}, padding[3] = {0, 0, 0}, dilation[3] = {1, 1, 1};
   int64_t output_padding[3] = {0, 0, 0};
-  const float* src = nullptr;
-  const float* weight = nullptr;
-  const float* bias = nullptr;
-  float* dst = nullptr;
+  const void* src = nullptr;
+  const void* weight = nullptr;
+  const void* bias = nullptr;
+  void* dst = nullptr;
 };
 void convolution(const ConvArgs& args, const char* op);
 

@@ -438,6 +438,14 @@ TEST(IValue, TagsConversionsAndEquality) {
   EXPECT_EQ(x.impl()->use_count(), before);
 }
 
+TEST(IValue, AWrongKindIsATypeErrorNamingBoth) {
+  // (It once crashed: the message was built from a probe value holding a null heap pointer.)
+  EXPECT_EQ(testing::error_of([] { IValue(2.5).to_tensor(); }),
+            "expected a value of type Tensor but got float");
+  EXPECT_THROW(IValue(std::string("s")).list_elems(), TypeError);
+  EXPECT_THROW(ops::mul(ops::ones(V{1}), Scalar(2.0)), TypeError);  // mul.Tensor takes a tensor
+}
+
 TEST(IValue, DictsKeepInsertionOrderAndFindAfterErase) {
   Ref<DictObj> d(new DictObj());
   for (int64_t k = 0; k < 100; ++k) d->set(IValue(std::to_string(k)), IValue(k * k));

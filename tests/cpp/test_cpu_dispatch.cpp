@@ -1,0 +1,126 @@
+// CPU dispatch (Note [CPU dispatch] in runtime/cpu_features.h): the features read, the level in
+// use, and every path this machine has (the AVX2 baseline's widening to float32, native bfloat16
+// through oneDNN where the CPU has AVX512-BF16) against a float64 reference rounded once.
+// ctest also runs this binary, test_linalg and test_conv with AMPJIT_CPU_ISA=avx2 (the baseline for
+// the whole process, oneDNN's kernels included).
+#include <gmock/gmock.h>
+
+#include <cstdlib>
+
+#include "runtime/cpu_features.h"
+#include "tests/cpp/testing.h"
+
+namespace ampjit {
+namespace {
+
+using V = std::vector<int64_t>;
+using testing::random_tensor;
+constexpr auto bf16 = ScalarType::BFloat16, f32 = ScalarType::Float32, f64 = ScalarType::Float64;
+
+// The levels this machine can run, baseline first.
+std::vector<CpuIsa> levels() {
+  std::vector<CpuIsa> out;
+  for (CpuIsa isa : {CpuIsa::kAvx2, CpuIsa::kAvx512, CpuIsa::kAvx512Bf16, CpuIsa::kAmx})
+    if (isa <= cpu_isa()) out.push_back(isa);
+  return out;
+}
+
+// Runs `f` at `isa`, restoring the level after.
+template <typename F>
+auto at_level(CpuIsa isa, F&& f) {
+  const CpuIsa before = set_cpu_isa_for_testing(isa);
+  struct Restore {
+    CpuIsa isa;
+    ~Restore() { set_cpu_isa_for_testing(isa); }
+  } restore{before};
+  return f();
+}
+
+// float32 accumulation and one rounding, as torch: within one bfloat16 ulp (2^-8 relative, 2^-7
+// near a power of two) of the float64 result rounded once, plus room for cancellation.
+::testing::AssertionResult matches_reference(const Tensor& got, const Tensor& ref64) {
+  std::vector<double> want;
+  for (double v : testing::values(ref64)) want.push_back(testing::round_to(v, bf16));
+  return testing::close(got, want, std::vector<int64_t>(ref64.sizes().begin(), ref64.sizes().end()),
+                        {1.0 / 128, 2e-3});
+}
+
+TEST(CpuDispatch, FeaturesAndLevelAgree) {
+  const CpuFeatures& f = cpu_features();
+  EXPECT_TRUE(f.avx2 && f.fma && f.f16c) << "the build targets AVX2 + FMA + F16C";
+  const CpuIsa best = detected_cpu_isa();
+  EXPECT_EQ(best >= CpuIsa::kAvx512, f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq);
+  EXPECT_EQ(best >= CpuIsa::kAvx512Bf16, best >= CpuIsa::kAvx512 && f.avx512_bf16);
+  EXPECT_LE(cpu_isa(), best);
+  const char* env = std::getenv("AMPJIT_CPU_ISA");
+  if (env && std::string(env) == "avx2") EXPECT_EQ(cpu_isa(), CpuIsa::kAvx2);
+  EXPECT_THAT(cpu_description(), ::testing::StartsWith(cpu_isa_name(cpu_isa())));
+  EXPECT_THAT(cpu_description(), ::testing::HasSubstr("avx2"));
+}
+
+TEST(CpuDispatch, Bf16GemmsMatchTheReferenceOnEveryPath) {
+  const Tensor a = random_tensor({96, 160}, bf16, 1, -2, 2);
+  const Tensor b = random_tensor({160, 72}, bf16, 2, -2, 2);
+  const Tensor bias = random_tensor({72}, bf16, 3, -1, 1);
+  const Tensor addend = random_tensor({96, 72}, bf16, 4, -1, 1);
+  const Tensor ba = random_tensor({3, 40, 24}, bf16, 5, -2, 2);
+  const Tensor bb = random_tensor({3, 32, 24}, bf16, 6, -2, 2, /*noncontig=*/true);
+  auto a64 = a.to(f64), b64 = b.to(f64);
+  const Tensor ref_mm = ops::mm(a64, b64);
+  const Tensor ref_bias = ops::add(ref_mm, bias.to(f64));
+  const Tensor ref_addmm =
+      ops::add(ops::mul_Scalar(addend.to(f64), Scalar(0.5)), ref_mm, Scalar(2.0));
+  const Tensor ref_bmm = ops::bmm(ba.to(f64), bb.to(f64).transpose(1, 2));
+  std::vector<Tensor> firsts;
+  for (CpuIsa isa : levels()) {
+    SCOPED_TRACE(cpu_isa_name(isa));
+    at_level(isa, [&] {
+      const Tensor mm = ops::mm(a, b);
+      EXPECT_EQ(mm.dtype(), bf16);
+      EXPECT_TRUE(matches_reference(mm, ref_mm));
+      EXPECT_TRUE(matches_reference(ops::addmm(bias, a, b), ref_bias));
+      EXPECT_TRUE(matches_reference(ops::addmm(addend, a, b, Scalar(0.5), Scalar(2.0)), ref_addmm));
+      EXPECT_TRUE(matches_reference(ops::bmm(ba, bb.transpose(1, 2)), ref_bmm));
+      firsts.push_back(mm);
+      return 0;
+    });
+  }
+  // The paths agree with each other within the same bound (they differ only in summation order).
+  for (const Tensor& t : firsts) EXPECT_TRUE(matches_reference(t, firsts.front().to(f64)));
+}
+
+TEST(CpuDispatch, Bf16ConvolutionsMatchTheReferenceOnEveryPath) {
+  const Tensor x = random_tensor({2, 8, 9, 9}, bf16, 7, -1, 1);
+  const Tensor w = random_tensor({12, 4, 3, 3}, bf16, 8, -1, 1);  // groups = 2
+  const Tensor b = random_tensor({12}, bf16, 9, -1, 1);
+  const Tensor wt = random_tensor({8, 6, 3, 3}, bf16, 10, -1, 1);  // transposed: IC x OC/G
+  const Tensor ref = ops::conv2d(x.to(f64), w.to(f64), b.to(f64), V{2, 1}, V{1, 1}, V{1, 1}, 2);
+  const Tensor ref_t =
+      ops::conv_transpose2d(x.to(f64), wt.to(f64), std::nullopt, V{2, 2}, V{1, 1}, V{1, 1}, 1);
+  for (CpuIsa isa : levels()) {
+    SCOPED_TRACE(cpu_isa_name(isa));
+    at_level(isa, [&] {
+      const Tensor y = ops::conv2d(x, w, b, V{2, 1}, V{1, 1}, V{1, 1}, 2);
+      EXPECT_EQ(y.dtype(), bf16);
+      EXPECT_TRUE(matches_reference(y, ref));
+      EXPECT_TRUE(matches_reference(
+          ops::conv_transpose2d(x, wt, std::nullopt, V{2, 2}, V{1, 1}, V{1, 1}, 1), ref_t));
+      return 0;
+    });
+  }
+}
+
+TEST(CpuDispatch, Float32IsUnchangedByTheLevel) {
+  // float32 always takes oneDNN's float32 kernels; ampjit's level only decides bfloat16's path.
+  const Tensor a = random_tensor({33, 47}, f32, 11), b = random_tensor({47, 29}, f32, 12);
+  const Tensor ref = ops::mm(a.to(f64), b.to(f64));
+  for (CpuIsa isa : levels()) {
+    at_level(isa, [&] {
+      EXPECT_TRUE(testing::close(ops::mm(a, b), testing::values(ref), {33, 29}, {1e-5, 1e-5}));
+      return 0;
+    });
+  }
+}
+
+}  // namespace
+}  // namespace ampjit
