@@ -11,7 +11,9 @@
 #include <limits>
 #include <new>
 
+#include "runtime/cpu_allocator.h"
 #include "runtime/error.h"
+#include "runtime/reduced_float.h"
 #include "runtime/strided_loop.h"
 #include "runtime/threads.h"
 
@@ -72,6 +74,13 @@ const DeviceBackend& device_backend(DeviceType type) {
 }
 
 Ref<Storage> Storage::allocate(size_t nbytes, Device device) {
+  if (device.is_cpu() && nbytes >= kLargeCpuBytes) {  // Note [Large CPU buffers]
+    Ref<Storage> s(new Storage());
+    s->data_ = cpu_large_alloc(nbytes);
+    s->nbytes_ = nbytes;
+    s->device_ = device;
+    return s;
+  }
   if (device.is_cpu()) {
     // Note [Inline storage]: header and bytes share one malloc'd block; the bytes start at the
     // next 64-byte boundary after the header. Plain malloc (not memalign) keeps small tensors on
@@ -112,6 +121,10 @@ Storage::~Storage() {
   if (release_) {
     release_(ctx_, data_);
   } else if (!inline_ && data_) {
+    if (device_.is_cpu()) {
+      cpu_large_free(data_);
+      return;
+    }
     const auto& a = g_device_allocators[static_cast<int>(device_.type)];
     if (a.free) a.free(data_, device_);
   }
@@ -561,6 +574,32 @@ inline To convert(From v) {
 }
 }  // namespace
 
+namespace {
+// float32 <-> float16/bfloat16 between contiguous tensors, in vectorized runs split across the
+// threads (reduced_float.h: the same values as the element loop). Autocast casts every weight
+// this way on every call. Returns false for other dtype pairs.
+bool copy_reduced_float(Tensor& dst, const Tensor& src) {
+  const ScalarType d = dst.dtype(), s = src.dtype();
+  const bool narrow = s == ScalarType::Float32 && is_reduced_floating(d);
+  const bool widen = d == ScalarType::Float32 && is_reduced_floating(s);
+  if (!narrow && !widen) return false;
+  const bool bf16 = (narrow ? d : s) == ScalarType::BFloat16;
+  const int64_t n = dst.numel();
+  if (narrow) {
+    const float* in = src.data<float>();
+    auto* out = static_cast<uint16_t*>(dst.raw_data());
+    parallel_for(n, kParallelGrain,
+                 [&](int64_t b, int64_t e) { round_to_reduced(in + b, out + b, e - b, bf16); });
+  } else {
+    const auto* in = static_cast<const uint16_t*>(src.raw_data());
+    float* out = dst.data<float>();
+    parallel_for(n, kParallelGrain,
+                 [&](int64_t b, int64_t e) { widen_reduced(in + b, out + b, e - b, bf16); });
+  }
+  return true;
+}
+}  // namespace
+
 Tensor& Tensor::copy_(const Tensor& src) {
   // Broadcast src to self's shape.
   Tensor s = src.dim() == dim() && std::equal(sizes().begin(), sizes().end(), src.sizes().begin())
@@ -575,6 +614,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
     if (raw_data() != s.raw_data()) std::memmove(raw_data(), s.raw_data(), numel() * itemsize());
     return *this;
   }
+  if (is_contiguous() && s.is_contiguous() && copy_reduced_float(*this, s)) return *this;
   DimVector dst_bs(strides()), src_bs(s.strides());
   for (auto& x : dst_bs) x *= static_cast<int64_t>(itemsize());
   for (auto& x : src_bs) x *= static_cast<int64_t>(s.itemsize());

@@ -11,8 +11,10 @@ PyObject* g_size_type = nullptr;
 namespace {
 bp::object g_dtypes[kNumScalarTypes];
 // (class name, attribute names, values) -> the Python object of a script class's instance, or
-// None (ampjit.jit._script._script_object; Note [Script classes] in script/compiler.h).
-bp::object g_script_object_factory;
+// None (ampjit.jit._script._script_object; Note [Script classes] in script/compiler.h). A raw
+// reference, never released: a bp::object here would be released by a static destructor after
+// the interpreter has finalized, without the GIL.
+PyObject* g_script_object_factory = nullptr;
 
 std::string dtype_repr(const DTypeObject& d) {
   return std::string("torch.") + dtype_name(d.type);
@@ -203,14 +205,14 @@ bp::object from_ivalue(const IValue& v) {
       return d;
     }
     case IValue::Tag::Object:
-      if (auto* obj = dynamic_cast<ModuleObject*>(v.object());
-          obj && !g_script_object_factory.is_none()) {
+      if (auto* obj = dynamic_cast<ModuleObject*>(v.object()); obj && g_script_object_factory) {
         bp::list names, values;
         for (const auto& [name, value] : obj->attrs) {
           names.append(name);
           values.append(from_ivalue(value));
         }
-        bp::object made = g_script_object_factory(obj->class_name, names, values);
+        bp::object made =
+            bp::call<bp::object>(g_script_object_factory, obj->class_name, names, values);
         if (!made.is_none()) return made;
       }
       break;
@@ -237,7 +239,10 @@ void dispatch_from_python(const OpEntry& op, Stack& s) {
 
 void register_conversions() {
   bp::def(
-      "_set_script_object_factory", +[](bp::object f) { g_script_object_factory = f; });
+      "_set_script_object_factory", +[](bp::object f) {
+        Py_INCREF(f.ptr());
+        g_script_object_factory = f.ptr();
+      });
   bp::class_<DTypeObject>("dtype", bp::no_init)
       .def("__repr__", dtype_repr)
       .def("__str__", dtype_repr)

@@ -372,7 +372,8 @@ IValue to_ivalue_as(const Type& t, PyObject* o) {
 
 // (qualified name, field names, values) -> an instance of the NamedTuple class script resolved by
 // that name (ampjit.jit._script._named_tuple_instance); installed at import.
-bp::object g_named_tuple_class;
+// A raw reference, never released (see g_script_object_factory in convert.cpp).
+PyObject* g_named_tuple_class = nullptr;
 
 bp::object function_call(const PyFunction& f, bp::tuple args) {
   const size_t n = static_cast<size_t>(bp::len(args));
@@ -411,12 +412,13 @@ bp::object function_call(const PyFunction& f, bp::tuple args) {
   if (s.size() == 1) {
     const auto& schema = f.fn->schema();
     if (schema && schema->returns.size() == 1 && schema->returns[0].type->is_named_tuple() &&
-        s[0].is_tuple() && !g_named_tuple_class.is_none()) {  // a NamedTuple return: its class
+        s[0].is_tuple() && g_named_tuple_class) {  // a NamedTuple return: its class
       const Type& t = *schema->returns[0].type;
       bp::list fields, values;
       for (const std::string& name : t.field_names()) fields.append(name);
       for (const IValue& v : s[0].tuple_elems()) values.append(from_ivalue(v));
-      return g_named_tuple_class(t.name(), bp::tuple(fields), bp::tuple(values));
+      return bp::call<bp::object>(g_named_tuple_class, t.name(), bp::tuple(fields),
+                                  bp::tuple(values));
     }
     return from_ivalue(s[0]);
   }
@@ -729,7 +731,10 @@ void bind_jit() {
         return bp::object(PyGraph{std::const_pointer_cast<Graph>(g)});
       });
   bp::def(
-      "_set_named_tuple_class", +[](bp::object f) { g_named_tuple_class = f; });
+      "_set_named_tuple_class", +[](bp::object f) {
+        Py_INCREF(f.ptr());
+        g_named_tuple_class = f.ptr();
+      });
   bp::def("_tracer_enter_autocast", tracer_enter_autocast);
   bp::def("_tracer_exit_autocast", tracer_exit_autocast);
   bp::def("_set_tracer_warning", set_tracer_warning);

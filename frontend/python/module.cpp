@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "frontend/python/convert.h"
+#include "runtime/cpu_features.h"
 #include "runtime/default_dtype.h"
 #include "runtime/ops.h"
 #include "runtime/random.h"
@@ -369,6 +370,7 @@ void bind_module_functions() {
       });
   bp::def(
       "_get_default_dtype", +[] { return dtype_object(default_float_dtype()); });
+  bp::def("_cpu_description", cpu_description);
   bp::def("tensor", tensor,
           (bp::arg("data"), bp::arg("dtype") = bp::object(), bp::arg("device") = bp::object(),
            bp::arg("requires_grad") = false));

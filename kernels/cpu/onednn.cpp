@@ -12,12 +12,10 @@
 #include <string>
 #include <unordered_map>
 #include <vector>
-#if defined(__F16C__)
-#include <immintrin.h>
-#endif
 
 #include "runtime/error.h"
 #include "runtime/half.h"
+#include "runtime/reduced_float.h"
 #include "runtime/strided_loop.h"
 
 namespace ampjit::cpu::onednn {
@@ -312,42 +310,6 @@ void make_conv(ConvEntry& e, const ConvArgs& p) {
 
 // --- float32 staging ----------------------------------------------------------------------
 
-void widen_run(const uint16_t* s, float* d, int64_t n, bool bf16) {
-  if (bf16) {
-    for (int64_t i = 0; i < n; ++i) d[i] = std::bit_cast<float>(static_cast<uint32_t>(s[i]) << 16);
-    return;
-  }
-  int64_t i = 0;
-#if defined(__F16C__)
-  for (; i + 8 <= n; i += 8) {
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
-    _mm256_storeu_ps(d + i, _mm256_cvtph_ps(h));
-  }
-#endif
-  for (; i < n; ++i) d[i] = detail::half_bits_to_float(s[i]);
-}
-
-void round_run(const float* s, uint16_t* d, int64_t n, bool bf16) {
-  if (bf16) {
-    // detail::float_to_bfloat16_bits, written branch-free so that it vectorizes.
-    for (int64_t i = 0; i < n; ++i) {
-      const uint32_t u = std::bit_cast<uint32_t>(s[i]);
-      const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-      const uint32_t nan = (u >> 16) | 0x40u;
-      d[i] = static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
-    }
-    return;
-  }
-  int64_t i = 0;
-#if defined(__F16C__)
-  for (; i + 8 <= n; i += 8) {
-    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), h);
-  }
-#endif
-  for (; i < n; ++i) d[i] = detail::float_to_half_bits(s[i]);
-}
-
 bool is_bf16(ScalarType t) {
   AMPJIT_CHECK(t == ScalarType::BFloat16 || t == ScalarType::Float16,
                "float32 staging: unexpected dtype {}", dtype_name(t));
@@ -466,7 +428,7 @@ void widen_to_float(const void* src, ScalarType type, float* dst, int64_t n) {
   const bool bf16 = is_bf16(type);
   const auto* s = static_cast<const uint16_t*>(src);
   parallel_for(n, kParallelGrain,
-               [&](int64_t b, int64_t e) { widen_run(s + b, dst + b, e - b, bf16); });
+               [&](int64_t b, int64_t e) { widen_reduced(s + b, dst + b, e - b, bf16); });
 }
 
 void widen_rows_to_float(const void* src, ScalarType type, float* dst, int64_t nbatch,
@@ -478,7 +440,7 @@ void widen_rows_to_float(const void* src, ScalarType type, float* dst, int64_t n
   parallel_for(total, grain, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const uint16_t* row = s + (r / nrows) * batch_stride + (r % nrows) * row_stride;
-      widen_run(row, dst + r * len, len, bf16);
+      widen_reduced(row, dst + r * len, len, bf16);
     }
   });
 }
@@ -487,7 +449,7 @@ void round_from_float(const float* src, void* dst, ScalarType type, int64_t n) {
   const bool bf16 = is_bf16(type);
   auto* d = static_cast<uint16_t*>(dst);
   parallel_for(n, kParallelGrain,
-               [&](int64_t b, int64_t e) { round_run(src + b, d + b, e - b, bf16); });
+               [&](int64_t b, int64_t e) { round_to_reduced(src + b, d + b, e - b, bf16); });
 }
 
 constexpr std::align_val_t kScratchAlign{64};

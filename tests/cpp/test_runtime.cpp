@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "runtime/cpu_allocator.h"
 #include "runtime/random.h"
 #include "runtime/type_promotion.h"
 #include "tests/cpp/testing.h"
@@ -436,6 +437,64 @@ TEST(IValue, TagsConversionsAndEquality) {
     EXPECT_EQ(x.impl()->use_count(), before + 2);
   }
   EXPECT_EQ(x.impl()->use_count(), before);
+}
+
+// Note [Large CPU buffers]: a freed large tensor's block serves the next tensor of its size
+// class; small tensors stay inline.
+TEST(CpuAllocator, LargeTensorsReuseTheirBlocks) {
+  cpu_empty_cache();
+  const CachingAllocator::Stats before = cpu_cache_stats();
+  const void* first = nullptr;
+  {
+    Tensor t = Tensor::empty(V{512, 1024}, f32);  // 2 MiB
+    first = t.raw_data();
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % 64, 0u);
+  }
+  Tensor again = Tensor::empty(V{1024, 512}, f32);  // the same size class
+  EXPECT_EQ(again.raw_data(), first);
+  const CachingAllocator::Stats s = cpu_cache_stats();
+  EXPECT_EQ(s.num_allocs - before.num_allocs, 2u);
+  EXPECT_EQ(s.num_cache_hits - before.num_cache_hits, 1u);
+  Tensor small = Tensor::empty(V{1000}, f32);  // 4 KB: inline, not counted
+  EXPECT_EQ(cpu_cache_stats().num_allocs, s.num_allocs);
+  again = Tensor();
+  EXPECT_GT(cpu_cache_stats().reserved_bytes, cpu_cache_stats().allocated_bytes);
+  cpu_empty_cache();
+  EXPECT_EQ(cpu_cache_stats().reserved_bytes, cpu_cache_stats().allocated_bytes);
+}
+
+// The vectorized float32 <-> float16/bfloat16 copies give the element loop's values exactly
+// (ties to even, NaN, infinities, subnormals, overflow to infinity).
+TEST(CopyConversions, ContiguousRunsMatchTheElementLoop) {
+  std::vector<float> special = {0.f,     -0.f,  1.f,      1.00390625f, 1.01171875f, 65504.f,
+                                65520.f, 1e-8f, -3.4e38f, 1e-40f,      INFINITY,    -INFINITY,
+                                NAN,     0.1f,  -2.5f,    3.14159265f, 6.1e-5f,     1.0000001f};
+  Tensor src = Tensor::empty(V{static_cast<int64_t>(special.size()) * 2000}, f32);
+  for (int64_t i = 0; i < src.numel(); ++i)
+    src.data<float>()[i] =
+        i < static_cast<int64_t>(special.size())
+            ? special[static_cast<size_t>(i)]
+            : std::ldexp(static_cast<float>(i % 977) - 488.f, static_cast<int>(i % 41) - 20);
+  for (ScalarType t : {ScalarType::BFloat16, ScalarType::Float16}) {
+    Tensor fast = Tensor::empty(src.sizes(), t);
+    fast.copy_(src);
+    // the element loop: the same copy through strided (non-contiguous) views
+    Tensor slow_dst = Tensor::empty(V{src.numel(), 2}, t);
+    Tensor slow = slow_dst.select(1, 0);
+    slow.copy_(src);
+    for (int64_t i = 0; i < src.numel(); ++i)
+      ASSERT_EQ(static_cast<const uint16_t*>(fast.raw_data())[i],
+                static_cast<const uint16_t*>(slow_dst.raw_data())[2 * i])
+          << dtype_name(t) << " at " << i << " from " << src.data<float>()[i];
+    Tensor back = Tensor::empty(src.sizes(), f32);
+    back.copy_(fast);
+    Tensor back_slow_dst = Tensor::empty(V{src.numel(), 2}, f32);
+    back_slow_dst.select(1, 0).copy_(fast);
+    for (int64_t i = 0; i < src.numel(); ++i) {
+      const float a = back.data<float>()[i], b = back_slow_dst.data<float>()[2 * i];
+      ASSERT_TRUE(a == b || (std::isnan(a) && std::isnan(b))) << dtype_name(t) << " at " << i;
+    }
+  }
 }
 
 TEST(IValue, AWrongKindIsATypeErrorNamingBoth) {
