@@ -13,6 +13,7 @@
 #include "runtime/interpreter.h"
 #include "runtime/ir/python_print.h"
 #include "runtime/module_object.h"
+#include "script/passes/freeze.h"
 #include "script/passes/inline_calls.h"
 #include "tracer/tracer.h"
 
@@ -653,6 +654,28 @@ void set_tracer_warning(bp::object cls, const std::string& package_dir) {
 
 // For script_bindings.cpp: a compiled function as the `_Function` object Python calls (argument
 // names and types from the graph's inputs, after `self` for a method), and the reverse lookups.
+// _Function._freeze(preserved_attrs): the frozen version of a module's bound forward (Note
+// [Freezing] in script/passes/freeze.h), bound to the same module object.
+bp::object wrap_function(std::shared_ptr<Function> fn, IValue self);
+bp::object function_freeze(const PyFunction& f, bp::object preserved) {
+  AMPJIT_CHECK(!f.self.is_none(), "freeze: {} is not a module's method", f.fn->name());
+  std::vector<std::string> keep;
+  for (Py_ssize_t i = 0, n = bp::len(preserved); i < n; ++i)
+    keep.push_back(bp::extract<std::string>(preserved[i]));
+  // torch's freezing runs the JIT autocast pass (under the eager state of now): in torchscript
+  // semantics with the pass on.
+  const bool autocast = f.fn->effective_autocast_semantics() == AutocastSemantics::TorchScript &&
+                        jit_autocast_mode() && !f.fn->ignore_amp();
+  const AutocastContext ctx = current_autocast_context();
+  auto frozen = std::make_shared<Function>(
+      f.fn->name(), freeze_graph(*f.fn->graph(), f.self, keep, autocast ? &ctx : nullptr));
+  frozen->set_schema(f.fn->schema());
+  frozen->set_optimizable(f.fn->optimizable());
+  frozen->set_ignore_amp(f.fn->ignore_amp());
+  frozen->set_autocast_semantics(f.fn->own_autocast_semantics());
+  return wrap_function(std::move(frozen), f.self);
+}
+
 bp::object wrap_function(std::shared_ptr<Function> fn, IValue self) {
   PyFunction f;
   f.fn = std::move(fn);
@@ -721,7 +744,8 @@ void bind_jit() {
       .def("graph_for", function_graph_for)
       .def("_set_ignore_amp", function_set_ignore_amp)
       .add_property("_autocast_semantics", function_semantics)
-      .def("_set_autocast_semantics", function_set_semantics);
+      .def("_set_autocast_semantics", function_set_semantics)
+      .def("_freeze", function_freeze);
   bp::def("_trace", trace);
   bp::def("_is_tracing", is_tracing);
   bp::def(

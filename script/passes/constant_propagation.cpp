@@ -42,9 +42,24 @@ bool type_may_hold_tensor(const Type& t) {
   }
 }
 
+// Whether a node of `b` may write a tensor's data: one that may write its inputs and is given
+// something that may hold a tensor. Setting an attribute, entering or leaving a `with` (autocast
+// objects), raising and printing change no tensor's data.
 bool any_writer(const Block& b) {
+  static const Symbol kRaise = Symbol::intern("prim::RaiseException"),
+                      kPrint = Symbol::intern("prim::Print"), kWarn = Symbol::intern("aten::warn");
+  auto given_tensors = [](const Node& n) {
+    const Symbol k = n.kind();
+    if (!n.op() && (k == sym::prim::SetAttr || k == sym::prim::Enter || k == sym::prim::Exit ||
+                    k == kRaise || k == kPrint || k == kWarn))
+      return false;
+    for (const Value* v : n.inputs())
+      if (type_may_hold_tensor(*v->type())) return true;
+    return false;
+  };
   for (const Node* n : b) {
-    if (n->kind() != sym::prim::If && n->kind() != sym::prim::Loop && may_write_inputs(*n))
+    if (n->kind() != sym::prim::If && n->kind() != sym::prim::Loop && may_write_inputs(*n) &&
+        given_tensors(*n))
       return true;
     for (const Block* sub : n->blocks())
       if (any_writer(*sub)) return true;
@@ -54,7 +69,8 @@ bool any_writer(const Block& b) {
 
 class ConstantPropagation {
  public:
-  explicit ConstantPropagation(Graph& g) : g_(g), tensors_may_change_(any_writer(*g.block())) {}
+  ConstantPropagation(Graph& g, bool fold_tensors)
+      : g_(g), tensors_may_change_(any_writer(*g.block())), fold_tensors_(fold_tensors) {}
 
   bool run() { return propagate_block(*g_.block()); }
 
@@ -162,14 +178,18 @@ class ConstantPropagation {
 
   bool fold_op(Node* n) {
     if (has_side_effects(*n)) return false;
-    for (const Value* out : n->outputs())
-      if (type_may_hold_tensor(*out->type())) return false;
+    bool tensor_results = false;
+    for (const Value* out : n->outputs()) tensor_results |= type_may_hold_tensor(*out->type());
+    if (tensor_results && (!fold_tensors_ || tensors_may_change_)) return false;
     Stack stack;
+    bool tensor_input = false;
     for (const Value* in : n->inputs()) {
       const IValue* c = constant_value(in);
       if (!c || (tensors_may_change_ && holds_tensor(*c))) return false;
+      tensor_input |= c->is_tensor();
       stack.push_back(*c);
     }
+    if (tensor_results && !tensor_input) return false;  // a factory: a fresh tensor each call
     try {
       // The kernel's own semantics: neither autocast nor a tracer active on this thread applies.
       LayerGuard no_autocast(DispatchLayer::Autocast, LayerGuard::Exclude);
@@ -180,7 +200,7 @@ class ConstantPropagation {
     }
     if (stack.size() != n->outputs().size()) return false;
     for (const IValue& v : stack)
-      if (holds_tensor(v)) return false;
+      if (holds_tensor(v) && !(fold_tensors_ && v.is_tensor())) return false;
     replace_by_constants(n, stack);
     return true;
   }
@@ -199,12 +219,13 @@ class ConstantPropagation {
 
   Graph& g_;
   const bool tensors_may_change_;
+  const bool fold_tensors_;
 };
 
 }  // namespace
 
-bool constant_propagation(Graph& g) {
-  return ConstantPropagation(g).run();
+bool constant_propagation(Graph& g, bool fold_tensors) {
+  return ConstantPropagation(g, fold_tensors).run();
 }
 
 }  // namespace ampjit

@@ -12,7 +12,8 @@
 //    forward the element.
 //  - aten::__is__ / aten::__isnot__ are decided when one side is always None and the other is
 //    always None or never None (by type).
-// Results are not tensors, so folding never shares a mutable tensor between runs. Constants that
+// Results are not tensors (unless fold_tensors, below, where nothing writes a tensor), so folding
+// never shares a mutable tensor between runs. Constants that
 // become unused stay: run dead_code_elimination afterwards (and common_subexpression_elimination
 // to pool the new constants).
 //
@@ -40,7 +41,13 @@
 
 namespace ampjit {
 
-// Returns whether the graph changed.
-bool constant_propagation(Graph& g);
+// Returns whether the graph changed. With `fold_tensors` (freezing, and frozen graphs after the
+// autocast pass: Note [Freezing] in freeze.h), an op with at least one tensor constant input and
+// all inputs constant is folded even when its results are tensors, provided no node of the graph
+// writes a tensor; factories (no tensor input) and random ops never are.
+bool constant_propagation(Graph& g, bool fold_tensors);
+inline bool constant_propagation(Graph& g) {
+  return constant_propagation(g, false);
+}
 
 }  // namespace ampjit

@@ -6,6 +6,7 @@
 #include "script/passes/common_subexpression_elimination.h"
 #include "script/passes/constant_propagation.h"
 #include "script/passes/dead_code_elimination.h"
+#include "script/passes/freeze.h"
 #include "script/passes/inline_calls.h"
 
 namespace ampjit {
@@ -19,8 +20,12 @@ const Pass kPipeline[] = {
     {"inline", "inline_calls", false, [](Graph& g, const AutocastContext&) { inline_calls(g); }},
     {"constprop", "constant_propagation", false,
      [](Graph& g, const AutocastContext&) { constant_propagation(g); }},
+    // In a frozen graph the casts it puts on constant weights fold to constants (Note [Freezing]).
     {"autocast", "autocast_pass", true,
-     [](Graph& g, const AutocastContext& eager) { autocast_pass(g, eager); }},
+     [](Graph& g, const AutocastContext& eager) {
+       autocast_pass(g, eager);
+       if (has_tensor_constants(g)) constant_propagation(g, /*fold_tensors=*/true);
+     }},
     {"cse", "common_subexpression_elimination", false,
      [](Graph& g, const AutocastContext&) { common_subexpression_elimination(g); }},
     {"dce", "dead_code_elimination", false,

@@ -190,17 +190,30 @@ def last_executed_optimized_graph():
 
 
 def freeze(mod, preserved_attrs=None, optimize_numerics=True):
-    """torch.jit.freeze, its checks and its interface. ampjit returns the module itself: its graph
-    already reads weights from the module at each call and folds what is constant; inlining the
-    attributes as constants (and the conv/batch-norm folding that allows) is not done yet."""
-    from ._module import ScriptModule
+    """torch.jit.freeze: a module whose forward has the module's attributes as constants, copied
+    now (Note [Freezing] in script/passes/freeze.h): tensor ops on them folded, eval-mode batch norms
+    folded into the convolutions before them, and under autocast the weights cast once per autocast
+    state rather than on every call. Attributes the forward assigns, and those named in
+    `preserved_attrs`, stay attributes of the module."""
+    from ._module import ScriptModule, frozen_module
     if not builtins.isinstance(mod, ScriptModule):
         raise RuntimeError("Freezing expects a ScriptModule as input. Please use torch.jit.script or "
                            "torch.jit.trace to script your 'nn.Module'.")
     if mod.training:
         raise RuntimeError("Freezing is currently only implemented for modules in eval mode. Please call .eval() "
                            "on your module before freezing.")
-    return mod
+    return frozen_module(mod, list(preserved_attrs or []))
+
+
+def optimize_for_inference(mod, other_methods=None):
+    """torch.jit.optimize_for_inference: freezes the module (when it is not already frozen); the
+    folding freezing does is ampjit's inference optimization."""
+    from ._module import is_frozen
+    if is_frozen(mod):
+        return mod
+    if mod.training:
+        mod = mod.eval()
+    return freeze(mod)
 
 
 def is_tracing():

@@ -62,3 +62,48 @@ def compiled_module_base():
 
         _base = CompiledModule
     return _base
+
+
+def frozen_module(mod, preserved):
+    """The frozen version of the compiled module `mod` (torch.jit.freeze; Note [Freezing] in
+    script/passes/freeze.h): a compiled module running the frozen forward on `mod`'s runtime object,
+    whose attributes the frozen graph reads only where they were preserved or are assigned."""
+    from ..nn import Module
+    fwd = mod._forward_function()
+    frozen_c = fwd._c._freeze(preserved)
+    cls = type(fwd)
+
+    class RecursiveScriptModule(compiled_module_base()):
+        def __init__(self):
+            Module.__init__(self)
+            object.__setattr__(self, "_c", mod._c)
+            object.__setattr__(self, "original_name", getattr(mod, "original_name", type(mod).__name__))
+            object.__setattr__(self, "training", False)
+            bound = cls.__new__(cls)
+            bound.__dict__.update(fwd.__dict__)
+            bound._c = frozen_c
+            object.__setattr__(self, "_frozen_forward", bound)
+            for name in preserved:
+                if hasattr(mod, name):
+                    object.__setattr__(self, name, getattr(mod, name))
+
+        def _forward_function(self):
+            return self.__dict__["_frozen_forward"]
+
+        def graph_for(self, *args, **kwargs):
+            return self._forward_function().graph_for(*args, **kwargs)
+
+        def _get_name(self):
+            return "RecursiveScriptModule"
+
+        def extra_repr(self):
+            return "original_name={}".format(self.original_name)
+
+        def _sync(self):
+            pass  # nothing to keep in step: the frozen graph holds its own copies
+
+    return RecursiveScriptModule()
+
+
+def is_frozen(mod):
+    return "_frozen_forward" in getattr(mod, "__dict__", {})

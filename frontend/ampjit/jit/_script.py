@@ -421,6 +421,11 @@ def _plain_value(v, tensors=False):
     return v is None or isinstance(v, (bool, int, float, str, dtype, device))
 
 
+def _is_tensor(v):
+    from .. import Tensor
+    return isinstance(v, Tensor)
+
+
 def _is_final(annotation):
     if annotation is typing.Final or typing.get_origin(annotation) is typing.Final:
         return True
@@ -529,7 +534,9 @@ def _build(mod, memo):
         if name not in vars(mod) and hasattr(type(mod), name):
             values.append((name, getattr(type(mod), name)))
     for name, v in values:
-        if name in seen or isinstance(v, Module) or not _plain_value(v, tensors=True):
+        # plain values, and tensors that are neither parameters nor buffers (`self.x = torch.rand(3)`),
+        # as torch's attributes
+        if name in seen or isinstance(v, Module) or not (_plain_value(v, tensors=True) or _is_tensor(v)):
             continue
         seen.add(name)
         is_const = name in constants
