@@ -2,6 +2,8 @@
 // float32 staging of float16/bfloat16 data. The only file that includes oneDNN's headers.
 #include "kernels/cpu/onednn.h"
 
+#include <omp.h>
+
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
@@ -352,8 +354,11 @@ bool normalize_gemm_layout(int64_t rows, int64_t cols, int64_t& rs, int64_t& cs)
 void matmul(const MatmulArgs& p, const char* op) {
   static PrimitiveCache<MatmulEntry> cache(kCacheCapacity);
   CacheKey key;
-  for (int64_t v : {static_cast<int64_t>(p.type), p.batch, p.m, p.n, p.k, p.a_bs, p.a_rs, p.a_cs,
-                    p.b_bs, p.b_rs, p.b_cs, p.c_bs, p.c_rs, int64_t{p.bias != nullptr}})
+  // The thread count too: oneDNN fixes a primitive's threading when it creates it, so one made
+  // under torch.set_num_threads(1) would stay single-threaded after set_num_threads(2).
+  for (int64_t v :
+       {static_cast<int64_t>(p.type), p.batch, p.m, p.n, p.k, p.a_bs, p.a_rs, p.a_cs, p.b_bs,
+        p.b_rs, p.b_cs, p.c_bs, p.c_rs, int64_t{p.bias != nullptr}, int64_t{omp_get_max_threads()}})
     key.add(v);
   key.add(p.alpha);
   key.add(p.beta);
@@ -383,8 +388,9 @@ void matmul(const MatmulArgs& p, const char* op) {
 void convolution(const ConvArgs& p, const char* op) {
   static PrimitiveCache<ConvEntry> cache(kCacheCapacity);
   CacheKey key;
-  for (int64_t v : {static_cast<int64_t>(p.type), int64_t{p.nsp}, int64_t{p.transposed}, p.n, p.ic,
-                    p.oc, p.groups, int64_t{p.bias != nullptr}})
+  for (int64_t v :
+       {static_cast<int64_t>(p.type), int64_t{p.nsp}, int64_t{p.transposed}, p.n, p.ic, p.oc,
+        p.groups, int64_t{p.bias != nullptr}, int64_t{omp_get_max_threads()}})  // as in matmul()
     key.add(v);
   for (int i = 0; i < p.nsp; ++i) {
     for (int64_t v : {p.in[i], p.out[i], p.kernel[i], p.stride[i], p.padding[i], p.dilation[i],
