@@ -218,14 +218,7 @@ class Dumper {
         out += "(listcomp ";
         expr(c.elt.get());
         out += " (for ";
-        expr(c.target.get());
-        sep(c.iter.get());
-        out += ")";
-        for (const ExprPtr& cond : c.conds) {
-          out += " (if ";
-          expr(cond.get());
-          out += ")";
-        }
+        comp_for(*c.target, *c.iter, c.conds);
         out += ")";
         break;
       }
@@ -235,14 +228,7 @@ class Dumper {
         expr(c.key.get());
         sep(c.value.get());
         out += ") (for ";
-        expr(c.target.get());
-        sep(c.iter.get());
-        out += ")";
-        for (const ExprPtr& cond : c.conds) {
-          out += " (if ";
-          expr(cond.get());
-          out += ")";
-        }
+        comp_for(*c.target, *c.iter, c.conds);
         out += ")";
         break;
       }
@@ -251,6 +237,18 @@ class Dumper {
         expr(e->as<Starred>().value.get());
         out += ")";
         break;
+    }
+  }
+
+  // "target iter) (if cond)..." after a comprehension's "(for ".
+  void comp_for(const Expr& target, const Expr& iter, const std::vector<ExprPtr>& conds) {
+    expr(&target);
+    sep(&iter);
+    out += ")";
+    for (const ExprPtr& cond : conds) {
+      out += " (if ";
+      expr(cond.get());
+      out += ")";
     }
   }
 

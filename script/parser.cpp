@@ -1325,38 +1325,35 @@ class Parser {
     if (elt->kind == ExprKind::Starred) {
       fail("iterable unpacking cannot be used in comprehension", elt->range);
     }
-    advance();
     auto comp = std::make_unique<ListComp>(SourceRange());
     comp->elt = std::move(elt);
-    comp->target = parse_exprlist();
-    check_target(*comp->target);
-    expect(Tok::KwIn, "expected 'in'");
-    comp->iter = parse_or_test();
-    while (accept(Tok::KwIf)) comp->conds.push_back(parse_or_test());
-    if (at(Tok::KwFor) || at(Tok::KwAsync)) {
-      unsupported("nested comprehension loops are not supported", cur().range);
-    }
+    parse_comp_for(comp->target, comp->iter, comp->conds);
     if (closer != Tok::EndOfFile) close(closer, std::string::npos);
     comp->range = span(begin);
     return comp;
+  }
+
+  // The `for target in iter (if cond)*` of a comprehension, at its `for` (one `for` only).
+  void parse_comp_for(ExprPtr& target, ExprPtr& iter, std::vector<ExprPtr>& conds) {
+    advance();
+    target = parse_exprlist();
+    check_target(*target);
+    expect(Tok::KwIn, "expected 'in'");
+    iter = parse_or_test();
+    while (accept(Tok::KwIf)) conds.push_back(parse_or_test());
+    if (at(Tok::KwFor) || at(Tok::KwAsync)) {
+      unsupported("nested comprehension loops are not supported", cur().range);
+    }
   }
 
   // '{' test ':' test comp_for '}' (one 'for' only, as list comprehensions)
   ExprPtr parse_dict_comp(DictExpr& first, size_t begin) {
     if (at(Tok::KwAsync))
       unsupported_node("asynchronous comprehensions are not supported in script", cur().range);
-    advance();
     auto comp = std::make_unique<DictComp>(SourceRange());
     comp->key = std::move(first.keys[0]);
     comp->value = std::move(first.values[0]);
-    comp->target = parse_exprlist();
-    check_target(*comp->target);
-    expect(Tok::KwIn, "expected 'in'");
-    comp->iter = parse_or_test();
-    while (accept(Tok::KwIf)) comp->conds.push_back(parse_or_test());
-    if (at(Tok::KwFor) || at(Tok::KwAsync)) {
-      unsupported("nested comprehension loops are not supported", cur().range);
-    }
+    parse_comp_for(comp->target, comp->iter, comp->conds);
     close(Tok::RBrace, std::string::npos);
     comp->range = span(begin);
     return comp;

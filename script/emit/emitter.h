@@ -74,6 +74,13 @@ inline bool is_none(const TypePtr& t) {
 inline bool is_number_kind(TypeKind k) {
   return k == TypeKind::Int || k == TypeKind::Float || k == TypeKind::Bool;
 }
+// Whether values of `t` may be dict keys (str, int, float, bool, Device, Tensor), as torch's.
+inline bool is_dict_key_type(const Type& t) {
+  const TypeKind k = t.kind();
+  return k == TypeKind::Str || k == TypeKind::Int || k == TypeKind::Float || k == TypeKind::Bool ||
+         k == TypeKind::Device || k == TypeKind::Tensor;
+}
+
 inline std::string type_str(const TypePtr& t) {
   return t->unrefined()->str();
 }

@@ -898,22 +898,6 @@ Value* FunctionEmitter::emit_list_comp(const ListComp& c) {
 
 // ---- Dicts (Note [Script dicts] in runtime/ivalue.h) ---------------------------------------
 
-namespace {
-bool valid_key_type(const Type& t) {
-  switch (t.unrefined()->kind()) {
-    case TypeKind::Str:
-    case TypeKind::Int:
-    case TypeKind::Float:
-    case TypeKind::Bool:
-    case TypeKind::Device:
-    case TypeKind::Tensor:
-      return true;
-    default:
-      return false;
-  }
-}
-}  // namespace
-
 // {k: v, ...}: the keys' and values' types must agree (or match an annotation); {} is
 // Dict[str, Tensor] unless annotated, as in torch.
 Value* FunctionEmitter::emit_dict(const DictExpr& d, const TypePtr& hint) {
@@ -928,7 +912,7 @@ Value* FunctionEmitter::emit_dict(const DictExpr& d, const TypePtr& hint) {
     if (!want && i == 0) {
       kt = k->type()->unrefined();
       vt = v->type()->unrefined();
-      if (!valid_key_type(*kt))
+      if (!is_dict_key_type(*kt))
         fail(d.keys[i]->range,
              fmt::format("Dict keys must be str, int, float, bool, Device or Tensor, not {}",
                          type_str(kt)));
@@ -963,7 +947,7 @@ Value* FunctionEmitter::emit_dict_comp(const DictComp& c) {
     Value* k = emit_expr(*c.key);
     Value* v = emit_expr(*c.value);
     if (!typed) {
-      if (!valid_key_type(*k->type()))
+      if (!is_dict_key_type(*k->type()))
         fail(c.key->range,
              fmt::format("Dict keys must be str, int, float, bool, Device or Tensor, not {}",
                          type_str(k->type())));

@@ -354,19 +354,10 @@ TypePtr FunctionEmitter::parse_type(const Expr& e) {
       if (head == "Dict" || head == "dict") {
         if (items.size() != 2) fail(e.range, "Dict[K, V] takes two types");
         TypePtr k = parse_type(*items[0]);
-        switch (k->kind()) {
-          case TypeKind::Str:
-          case TypeKind::Int:
-          case TypeKind::Float:
-          case TypeKind::Bool:
-          case TypeKind::Device:
-          case TypeKind::Tensor:
-            break;
-          default:
-            fail(items[0]->range,
-                 fmt::format("Dict keys must be str, int, float, bool, Device or Tensor, not {}",
-                             type_str(k)));
-        }
+        if (!is_dict_key_type(*k))
+          fail(items[0]->range,
+               fmt::format("Dict keys must be str, int, float, bool, Device or Tensor, not {}",
+                           type_str(k)));
         return Type::dict(std::move(k), parse_type(*items[1]));
       }
       if (head == "Union") {  // Union[A, B, ...]; with None it is Optional (Note in type.h)

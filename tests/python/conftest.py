@@ -31,3 +31,39 @@ def run_as_torch_program(torch_ref):
         exec(compile(source.replace("ampjit", "torch"), "<torch program>", "exec"), ns_torch)
         return ns_ampjit, ns_torch
     return run
+
+
+@pytest.fixture(scope="module")
+def program_modules(tmp_path_factory):
+    """load(name, source) -> [(module, library)]: the source of a program written with
+    ``import ampjit as torch``, imported from a file (script needs source) as written, and, where
+    PyTorch is installed, with torch in its place. The modules are removed from sys.modules after
+    the test module."""
+    import importlib.util
+    import sys
+    import ampjit
+    root = tmp_path_factory.mktemp("programs")
+    names = []
+
+    def load(name, source):
+        try:
+            import torch as real_torch
+        except ImportError:
+            real_torch = None
+        out = []
+        for suffix, lib in (("ampjit", ampjit), ("torch", real_torch)):
+            if lib is None:
+                continue
+            mod_name = "{}_{}".format(name, suffix)
+            path = root / (mod_name + ".py")
+            path.write_text(source if lib is ampjit else source.replace("ampjit", "torch"))
+            spec = importlib.util.spec_from_file_location(mod_name, path)
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[mod_name] = mod
+            names.append(mod_name)
+            spec.loader.exec_module(mod)
+            out.append((mod, lib))
+        return out
+    yield load
+    for n in names:
+        sys.modules.pop(n, None)

@@ -1,7 +1,6 @@
 """Script classes (Note [Script classes] in script/compiler.h): @torch.jit.script classes and the
 plain classes script code reaches, against torch 1.13's script where it is installed."""
 import importlib.util
-import sys
 from typing import List, Optional
 
 import pytest
@@ -74,27 +73,9 @@ def take_pair(p: Pair) -> Tensor:
 
 
 @pytest.fixture(scope="module")
-def programs(tmp_path_factory):
+def programs(program_modules):
     """(module, library) for ampjit and, where torch is installed, for torch."""
-    root = tmp_path_factory.mktemp("script_classes")
-    try:
-        import torch as real_torch
-    except ImportError:
-        real_torch = None
-    out = []
-    for name, lib in (("script_classes_ampjit", torch), ("script_classes_torch", real_torch)):
-        if lib is None:
-            continue
-        path = root / (name + ".py")
-        path.write_text(PROGRAM if lib is torch else PROGRAM.replace("ampjit", "torch"))
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-        out.append((mod, lib))
-    yield out
-    for name in ("script_classes_ampjit", "script_classes_torch"):
-        sys.modules.pop(name, None)
+    return program_modules("script_classes", PROGRAM)
 
 
 def test_decorating_returns_the_class_and_compiles_it(programs):

@@ -4,7 +4,6 @@ The same program is scripted by ampjit and, where PyTorch is installed, by torch
 oracle): results, graph types and schemas must agree. Errors are pinned by message and line."""
 import importlib.util
 import re
-import sys
 from typing import Dict, List, Union
 
 import pytest
@@ -90,29 +89,9 @@ def empty_popitem(d: Dict[str, int]) -> Tuple[str, int]:
 
 
 @pytest.fixture(scope="module")
-def programs(tmp_path_factory):
-    """The program as written (ampjit) and, where torch is installed, with torch in its place."""
-    root = tmp_path_factory.mktemp("dict_union")
-    try:
-        import torch as real_torch
-    except ImportError:
-        real_torch = None
-    out = []
-    for name, source, lib in (("dict_union_ampjit", PROGRAM, torch),
-                              ("dict_union_torch", PROGRAM.replace("ampjit", "torch"), real_torch)):
-        if lib is None:
-            out.append(None)
-            continue
-        path = root / (name + ".py")
-        path.write_text(source)
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-        out.append((mod, lib))
-    yield out
-    for name in ("dict_union_ampjit", "dict_union_torch"):
-        sys.modules.pop(name, None)
+def programs(program_modules):
+    """(module, library) for ampjit and, where torch is installed, for torch."""
+    return program_modules("dict_union", PROGRAM)
 
 
 def plain(v):
@@ -129,10 +108,7 @@ def plain(v):
 def run_both(programs, fname, make_args):
     """Scripts `fname` with each library and calls it with arguments built by make_args(lib)."""
     results = []
-    for entry in programs:
-        if entry is None:
-            continue
-        mod, lib = entry
+    for mod, lib in programs:
         results.append(plain(lib.jit.script(getattr(mod, fname))(*make_args(lib))))
     if len(results) == 2:
         assert results[0] == results[1], fname
@@ -165,10 +141,7 @@ def test_int_keys_literals_and_unions_as_torch(programs):
 
 
 def test_graph_types_and_schema_as_torch(programs):
-    for entry in programs:
-        if entry is None:
-            continue
-        mod, lib = entry
+    for mod, lib in programs:
         f = lib.jit.script(mod.union_arg)
         assert re.search(r"%u(\.1)? : Union\(int\[\], int, str\)", str(f.graph))
         assert "prim::isinstance" in str(f.graph)
@@ -181,10 +154,7 @@ def test_graph_types_and_schema_as_torch(programs):
 
 
 def test_runtime_errors_as_torch(programs):
-    for entry in programs:
-        if entry is None:
-            continue
-        mod, lib = entry
+    for mod, lib in programs:
         with pytest.raises(RuntimeError, match="KeyError: nope"):
             lib.jit.script(mod.missing_key)({"a": 1})
         with pytest.raises(RuntimeError, match=r"popitem\(\): dictionary is empty"):

@@ -32,6 +32,9 @@ def compiled_module_base():
             def __call__(self, *args, **kwargs):
                 return self._forward_function()(*args, **kwargs)
 
+            def graph_for(self, *args, **kwargs):
+                return self._forward_function().graph_for(*args, **kwargs)
+
             @property
             def graph(self):
                 return self._forward_function().graph
@@ -89,9 +92,6 @@ def frozen_module(mod, preserved):
 
         def _forward_function(self):
             return self.__dict__["_frozen_forward"]
-
-        def graph_for(self, *args, **kwargs):
-            return self._forward_function().graph_for(*args, **kwargs)
 
         def _get_name(self):
             return "RecursiveScriptModule"

@@ -670,9 +670,6 @@ def _make_script_module_class():
                 object.__setattr__(self, "_forward", fwd)
             return fwd
 
-        def graph_for(self, *args, **kwargs):
-            return self._forward_function().graph_for(*args, **kwargs)
-
         def _get_name(self):
             return "RecursiveScriptModule"
 
