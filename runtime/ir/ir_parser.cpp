@@ -326,7 +326,7 @@ class GraphParser {
       t = Type::tuple(std::move(el));
     } else {
       std::string base = qualified_ident();
-      t = base_type(base);
+      t = base_type(base, depth);
     }
     for (;;) {
       if (accept("[]")) {
@@ -342,7 +342,7 @@ class GraphParser {
     return t;
   }
 
-  TypePtr base_type(const std::string& base) {
+  TypePtr base_type(const std::string& base, int depth) {
     static const std::unordered_map<std::string, ScalarType> tensor_names = {
         {"Float", ScalarType::Float32}, {"Double", ScalarType::Float64},
         {"Half", ScalarType::Float16},  {"BFloat16", ScalarType::BFloat16},
@@ -385,9 +385,11 @@ class GraphParser {
     if (base == "Device") return Type::device();
     if (base == "Any") return Type::any();
     if (base == "Dict" || base == "Union") {  // Dict(str, Tensor), Union(float, int)
+      if (depth + 1 > kMaxTypeDepth)
+        fail(fmt::format("type nested too deeply (the limit is {} levels)", kMaxTypeDepth));
       expect("(");
       std::vector<TypePtr> el;
-      do el.push_back(type(kMaxTypeDepth - 1));
+      do el.push_back(type(depth + 1));
       while (accept(","));
       expect(")");
       if (base == "Union") return Type::union_(std::move(el));

@@ -129,6 +129,12 @@ TEST(IR, HostileGraphTextIsAnErrorWithItsPlace) {
   EXPECT_THAT(error_of_text("graph(%x : " + rep("(", 30000) + "int" + rep(")", 30000) +
                             "):\n  return ()\n"),
               HasSubstr("type nested too deeply (the limit is 100 levels)"));
+  EXPECT_THAT(error_of_text("graph(%x : " + rep("Dict(str, ", 30000) + "int" + rep(")", 30000) +
+                            "):\n  return ()\n"),
+              HasSubstr("type nested too deeply (the limit is 100 levels)"));
+  EXPECT_THAT(error_of_text("graph(%x : " + rep("Union(int, ", 30000) + "str" + rep(")", 30000) +
+                            "):\n  return ()\n"),
+              HasSubstr("type nested too deeply (the limit is 100 levels)"));
   EXPECT_THAT(error_of_text("graph():\n  %c : int[] = prim::Constant[value=" + rep("[", 50000) +
                             "1" + rep("]", 50000) + "]()\n  return ()\n"),
               HasSubstr("attribute value nested too deeply (the limit is 1000 levels)"));

@@ -398,3 +398,19 @@ def test_default_dtype_reaches_scripted_and_traced_code():
     finally:
         ampjit.set_default_dtype(ampjit.float32)
     assert make(ampjit.ones(2, dtype=ampjit.int64)).dtype is ampjit.float32
+
+
+def test_an_unknown_cpu_isa_cap_is_a_clear_error():
+    # Note [CPU dispatch]: AMPJIT_CPU_ISA names a level; anything else is an error naming the valid ones.
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, AMPJIT_CPU_ISA="avx9000")
+    r = subprocess.run([sys.executable, "-c", "import ampjit; ampjit.mm(ampjit.ones(2, 2), ampjit.ones(2, 2))"],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0
+    assert "AMPJIT_CPU_ISA=avx9000: expected one of avx2, avx512, avx512_bf16, amx" in r.stderr
+    env["AMPJIT_CPU_ISA"] = "avx2"
+    r = subprocess.run([sys.executable, "-c", "import ampjit; print(ampjit._C._cpu_description())"],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.startswith("avx2 (")
