@@ -37,3 +37,25 @@ def test_model_matches_torch(torch_ref, model, variant):
     else:
         assert not cell.ok, "now passes: remove ({}, {}) from KNOWN_FAILURES".format(model, variant)
         assert reason in cell.message, cell.message
+
+
+def test_bench_models_runs_a_cell_of_each_kind(torch_ref, capsys):
+    """bench/bench_models.py (docs/performance.md) on its smallest cells: a timed cell prints both
+    times and the ratio; a cell torch 1.13 cannot run (LayerNorm under autocast) prints ampjit's
+    time and torch's error."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+    import ampjit
+    import bench_models
+    threads = ampjit.get_num_threads(), torch_ref.get_num_threads()
+    try:
+        bench_models.main(["--models", "transformer_text", "--batches", "1", "--threads", "1",
+                           "--variants", "eager", "--dtypes", "f32,bf16", "--rounds", "1"])
+    finally:
+        ampjit.set_num_threads(threads[0])
+        torch_ref.set_num_threads(threads[1])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| transformer_text")]
+    assert len(rows) == 2
+    f32 = rows[0].split("|")
+    assert f32[5].strip() == "f32" and float(f32[6]) > 0 and float(f32[7]) > 0 and float(f32[8]) > 0
+    bf16 = rows[1].split("|")
+    assert float(bf16[6]) > 0 and "torch: expected scalar type BFloat16 but found Float" in bf16[8]
