@@ -67,3 +67,33 @@ def program_modules(tmp_path_factory):
     yield load
     for n in names:
         sys.modules.pop(n, None)
+
+
+@pytest.fixture
+def import_source(tmp_path):
+    """load(name, text) -> the module of a file `name`.py holding `text` (script and torch need
+    source they can read from a file)."""
+    import importlib.util
+
+    def load(name, text):
+        path = tmp_path / (name + ".py")
+        path.write_text(text)
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    return load
+
+
+@pytest.fixture
+def script_error_of(import_source):
+    """error(name, source) -> (text of the CompileError scripting `f` of that file, the file's path)."""
+    import ampjit
+    from ampjit.jit import CompileError
+
+    def error(name, source):
+        mod = import_source(name, source)
+        with pytest.raises(CompileError) as e:
+            ampjit.jit.script(mod.f)
+        return str(e.value), mod.__file__
+    return error

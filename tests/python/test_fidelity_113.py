@@ -55,17 +55,7 @@ jit_result = str(torch.jit.script(Decorated())(torch.ones(2, 2)).dtype)
 """
 
 
-def _torch_program(tmp_path, text):
-    import importlib.util
-    path = tmp_path / "torch_program.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location("torch_program", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_autocast_decorator_on_a_scripted_forward_is_ignored_with_a_warning(torch_ref, tmp_path):
+def test_autocast_decorator_on_a_scripted_forward_is_ignored_with_a_warning(torch_ref, import_source):
     import inspect
     x = torch.ones(2, 2)
     m = Decorated()
@@ -76,7 +66,7 @@ def test_autocast_decorator_on_a_scripted_forward_is_ignored_with_a_warning(torc
     assert any(r.lineno == line for r in w.list), [(r.filename, r.lineno) for r in w.list]
     assert scripted(x).dtype == torch.float32  # as torch 1.13's scripted module: float32
 
-    assert _torch_program(tmp_path, DECORATED).jit_result == "torch.float32"  # torch 1.13 ignores it too
+    assert import_source("torch_program", DECORATED).jit_result == "torch.float32"  # torch 1.13 ignores it too
 
     eager = torch.jit.script(Decorated(), autocast_semantics="eager")
     assert eager(x).dtype == torch.bfloat16  # eager semantics applies the decorator

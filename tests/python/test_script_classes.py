@@ -1,6 +1,5 @@
 """Script classes (Note [Script classes] in script/compiler.h): @torch.jit.script classes and the
 plain classes script code reaches, against torch 1.13's script where it is installed."""
-import importlib.util
 from typing import List, Optional
 
 import pytest
@@ -118,19 +117,6 @@ def test_objects_cross_the_python_boundary(programs):
         assert take(mod.Pair(lib.ones(1), lib.zeros(1))).tolist() == [10.0]  # made in Python
 
 
-def _script_error(source, tmp_path):
-    """Scripts `f` of a module file holding `source`; the CompileError's text and the file's path."""
-    from ampjit.jit import CompileError
-    path = tmp_path / "bad_class.py"
-    path.write_text("import ampjit as torch\nfrom typing import List, Optional\n" + source)
-    spec = importlib.util.spec_from_file_location("bad_class", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    with pytest.raises(CompileError) as e:
-        torch.jit.script(mod.f)
-    return str(e.value), str(path)
-
-
 @pytest.mark.parametrize("source,message,line", [
     ("class A:\n    def __init__(self, x: int):\n        self.x = x\n    def bad(self) -> int:\n"
      "        self.y = 3\n        return self.x\ndef f(k: int) -> int:\n    return A(k).bad()\n",
@@ -151,8 +137,8 @@ def _script_error(source, tmp_path):
     ("class S:\n    @staticmethod\n    def g() -> int:\n        return 1\ndef f() -> int:\n"
      "    return S.g()\n", "script class 'S': staticmethods are not supported (g)", 8),
 ])
-def test_compile_errors(source, message, line, tmp_path):
-    text, path = _script_error(source, tmp_path)
+def test_compile_errors(source, message, line, script_error_of):
+    text, path = script_error_of("bad_class", "import ampjit as torch\nfrom typing import List, Optional\n" + source)
     assert message in text
     assert text.startswith("{}:{}:".format(path, line))
 

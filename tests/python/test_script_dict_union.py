@@ -2,7 +2,6 @@
 
 The same program is scripted by ampjit and, where PyTorch is installed, by torch 1.13's script (the
 oracle): results, graph types and schemas must agree. Errors are pinned by message and line."""
-import importlib.util
 import re
 from typing import Dict, List, Union
 
@@ -165,19 +164,6 @@ def test_runtime_errors_as_torch(programs):
             f("s")
 
 
-def _compile_error(source, tmp_path):
-    """Scripts `f` of a module file holding `source`; the CompileError's text."""
-    from ampjit.jit import CompileError
-    path = tmp_path / "bad_dict_union.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location("bad_dict_union", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    with pytest.raises(CompileError) as e:
-        torch.jit.script(mod.f)
-    return str(e.value), str(path)
-
-
 @pytest.mark.parametrize("source,message,line", [
     ("def f(d: Dict[str, int]) -> int:\n    return d[1]\n",
      "Expected a value of type 'str' for argument 'key' but instead found type 'int'.", 2),
@@ -194,8 +180,8 @@ def _compile_error(source, tmp_path):
     ("def f(u: Union[int, str]) -> int:\n    return u + 1\n", "Union(int, str)", 2),
     ("def f(x: int):\n    del x\n    return x\n", "undefined value x", 3),
 ])
-def test_compile_errors(source, message, line, tmp_path):
-    text, path = _compile_error("from typing import Dict, List, Union\n" + source, tmp_path)
+def test_compile_errors(source, message, line, script_error_of):
+    text, path = script_error_of("bad_dict_union", "from typing import Dict, List, Union\n" + source)
     assert message in text
     assert text.startswith("{}:{}:".format(path, line + 1))  # the import is line 1
 
