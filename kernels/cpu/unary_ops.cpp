@@ -8,11 +8,15 @@
 // them through a pointer costs little next to the function itself. Each is a row of kMath (a float
 // and a double version) and all of them share ONE pointwise loop per dtype: 4 instantiations for
 // 15 ops instead of 60 (Note [One dispatch per op] in kernels/cpu/elementwise.h). Ops that do
-// vectorize (neg, abs, floor, clamp, ...) keep their own inlined lambda.
+// vectorize (neg, abs, floor, clamp, ...) keep their own inlined lambda. The exp family (exp,
+// sigmoid, silu, tanh, gelu's tanh form) has vectorized float32 kernels per ISA (Note [Kernels per
+// ISA] in kernels/cpu/vec/vec.h): contiguous float32 and bfloat16 tensors run them, and every other
+// layout computes the same formula one value at a time, so the layout never changes a result.
 #include <cmath>
 #include <limits>
 
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/vec/vec.h"
 #include "kernels/pointwise_meta.h"
 #include "runtime/boxing.h"
 #include "runtime/op_table.h"
@@ -27,6 +31,7 @@ struct MathFn {
   bool int_to_float;  // integer and bool inputs compute in float32 (torch's "int-to-float" ops)
   float (*f32)(float);
   double (*f64)(double);
+  int vec = -1;  // the vec::Unary of its vectorized float32 kernel, or -1
 };
 
 // A row from one generic lambda `g`, instantiated for float and double.
@@ -34,6 +39,13 @@ template <typename G>
 constexpr MathFn math_fn(const char* name, bool int_to_float, G) {
   return {name, int_to_float, [](float x) -> float { return G{}(x); },
           [](double x) -> double { return G{}(x); }};
+}
+
+// A row whose float32 version is the vectorized kernel's formula, `g` its double version.
+template <vec::Unary U, typename G>
+constexpr MathFn vec_fn(const char* name, bool int_to_float, G) {
+  return {name, int_to_float, [](float x) -> float { return vec::unary_scalar(U, x); },
+          [](double x) -> double { return G{}(x); }, static_cast<int>(U)};
 }
 
 enum class Math {
@@ -56,7 +68,7 @@ enum class Math {
 
 // The formulas of torch's CPU kernels.
 constexpr MathFn kMath[] = {
-    math_fn("exp", true, [](auto x) { return std::exp(x); }),
+    vec_fn<vec::Unary::kExp>("exp", true, [](auto x) { return std::exp(x); }),
     math_fn("log", true, [](auto x) { return std::log(x); }),
     math_fn("log1p", true, [](auto x) { return std::log1p(x); }),
     math_fn("sqrt", true, [](auto x) { return std::sqrt(x); }),
@@ -64,24 +76,26 @@ constexpr MathFn kMath[] = {
     math_fn("sin", true, [](auto x) { return std::sin(x); }),
     math_fn("cos", true, [](auto x) { return std::cos(x); }),
     math_fn("tan", true, [](auto x) { return std::tan(x); }),
-    math_fn("tanh", true, [](auto x) { return std::tanh(x); }),
-    math_fn("sigmoid", true,
-            [](auto x) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); }),
+    vec_fn<vec::Unary::kTanh>("tanh", true, [](auto x) { return std::tanh(x); }),
+    vec_fn<vec::Unary::kSigmoid>(
+        "sigmoid", true, [](auto x) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); }),
     math_fn("erf", true, [](auto x) { return std::erf(x); }),
     math_fn("reciprocal", true, [](auto x) { return decltype(x)(1) / x; }),
-    math_fn("silu", false, [](auto x) { return x / (decltype(x)(1) + std::exp(-x)); }),
+    vec_fn<vec::Unary::kSilu>("silu", false,
+                              [](auto x) { return x / (decltype(x)(1) + std::exp(-x)); }),
     math_fn("gelu", false,
             [](auto x) {
               using M = decltype(x);
               return x * M(0.5) * (M(1) + std::erf(x * M(M_SQRT1_2)));
             }),
-    math_fn("gelu", false,
-            [](auto x) {
-              using M = decltype(x);
-              const M beta = M(M_SQRT2 * M_2_SQRTPI * 0.5), kappa = M(0.044715);
-              const M inner = beta * (x + kappa * x * x * x);
-              return M(0.5) * x * (M(1) + std::tanh(inner));
-            }),
+    vec_fn<vec::Unary::kGeluTanh>("gelu", false,
+                                  [](auto x) {
+                                    using M = decltype(x);
+                                    const M beta = M(M_SQRT2 * M_2_SQRTPI * 0.5),
+                                            kappa = M(0.044715);
+                                    const M inner = beta * (x + kappa * x * x * x);
+                                    return M(0.5) * x * (M(1) + std::tanh(inner));
+                                  }),
 };
 
 static_assert(std::size(kMath) == static_cast<size_t>(Math::GeluTanh) + 1, "one row per Math");
@@ -92,6 +106,24 @@ Tensor math(Math m, const Tensor& self) {
   if (!is_floating(rt)) {
     if (!fn.int_to_float) throw_unsupported_dtype(fn.name, rt);
     rt = ScalarType::Float32;
+  }
+  if (fn.vec >= 0 && self.dtype() == rt && self.is_contiguous() &&
+      (rt == ScalarType::Float32 || rt == ScalarType::BFloat16)) {
+    Tensor out = Tensor::empty(self.sizes(), rt, self.device());
+    const vec::Kernels& k = vec::kernels();
+    const bool bf16 = rt == ScalarType::BFloat16;
+    const char* x = static_cast<const char*>(self.raw_data());
+    char* y = static_cast<char*>(out.raw_data());
+    const int64_t width = bf16 ? 2 : 4;
+    parallel_for(self.numel(), kParallelGrain, [&](int64_t b, int64_t e) {
+      if (bf16)
+        k.unary_bf16[fn.vec](reinterpret_cast<const uint16_t*>(x + b * width),
+                             reinterpret_cast<uint16_t*>(y + b * width), e - b);
+      else
+        k.unary_f32[fn.vec](reinterpret_cast<const float*>(x + b * width),
+                            reinterpret_cast<float*>(y + b * width), e - b);
+    });
+    return out;
   }
   return dispatch_floating(rt, fn.name, [&]<typename T>() {
     using M = opmath_t<T>;

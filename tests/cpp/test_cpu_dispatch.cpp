@@ -5,8 +5,13 @@
 // the whole process, oneDNN's kernels included).
 #include <gmock/gmock.h>
 
+#include <bit>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
+#include <random>
 
+#include "kernels/cpu/vec/vec.h"
 #include "runtime/cpu_features.h"
 #include "tests/cpp/testing.h"
 
@@ -119,6 +124,124 @@ TEST(CpuDispatch, Float32IsUnchangedByTheLevel) {
       EXPECT_TRUE(testing::close(ops::mm(a, b), testing::values(ref), {33, 29}, {1e-5, 1e-5}));
       return 0;
     });
+  }
+}
+
+// ---- ampjit's own kernels per ISA (Note [Kernels per ISA] in kernels/cpu/vec/vec.h) ----------
+
+// Distance in ulps between two floats (0 for two NaNs).
+int64_t ulps(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b) ? 0 : INT64_MAX;
+  auto ord = [](float f) {
+    const int32_t i = std::bit_cast<int32_t>(f);
+    return i < 0 ? -static_cast<int64_t>(i & 0x7fffffff) : static_cast<int64_t>(i);
+  };
+  return std::llabs(ord(a) - ord(b));
+}
+
+// Inputs over the whole useful range of the exp family, with the edges and specials.
+std::vector<float> exp_inputs() {
+  std::mt19937 gen(42);
+  std::uniform_real_distribution<float> wide(-110.0f, 95.0f), narrow(-2.0f, 2.0f);
+  std::vector<float> xs;
+  for (int i = 0; i < 200000; ++i) xs.push_back(i % 2 ? wide(gen) : narrow(gen));
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float x :
+       {0.0f, -0.0f, 1e-30f, -1e-30f, 88.72f, 88.7228394f, 88.73f, -87.33f, -103.9f, -103.98f,
+        -104.5f, 0.625f, -0.625f, 0.62499994f, inf, -inf, std::numeric_limits<float>::quiet_NaN()})
+    xs.push_back(x);
+  return xs;
+}
+
+namespace vec = cpu::vec;
+using vec::Unary;
+const std::pair<Unary, double (*)(double)> kUnaryRefs[] = {
+    {Unary::kExp, [](double x) { return std::exp(x); }},
+    {Unary::kSigmoid, [](double x) { return 1.0 / (1.0 + std::exp(-x)); }},
+    {Unary::kSilu, [](double x) { return x / (1.0 + std::exp(-x)); }},
+    {Unary::kTanh, [](double x) { return std::tanh(x); }},
+    {Unary::kGeluTanh,
+     [](double x) {
+       return 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+     }},
+};
+
+TEST(CpuDispatch, ExpFamilyIsWithinOneUlpOfTheCorrectlyRoundedValue) {
+  // exp and tanh within 1 ulp of float64's result rounded to float; sigmoid and silu compose a
+  // 1-ulp exp with a division, so 3 ulps (where exp(-x) does not overflow: there torch's formula
+  // gives 0 or -0 as this one does). gelu's 1 + tanh cancels for negative x, in torch's formula as
+  // here: its bound is absolute, 2^-22 |x| (about 2 ulps of x).
+  for (auto [op, ref] : kUnaryRefs) {
+    int64_t worst = 0;
+    float at = 0;
+    for (float x : exp_inputs()) {
+      const float got = vec::unary_scalar(op, x), want = static_cast<float>(ref(x));
+      if (op == Unary::kGeluTanh) {
+        if (std::isfinite(x))
+          EXPECT_LE(std::fabs(got - want), std::ldexp(std::fabs(x), -22)) << "gelu at " << x;
+        continue;
+      }
+      if (op != Unary::kExp && op != Unary::kTanh && std::fabs(x) > 87.0f) continue;
+      const int64_t u = ulps(got, want);
+      if (u > worst) worst = u, at = x;
+    }
+    EXPECT_LE(worst, op == Unary::kExp || op == Unary::kTanh ? 1 : 3)
+        << "op " << static_cast<int>(op) << " at " << at;
+  }
+  EXPECT_EQ(vec::unary_scalar(Unary::kExp, 89.0f), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(vec::unary_scalar(Unary::kExp, -105.0f), 0.0f);
+  EXPECT_TRUE(std::signbit(vec::unary_scalar(Unary::kTanh, -0.0f)));
+}
+
+TEST(CpuDispatch, EveryKernelTableReturnsTheScalarFormulasBits) {
+  const std::vector<float> xs = exp_inputs();
+  const int64_t n = static_cast<int64_t>(xs.size());
+  std::vector<uint16_t> xb(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) xb[i] = BFloat16(xs[i]).x;
+  for (CpuIsa isa : levels()) {
+    const vec::Kernels& k = vec::kernels_for(isa);
+    SCOPED_TRACE(k.isa);
+    EXPECT_EQ(std::string(k.isa), isa >= CpuIsa::kAvx512 ? "avx512" : "avx2");
+    for (auto [op, ref] : kUnaryRefs) {
+      std::vector<float> y(xs.size());
+      std::vector<uint16_t> yb(xs.size());
+      // Odd offsets and lengths: the vector loops' heads and tails.
+      k.unary_f32[static_cast<int>(op)](xs.data() + 1, y.data() + 1, n - 2);
+      k.unary_bf16[static_cast<int>(op)](xb.data() + 1, yb.data() + 1, n - 2);
+      int64_t bad = 0, bad_bf16 = 0;
+      for (int64_t i = 1; i < n - 1; ++i) {
+        bad += ulps(y[i], vec::unary_scalar(op, xs[i])) != 0;
+        const float w = static_cast<float>(BFloat16(vec::unary_scalar(op, float(BFloat16(xs[i])))));
+        bad_bf16 += ulps(float(BFloat16::from_bits(yb[i])), w) != 0;
+      }
+      EXPECT_EQ(bad, 0) << "op " << static_cast<int>(op);
+      EXPECT_EQ(bad_bf16, 0) << "op " << static_cast<int>(op);
+    }
+  }
+}
+
+TEST(CpuDispatch, TheExpFamilyGivesTheSameBitsInEveryLayoutAndAtEveryLevel) {
+  // Contiguous float32 and bfloat16 run the table; a transposed view runs the scalar formula.
+  const Tensor x = ops::mul_Scalar(random_tensor({64, 129}, f32, 21), Scalar(8.0));
+  for (const char* name : {"exp", "sigmoid", "silu", "tanh"}) {
+    SCOPED_TRACE(name);
+    auto run = [&](const Tensor& t) -> Tensor {
+      return call_op(std::string("aten::") + name, {IValue(t)});
+    };
+    auto same = [](const Tensor& a, const Tensor& b) {
+      return a.dtype() == b.dtype() && testing::values(a) == testing::values(b);
+    };
+    const Tensor base = at_level(CpuIsa::kAvx2, [&] { return run(x); });
+    for (CpuIsa isa : levels()) {
+      at_level(isa, [&] {
+        EXPECT_TRUE(same(run(x), base));
+        EXPECT_TRUE(same(run(x.t().contiguous().t()), base));  // strided input
+        const Tensor xb = x.to(bf16);
+        EXPECT_TRUE(same(run(xb), run(xb.to(f32)).to(bf16)));
+        EXPECT_TRUE(same(run(xb.t().contiguous().t()), run(xb)));
+        return 0;
+      });
+    }
   }
 }
 
