@@ -95,6 +95,7 @@ class SchemaReader {
       fail("unknown type '" + base + "'");
     if (accept("(")) {
       ident();
+      a.in_alias_set = true;
       if (accept("!")) a.is_write = true;
       if (accept("->")) {
         if (!accept("*")) ident();

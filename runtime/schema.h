@@ -17,8 +17,9 @@ struct Argument {
   TypePtr type;
   std::optional<IValue> default_value;
   bool kwarg_only = false;
-  bool is_write = false;  // Tensor(a!): the op writes this argument (in-place self, out=)
-  int list_len = 0;       // int[2]: a single int broadcasts to this many
+  bool is_write = false;      // Tensor(a!): the op writes this argument (in-place self, out=)
+  bool in_alias_set = false;  // Tensor(a), Tensor(a!): for a result, it may alias an argument
+  int list_len = 0;           // int[2]: a single int broadcasts to this many
 };
 
 struct FunctionSchema {

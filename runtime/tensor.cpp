@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <new>
 
 #include "runtime/cpu_allocator.h"
@@ -117,7 +118,37 @@ Ref<Storage> Storage::wrap(void* data, size_t nbytes, Device device, Release rel
   return s;
 }
 
+struct Storage::Derived {
+  std::mutex mu;
+  std::vector<std::pair<std::string, std::shared_ptr<const void>>> items;
+};
+
+std::shared_ptr<const void> Storage::find_derived(std::string_view key) const {
+  Derived* d = derived_.load(std::memory_order_acquire);
+  if (!d) return nullptr;
+  std::lock_guard<std::mutex> lock(d->mu);
+  for (const auto& [k, v] : d->items)
+    if (k == key) return v;
+  return nullptr;
+}
+
+std::shared_ptr<const void> Storage::add_derived(std::string_view key,
+                                                 std::shared_ptr<const void> value) const {
+  Derived* d = derived_.load(std::memory_order_acquire);
+  if (!d) {
+    auto fresh = std::make_unique<Derived>();
+    if (derived_.compare_exchange_strong(d, fresh.get(), std::memory_order_acq_rel))
+      d = fresh.release();  // else d is the one another thread installed
+  }
+  std::lock_guard<std::mutex> lock(d->mu);
+  for (const auto& [k, v] : d->items)
+    if (k == key) return v;
+  d->items.emplace_back(std::string(key), value);
+  return value;
+}
+
 Storage::~Storage() {
+  delete derived_.load(std::memory_order_acquire);
   if (release_) {
     release_(ctx_, data_);
   } else if (!inline_ && data_) {

@@ -2,9 +2,12 @@
 // device. Metadata-only operations (views, shape queries) live here; everything that computes
 // goes through the op table and the dispatcher (runtime/ops.h).
 #pragma once
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/device.h"
@@ -41,9 +44,24 @@ class Storage : public RefCounted {
   static void set_device_allocator(DeviceType type, DeviceAllocator a);
   static bool has_device_allocator(DeviceType type);
 
+  // Note [Frozen storage]
+  // A frozen module's weights are constants that nothing in its graph writes (Note [Freezing] in
+  // script/passes/freeze.h), so freezing marks their storages frozen, and a kernel may keep data
+  // derived from a frozen storage's bytes -- oneDNN's pre-packed convolution weights (Note
+  // [Pre-packed weights] in kernels/cpu/onednn.cpp) -- with the storage: made on first use, shared
+  // by every later call and every thread, dropped with the storage.
+  bool frozen() const { return frozen_.load(std::memory_order_acquire); }
+  void mark_frozen() { frozen_.store(true, std::memory_order_release); }
+  // The object derived under `key`, or null.
+  std::shared_ptr<const void> find_derived(std::string_view key) const;
+  // Keeps `value` under `key` and returns it, or returns the one another thread kept first.
+  std::shared_ptr<const void> add_derived(std::string_view key,
+                                          std::shared_ptr<const void> value) const;
+
  private:
   Storage() = default;
   void destroy() const override;
+  struct Derived;
 
   void* data_ = nullptr;
   size_t nbytes_ = 0;
@@ -51,6 +69,8 @@ class Storage : public RefCounted {
   Release release_ = nullptr;
   void* ctx_ = nullptr;
   bool inline_ = false;
+  std::atomic<bool> frozen_{false};
+  mutable std::atomic<Derived*> derived_{nullptr};
 };
 
 class Tensor;

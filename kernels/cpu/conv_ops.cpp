@@ -134,6 +134,7 @@ Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input
         a.type = dt;
         a.src = x.raw_data();
         a.weight = w.raw_data();
+        a.weight_storage = w.storage().get();
         a.bias = b.defined() ? b.raw_data() : nullptr;
         a.dst = y.raw_data();
         onednn::convolution(a, op);

@@ -19,6 +19,7 @@
 #include "runtime/half.h"
 #include "runtime/reduced_float.h"
 #include "runtime/strided_loop.h"
+#include "runtime/tensor.h"
 
 namespace ampjit::cpu::onednn {
 namespace {
@@ -385,6 +386,37 @@ void matmul(const MatmulArgs& p, const char* op) {
   }
 }
 
+// Note [Pre-packed weights]
+// Most convolutions run in a blocked weight layout (Acdb48a and the like), and torch's layout had
+// to be reordered into it on every call: in efficientnet_b0 those reorders took longer than the
+// convolutions. A frozen weight (Note [Frozen storage] in runtime/tensor.h) is reordered once per
+// primitive and kept with its storage, under the primitive's key and the weight's offset: every
+// later call, on any thread, passes the packed bytes straight to the primitive. The weights of an
+// unfrozen module may change between calls (an optimizer step, load_state_dict), so they are
+// reordered every call, as torch does.
+struct PackedWeight {
+  Ref<Storage> bytes;
+};
+
+const void* packed_weight(const ConvEntry& e, const CacheKey& key, const ConvArgs& p,
+                          dnnl::stream& s) {
+  const Storage& ws = *p.weight_storage;
+  const int64_t offset = static_cast<const char*>(p.weight) - static_cast<const char*>(ws.data());
+  std::string wkey = key.str();
+  wkey.append(reinterpret_cast<const char*>(&offset), sizeof offset);
+  if (auto found = ws.find_derived(wkey))
+    return static_cast<const PackedWeight*>(found.get())->bytes->data();
+  auto packed = std::make_shared<PackedWeight>();
+  packed->bytes = Storage::allocate(e.weight.get_size());
+  auto& eng = cpu_engine();
+  memory from(e.user_weight, eng, const_cast<void*>(p.weight));
+  memory to(e.weight, eng, packed->bytes->data());
+  e.weight_in->execute(s, from, to);
+  s.wait();
+  return static_cast<const PackedWeight*>(ws.add_derived(wkey, std::move(packed)).get())
+      ->bytes->data();
+}
+
 void convolution(const ConvArgs& p, const char* op) {
   static PrimitiveCache<ConvEntry> cache(kCacheCapacity);
   CacheKey key;
@@ -404,17 +436,28 @@ void convolution(const ConvArgs& p, const char* op) {
     memory src(e->user_src, eng, const_cast<void*>(p.src));
     memory weight(e->user_weight, eng, const_cast<void*>(p.weight));
     memory dst(e->user_dst, eng, p.dst);
+    // Staged operands take their bytes from ampjit's allocator (Note [Large CPU buffers]), which
+    // keeps them for the next call; oneDNN's own would fault fresh pages in every time.
+    Ref<Storage> src_buf, weight_buf, dst_buf;
+    auto staged = [&](const memory::desc& d, Ref<Storage>& buf) {
+      buf = Storage::allocate(d.get_size());
+      return memory(d, eng, buf->data());
+    };
     if (e->src_in) {
-      memory staged(e->src, eng);
-      e->src_in->execute(s, src, staged);
-      src = staged;
+      memory in = staged(e->src, src_buf);
+      e->src_in->execute(s, src, in);
+      src = in;
     }
     if (e->weight_in) {
-      memory staged(e->weight, eng);
-      e->weight_in->execute(s, weight, staged);
-      weight = staged;
+      if (p.weight_storage && p.weight_storage->frozen()) {
+        weight = memory(e->weight, eng, const_cast<void*>(packed_weight(*e, key, p, s)));
+      } else {
+        memory in = staged(e->weight, weight_buf);
+        e->weight_in->execute(s, weight, in);
+        weight = in;
+      }
     }
-    memory out = e->dst_out ? memory(e->dst, eng) : dst;
+    memory out = e->dst_out ? staged(e->dst, dst_buf) : dst;
     std::unordered_map<int, memory> args = {
         {DNNL_ARG_SRC, src},
         {DNNL_ARG_WEIGHTS, weight},

@@ -27,6 +27,10 @@
 #include "runtime/cpu_features.h"
 #include "runtime/dtype.h"
 
+namespace ampjit {
+class Storage;
+}
+
 namespace ampjit::cpu::onednn {
 
 // Whether bfloat16 matmul and convolution run natively (Note [Native bf16 gemm]).
@@ -77,6 +81,9 @@ struct ConvArgs {
   const void* weight = nullptr;
   const void* bias = nullptr;
   void* dst = nullptr;
+  // The storage `weight` points into, where the caller knows it: a frozen one keeps the weight
+  // pre-packed in the primitive's layout (Note [Pre-packed weights] in onednn.cpp).
+  const Storage* weight_storage = nullptr;
 };
 void convolution(const ConvArgs& args, const char* op);
 

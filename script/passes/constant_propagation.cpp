@@ -2,6 +2,7 @@
 #include "script/passes/constant_propagation.h"
 
 #include <optional>
+#include <unordered_map>
 
 #include "runtime/dispatcher.h"
 #include "runtime/ir/queries.h"
@@ -42,35 +43,107 @@ bool type_may_hold_tensor(const Type& t) {
   }
 }
 
-// Whether a node of `b` may write a tensor's data: one that may write its inputs and is given
-// something that may hold a tensor. Setting an attribute, entering or leaving a `with` (autocast
-// objects), raising and printing change no tensor's data.
-bool any_writer(const Block& b) {
-  static const Symbol kRaise = Symbol::intern("prim::RaiseException"),
-                      kPrint = Symbol::intern("prim::Print"), kWarn = Symbol::intern("aten::warn");
-  auto given_tensors = [](const Node& n) {
-    const Symbol k = n.kind();
-    if (!n.op() && (k == sym::prim::SetAttr || k == sym::prim::Enter || k == sym::prim::Exit ||
-                    k == kRaise || k == kPrint || k == kWarn))
-      return false;
-    for (const Value* v : n.inputs())
-      if (type_may_hold_tensor(*v->type())) return true;
+// Note [Writes to constants]
+// Folding an op over a tensor constant is sound only when nothing can change that constant's data
+// between runs. A write reaches a constant through aliases: a value may alias a constant when it is
+// one, when it is a graph input (a traced graph's constant can be the caller's own tensor, and a
+// returned constant can come back as an argument), when an op's result is in an alias set (`->
+// Tensor(a)`: views, reshape, to) and one of the op's arguments may alias a constant, or when a
+// prim node (lists, tuples, control flow, calls) is given one that may. A node that writes such a
+// value -- an (a!) argument, batch_norm's running statistics in training, any input of a call or an
+// unknown kind -- or a graph that returns one (the caller may write it) means the constants may
+// change. An op's fresh result never aliases a constant, so the in-place ReLU after every
+// convolution of a resnet leaves its frozen weights foldable (the graph-wide "does anything write"
+// test this replaced did not).
+class ConstantWrites {
+ public:
+  static bool reach(const Graph& g) {
+    ConstantWrites w;
+    for (const Value* in : g.block()->inputs())
+      if (type_may_hold_tensor(*in->type())) w.may_alias_[in] = kInput;
+    if (w.block(*g.block())) return true;
+    for (const Value* v : g.block()->return_node()->inputs())
+      if (w.aliases(v) & kConstant) return true;
     return false;
-  };
-  for (const Node* n : b) {
-    if (n->kind() != sym::prim::If && n->kind() != sym::prim::Loop && may_write_inputs(*n) &&
-        given_tensors(*n))
-      return true;
-    for (const Block* sub : n->blocks())
-      if (any_writer(*sub)) return true;
   }
-  return false;
-}
+
+ private:
+  // What a value may alias: a constant, a graph input, or both (bits).
+  static constexpr uint8_t kConstant = 1, kInput = 2;
+  uint8_t aliases(const Value* v) const {
+    auto it = may_alias_.find(v);
+    return it == may_alias_.end() ? 0 : it->second;
+  }
+  void add(const Value* v, uint8_t bits) {
+    if (bits) may_alias_[v] |= bits;
+  }
+
+  // Visits b's nodes in order; true when a write reaches a value that may alias a constant.
+  bool block(const Block& b) {
+    for (const Node* n : b) {
+      if (n->kind() == sym::prim::Constant) {
+        if (type_may_hold_tensor(*n->output()->type())) add(n->output(), kConstant);
+        continue;
+      }
+      uint8_t in_bits = 0;
+      for (const Value* in : n->inputs()) in_bits |= aliases(in);
+      if (n->kind() == sym::prim::If || n->kind() == sym::prim::Loop) {
+        if (control_flow(*n, in_bits)) return true;
+        continue;
+      }
+      if (const OpEntry* op = n->op()) {
+        const std::vector<Argument>& args = op->schema.args;
+        const bool bn_training = op->id == OpId::batch_norm && may_write_inputs(*n);
+        for (size_t i = 0; i < n->inputs().size(); ++i) {
+          const bool written = i >= args.size() || args[i].is_write || bn_training;
+          if (written && aliases(n->input(i))) return true;
+        }
+        const std::vector<Argument>& rets = op->schema.returns;
+        for (size_t i = 0; i < n->outputs().size(); ++i)
+          if (i >= rets.size() || rets[i].in_alias_set) add(n->output(i), in_bits);
+        continue;
+      }
+      if (in_bits && may_write_inputs(*n)) return true;
+      for (const Value* out : n->outputs()) add(out, in_bits);
+    }
+    return false;
+  }
+
+  // prim::If and prim::Loop: a loop's carried values may alias what its initial ones or an
+  // iteration's results may (its body is visited twice, to reach that fixed point); an output
+  // may alias what a branch or the body can return.
+  bool control_flow(const Node& n, uint8_t in_bits) {
+    const bool loop = n.kind() == sym::prim::Loop;
+    for (int round = 0; round < (loop ? 2 : 1); ++round) {
+      for (const Block* sub : n.blocks()) {
+        if (loop) {
+          const auto& params = sub->inputs();
+          const auto& rets = sub->return_node()->inputs();
+          for (size_t i = 1; i < params.size(); ++i)
+            add(params[i], aliases(n.input(i + 1)) | (round > 0 ? aliases(rets[i]) : 0));
+        }
+        if (block(*sub)) return true;
+      }
+    }
+    for (size_t i = 0; i < n.outputs().size(); ++i) {
+      uint8_t bits = loop ? aliases(n.input(i + 2)) : in_bits;
+      for (const Block* sub : n.blocks()) {
+        const auto& rets = sub->return_node()->inputs();
+        const size_t k = loop ? i + 1 : i;
+        if (k < rets.size()) bits |= aliases(rets[k]);
+      }
+      add(n.output(i), bits);
+    }
+    return false;
+  }
+
+  std::unordered_map<const Value*, uint8_t> may_alias_;
+};
 
 class ConstantPropagation {
  public:
   ConstantPropagation(Graph& g, bool fold_tensors)
-      : g_(g), tensors_may_change_(any_writer(*g.block())), fold_tensors_(fold_tensors) {}
+      : g_(g), tensors_may_change_(ConstantWrites::reach(g)), fold_tensors_(fold_tensors) {}
 
   bool run() { return propagate_block(*g_.block()); }
 
@@ -201,6 +274,16 @@ class ConstantPropagation {
     if (stack.size() != n->outputs().size()) return false;
     for (const IValue& v : stack)
       if (holds_tensor(v) && !(fold_tensors_ && v.is_tensor())) return false;
+    // A result computed from frozen constants only is frozen too (Note [Frozen storage] in
+    // runtime/tensor.h): the casts of a frozen weight that the autocast pass folds.
+    bool from_frozen = tensor_input;
+    for (const Value* in : n->inputs()) {
+      const IValue* c = constant_value(in);
+      if (c->is_tensor()) from_frozen &= c->to_tensor().storage()->frozen();
+    }
+    if (from_frozen)
+      for (const IValue& v : stack)
+        if (v.is_tensor()) v.to_tensor().storage()->mark_frozen();
     replace_by_constants(n, stack);
     return true;
   }
@@ -223,6 +306,10 @@ class ConstantPropagation {
 };
 
 }  // namespace
+
+bool constants_may_change(const Graph& g) {
+  return ConstantWrites::reach(g);
+}
 
 bool constant_propagation(Graph& g, bool fold_tensors) {
   return ConstantPropagation(g, fold_tensors).run();

@@ -74,6 +74,17 @@ std::optional<Tensor> constant_tensor(const Value* v) {
   return std::nullopt;
 }
 
+// Every tensor constant's storage frozen: they are freeze's own copies (or folded from them), and
+// nothing can write them (Note [Frozen storage] in runtime/tensor.h).
+void mark_constants_frozen(const Block& b) {
+  for (const Node* n : b) {
+    if (n->kind() == sym::prim::Constant && n->has_attr(sym::attr::value) &&
+        n->attr(sym::attr::value).is_tensor())
+      n->attr(sym::attr::value).to_tensor().storage()->mark_frozen();
+    for (const Block* sub : n->blocks()) mark_constants_frozen(*sub);
+  }
+}
+
 }  // namespace
 
 bool has_tensor_constants(const Graph& g) {
@@ -150,6 +161,7 @@ std::shared_ptr<Graph> freeze_graph(const Graph& forward, const IValue& self,
   common_subexpression_elimination(*g);
   dead_code_elimination(*g);
   g->verify();
+  if (!constants_may_change(*g)) mark_constants_frozen(*g->block());
   return g;
 }
 

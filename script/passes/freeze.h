@@ -7,9 +7,12 @@
 // (tensors cloned: a frozen module does not see later changes to the original, as torch's). An
 // attribute the graph assigns (prim::SetAttr) or the caller preserves stays an attribute. Then:
 //  - constant propagation folds tensor ops whose tensor inputs are all constants (x.t() of a
-//    weight, the casts below), where no node of the graph writes a tensor;
+//    weight, the casts below), where no write reaches a constant (Note [Writes to constants] in
+//    constant_propagation.cpp: an in-place op on a fresh result, as resnet's ReLUs, does not);
 //  - fold_conv_batch_norm merges an eval-mode batch_norm into the convolution before it;
-//  - common subexpressions and dead code go.
+//  - common subexpressions and dead code go;
+//  - where no write reaches them, the constants' storages are marked frozen, so that kernels may
+//    keep data derived from them (Note [Frozen storage] in runtime/tensor.h: pre-packed weights).
 // When the frozen function later runs under an autocast state, the JIT autocast pass casts the
 // constant weights and the pipeline folds those casts too (Note [Function specialization]): the
 // weights are cast once per specialization, not on every call as in a scripted module (torch casts

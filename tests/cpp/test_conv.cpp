@@ -4,6 +4,7 @@
 // non-contiguous inputs, ceil_mode and count_include_pad, and the errors of bad inputs.
 #include <gmock/gmock.h>
 
+#include "runtime/cpu_features.h"
 #include "tests/cpp/testing.h"
 
 namespace ampjit {
@@ -253,6 +254,35 @@ TEST(ConvTranspose2d, StridePaddingOutputPaddingGroupsDilation) {
     Tensor x = rnd({3, 4, 4}, dt, seed++, true), w = rnd({3, 2, 2, 2}, dt, seed++);
     EXPECT_TRUE(matches(ops::conv_transpose2d(x, w, std::nullopt, V{2}),
                         unbatch(ref_conv_transpose(x.unsqueeze(0), w, nullptr, c)), dt));
+  }
+}
+
+TEST(Conv2d, AFrozenWeightIsPackedOnceAndKeptWithItsStorage) {
+  // Note [Pre-packed weights]: a frozen storage's weight is reordered into the primitive's layout
+  // on the first call and the packed copy serves every later one. The test breaks the contract on
+  // purpose (it writes the frozen weight) to see that the second call uses the packed copy.
+  // bfloat16 convolutions run in oneDNN as bfloat16 on AVX512-BF16 only (elsewhere they are
+  // widened to float32 on every call, and nothing is packed).
+  std::vector<ScalarType> dtypes = {ScalarType::Float32};
+  if (cpu_isa() >= CpuIsa::kAvx512Bf16) dtypes.push_back(ScalarType::BFloat16);
+  for (ScalarType dt : dtypes) {
+    SCOPED_TRACE(dtype_name(dt));
+    const Tensor x = random_tensor({2, 16, 12, 12}, dt, 31);
+    const Tensor w = random_tensor({32, 16, 3, 3}, dt, 32);
+    const Tensor want = ops::conv2d(x, w, std::nullopt, V{1, 1}, V{1, 1});
+    Tensor frozen = w.clone();
+    frozen.storage()->mark_frozen();
+    const Tensor first = ops::conv2d(x, frozen, std::nullopt, V{1, 1}, V{1, 1});
+    EXPECT_EQ(values(first), values(want));
+    frozen.fill_(Scalar(0.0));
+    const Tensor second = ops::conv2d(x, frozen, std::nullopt, V{1, 1}, V{1, 1});
+    EXPECT_EQ(values(second), values(want));
+    // An unfrozen weight is read on every call.
+    Tensor plain = w.clone();
+    (void)ops::conv2d(x, plain, std::nullopt, V{1, 1}, V{1, 1});
+    plain.fill_(Scalar(0.0));
+    EXPECT_EQ(values(ops::conv2d(x, plain, std::nullopt, V{1, 1}, V{1, 1})),
+              values(ops::zeros_like(want)));
   }
 }
 

@@ -121,8 +121,9 @@ TEST(ConstantPropagation, AnErrorWhileFoldingIsLeftForRunTime) {
   }
 }
 
-TEST(ConstantPropagation, TensorConstantsAreNotReadWhenTheGraphWritesTensors) {
-  // add_ could change %c through an alias before dim runs; the pass does not track which tensor.
+TEST(ConstantPropagation, TensorConstantsAreNotReadWhenTheGraphWritesAnInput) {
+  // %x may be %c's own tensor (a traced graph's constant can be the caller's), so add_ could
+  // change %c before dim runs (Note [Writes to constants]).
   const std::string text = R"(graph(%x : Tensor):
   %c : Float(2, 3) = prim::Constant[value=<Tensor>]()
   %one : int = prim::Constant[value=1]()
@@ -132,6 +133,75 @@ TEST(ConstantPropagation, TensorConstantsAreNotReadWhenTheGraphWritesTensors) {
 )";
   const std::string out = after(constant_propagation, text, false);
   check(out, "# CHECK: aten::dim(%c)");
+}
+
+bool fold_tensors(Graph& g) {
+  return constant_propagation(g, /*fold_tensors=*/true);
+}
+
+TEST(ConstantPropagation, AnInPlaceOpOnAFreshResultLeavesTensorConstantsFoldable) {
+  // resnet's ReLU(inplace=True) after a convolution writes the convolution's fresh result, which
+  // aliases no constant: the transposed weight still folds.
+  const std::string text = R"(graph(%x : Tensor):
+  %c : Float(2, 3) = prim::Constant[value=<Tensor>]()
+  %y : Tensor = aten::neg(%x)
+  %r : Tensor = aten::relu_(%y)
+  %t : Tensor = aten::t(%c)
+  %z : Tensor = aten::matmul(%r, %t)
+  return (%z)
+)";
+  check(after(fold_tensors, text), "# CHECK-NOT: aten::t(\n# CHECK: aten::relu_(%y)");
+  auto g = parse_checked(text);
+  EXPECT_FALSE(constants_may_change(*g));
+}
+
+TEST(ConstantPropagation, AWriteThroughAViewOfAConstantKeepsItUnfolded) {
+  // %v is a view of %c (t's result is in self's alias set): add_ on it writes %c.
+  const std::string text = R"(graph(%x : Tensor):
+  %c : Float(2, 3) = prim::Constant[value=<Tensor>]()
+  %one : int = prim::Constant[value=1]()
+  %v : Tensor = aten::t(%c)
+  %w : Tensor = aten::add_(%v, %v, %one)
+  %n : Tensor = aten::neg(%c)
+  return (%n, %w)
+)";
+  check(after(fold_tensors, text, false), "# CHECK: aten::t(%c)\n# CHECK: aten::neg(%c)");
+}
+
+TEST(ConstantPropagation, AConstantCarriedThroughALoopAndWrittenKeepsItUnfolded) {
+  // The write is to the loop's carried value, which is %c from the second iteration on.
+  const std::string text = R"(graph(%x : Tensor):
+  %c : Float(2, 3) = prim::Constant[value=<Tensor>]()
+  %one : int = prim::Constant[value=1]()
+  %three : int = prim::Constant[value=3]()
+  %true : bool = prim::Constant[value=1]()
+  %y : Tensor, %z : Tensor = prim::Loop(%three, %true, %x, %x)
+    block0(%i : int, %a : Tensor, %b : Tensor):
+      %w : Tensor = aten::add_(%b, %x, %one)
+      -> (%true, %c, %a)
+  %n : Tensor = aten::neg(%c)
+  return (%n, %y, %z)
+)";
+  auto g = parse_checked(text);
+  EXPECT_TRUE(constants_may_change(*g));
+}
+
+TEST(ConstantPropagation, AReturnedConstantMayBeWrittenByTheCaller) {
+  const std::string text = R"(graph(%x : Tensor):
+  %c : Float(2, 3) = prim::Constant[value=<Tensor>]()
+  %v : Tensor = aten::t(%c)
+  return (%v)
+)";
+  auto g = parse_checked(text);
+  EXPECT_TRUE(constants_may_change(*g));
+  // Returning (a view of) an input is not a way to write a constant.
+  auto h = parse_checked(R"(graph(%x : Tensor):
+  %c : Float(2, 3) = prim::Constant[value=<Tensor>]()
+  %v : Tensor = aten::t(%x)
+  %n : Tensor = aten::neg(%c)
+  return (%v, %n)
+)");
+  EXPECT_FALSE(constants_may_change(*h));
 }
 
 TEST(ConstantPropagation, IfWithConstantConditionBecomesTheTakenBranch) {

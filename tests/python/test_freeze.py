@@ -63,6 +63,30 @@ def test_frozen_graph_has_constants_and_folded_batch_norms():
     FileCheck().check_count("aten::_autocast_to_reduced_precision", 3, exactly=True).run(opt)
 
 
+class InplaceReluNet(ConvBnNet):
+    """resnet's pattern: ReLU(inplace=True) writes each convolution's fresh result."""
+
+    def forward(self, x):
+        y = torch.relu_(self.bn(self.conv(x)))
+        y = torch.relu_(self.bn2(self.conv2(y))) * self.scale
+        return self.fc(y.mean([2, 3]))
+
+
+def test_in_place_ops_on_fresh_results_leave_the_frozen_weights_folded():
+    # Note [Writes to constants]: relu_ writes no constant, so the weight casts still fold once.
+    m = _model()
+    inplace = InplaceReluNet().eval()
+    inplace.load_state_dict(m.state_dict())
+    frozen = torch.jit.freeze(torch.jit.script(inplace))
+    x = torch.randn(1, 3, 5, 5)
+    with torch.no_grad(), torch.autocast("cpu"):
+        got = frozen(x)
+        want = m(x)
+        opt = frozen.graph_for(x)
+    FileCheck().check_count("aten::_autocast_to_reduced_precision", 3, exactly=True).run(opt)
+    torch.testing.assert_close(got.float(), want.float(), rtol=0.03, atol=0.03)
+
+
 def test_frozen_module_keeps_its_values_and_assigned_attributes():
     m = _model()
     frozen = torch.jit.freeze(torch.jit.script(m))
