@@ -9,9 +9,9 @@
 // and a double version) and all of them share ONE pointwise loop per dtype: 4 instantiations for
 // 15 ops instead of 60 (Note [One dispatch per op] in kernels/cpu/elementwise.h). Ops that do
 // vectorize (neg, abs, floor, clamp, ...) keep their own inlined lambda. The exp family (exp,
-// sigmoid, silu, tanh, gelu's tanh form) has vectorized float32 kernels per ISA (Note [Kernels per
-// ISA] in kernels/cpu/vec/vec.h): contiguous float32 and bfloat16 tensors run them, and every other
-// layout computes the same formula one value at a time, so the layout never changes a result.
+// sigmoid, silu, tanh, erf and both gelus) has vectorized float32 kernels per ISA (Note [Kernels
+// per ISA] in kernels/cpu/vec/vec.h): contiguous float32 and bfloat16 tensors run them, and every
+// other layout computes the same formula one value at a time, so the layout never changes a result.
 #include <cmath>
 #include <limits>
 
@@ -79,15 +79,15 @@ constexpr MathFn kMath[] = {
     vec_fn<vec::Unary::kTanh>("tanh", true, [](auto x) { return std::tanh(x); }),
     vec_fn<vec::Unary::kSigmoid>(
         "sigmoid", true, [](auto x) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); }),
-    math_fn("erf", true, [](auto x) { return std::erf(x); }),
+    vec_fn<vec::Unary::kErf>("erf", true, [](auto x) { return std::erf(x); }),
     math_fn("reciprocal", true, [](auto x) { return decltype(x)(1) / x; }),
     vec_fn<vec::Unary::kSilu>("silu", false,
                               [](auto x) { return x / (decltype(x)(1) + std::exp(-x)); }),
-    math_fn("gelu", false,
-            [](auto x) {
-              using M = decltype(x);
-              return x * M(0.5) * (M(1) + std::erf(x * M(M_SQRT1_2)));
-            }),
+    vec_fn<vec::Unary::kGelu>("gelu", false,
+                              [](auto x) {
+                                using M = decltype(x);
+                                return x * M(0.5) * (M(1) + std::erf(x * M(M_SQRT1_2)));
+                              }),
     vec_fn<vec::Unary::kGeluTanh>("gelu", false,
                                   [](auto x) {
                                     using M = decltype(x);

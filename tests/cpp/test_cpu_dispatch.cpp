@@ -160,23 +160,26 @@ const std::pair<Unary, double (*)(double)> kUnaryRefs[] = {
     {Unary::kSigmoid, [](double x) { return 1.0 / (1.0 + std::exp(-x)); }},
     {Unary::kSilu, [](double x) { return x / (1.0 + std::exp(-x)); }},
     {Unary::kTanh, [](double x) { return std::tanh(x); }},
+    {Unary::kErf, [](double x) { return std::erf(x); }},
+    {Unary::kGelu, [](double x) { return 0.5 * x * (1.0 + std::erf(x * M_SQRT1_2)); }},
     {Unary::kGeluTanh,
      [](double x) {
        return 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
      }},
 };
 
-TEST(CpuDispatch, ExpFamilyIsWithinOneUlpOfTheCorrectlyRoundedValue) {
+TEST(CpuDispatch, TheExpFamilyIsWithinItsUlpBoundsOfTheCorrectlyRoundedValue) {
   // exp and tanh within 1 ulp of float64's result rounded to float; sigmoid and silu compose a
   // 1-ulp exp with a division, so 3 ulps (where exp(-x) does not overflow: there torch's formula
-  // gives 0 or -0 as this one does). gelu's 1 + tanh cancels for negative x, in torch's formula as
-  // here: its bound is absolute, 2^-22 |x| (about 2 ulps of x).
+  // gives 0 or -0 as this one does). erf within 2 ulps (Note [Vectorized erf]). The gelus' 1 + tanh
+  // and 1 + erf cancel for negative x, in torch's formulas as here: their bound is absolute,
+  // 2^-22 |x| (about 2 ulps of x).
   for (auto [op, ref] : kUnaryRefs) {
     int64_t worst = 0;
     float at = 0;
     for (float x : exp_inputs()) {
       const float got = vec::unary_scalar(op, x), want = static_cast<float>(ref(x));
-      if (op == Unary::kGeluTanh) {
+      if (op == Unary::kGeluTanh || op == Unary::kGelu) {
         if (std::isfinite(x))
           EXPECT_LE(std::fabs(got - want), std::ldexp(std::fabs(x), -22)) << "gelu at " << x;
         continue;
@@ -185,7 +188,9 @@ TEST(CpuDispatch, ExpFamilyIsWithinOneUlpOfTheCorrectlyRoundedValue) {
       const int64_t u = ulps(got, want);
       if (u > worst) worst = u, at = x;
     }
-    EXPECT_LE(worst, op == Unary::kExp || op == Unary::kTanh ? 1 : 3)
+    EXPECT_LE(worst, op == Unary::kExp || op == Unary::kTanh ? 1
+                     : op == Unary::kErf                     ? 2
+                                                             : 3)
         << "op " << static_cast<int>(op) << " at " << at;
   }
   EXPECT_EQ(vec::unary_scalar(Unary::kExp, 89.0f), std::numeric_limits<float>::infinity());
@@ -223,7 +228,7 @@ TEST(CpuDispatch, EveryKernelTableReturnsTheScalarFormulasBits) {
 TEST(CpuDispatch, TheExpFamilyGivesTheSameBitsInEveryLayoutAndAtEveryLevel) {
   // Contiguous float32 and bfloat16 run the table; a transposed view runs the scalar formula.
   const Tensor x = ops::mul_Scalar(random_tensor({64, 129}, f32, 21), Scalar(8.0));
-  for (const char* name : {"exp", "sigmoid", "silu", "tanh"}) {
+  for (const char* name : {"exp", "sigmoid", "silu", "tanh", "erf", "gelu"}) {
     SCOPED_TRACE(name);
     auto run = [&](const Tensor& t) -> Tensor {
       return call_op(std::string("aten::") + name, {IValue(t)});

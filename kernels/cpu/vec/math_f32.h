@@ -16,6 +16,13 @@
 // nothing).
 // sigmoid, silu and gelu(tanh) are torch's CPU formulas over it; tanh is Cephes' odd polynomial
 // below 0.625 and 1 - 2/(e^{2|x|} + 1) above (at most 1 ulp over every float in [-20, 20]).
+//
+// Note [Vectorized erf]
+// GELU's erf was glibc's scalar erff, 28% of convnext_tiny's time. erf_f32 uses polynomials fitted
+// here (least squares on Chebyshev nodes, in float64) to erf(x)/x in x^2 below 1 (degree 7,
+// relative error 4e-11) and to erfc(x) e^{x^2} in |x| - 2.5 from 1 to 4 (degree 12, 8e-9). Its
+// error, measured over every float in [-5, 5], is at most 2 ulps (1.5e-7 absolute, the bound of
+// torch's own vectorized erf, Abramowitz and Stegun's 7.1.26, which is not within 2 ulps near 0).
 #pragma once
 #include <cstdint>
 
@@ -73,6 +80,45 @@ namespace ampjit::cpu::vec {
   const float beta = 0.7978845608028654f, kappa = 0.044715f;  // sqrt(2/pi)
   const float inner = beta * (x + kappa * x * x * x);
   return 0.5f * x * (1.0f + tanh_f32(inner));
+}
+
+// erf (Note [Vectorized erf]): x * P(x^2) below 1; 1 - e^{-x^2} R(|x|) from 1 to 4, R a
+// polynomial fit of erfc(x) e^{x^2} in |x| - 2.5; 1 beyond (erf(4) rounds to 1); x's sign put back.
+[[gnu::always_inline]] static inline float erf_f32(float x) {
+  const uint32_t sign = __builtin_bit_cast(uint32_t, x) & 0x80000000u;
+  const float a = __builtin_bit_cast(float, __builtin_bit_cast(uint32_t, x) ^ sign);
+  const float z = a * a;
+  float p = -9.673597954e-06f;
+  p = __builtin_fmaf(p, z, 1.126825962e-04f);
+  p = __builtin_fmaf(p, z, -8.484397867e-04f);
+  p = __builtin_fmaf(p, z, 5.221053548e-03f);
+  p = __builtin_fmaf(p, z, -2.686543838e-02f);
+  p = __builtin_fmaf(p, z, 1.128378262e-01f);
+  p = __builtin_fmaf(p, z, -3.761263848e-01f);
+  p = __builtin_fmaf(p, z, 1.128379167e+00f);
+  const float small = p * a;
+  const float ac = a < 4.0f ? a : 4.0f;  // (NaN stays NaN)
+  const float u = ac - 2.5f;
+  float r = 1.065103040e-07f;
+  r = __builtin_fmaf(r, u, -4.269412358e-07f);
+  r = __builtin_fmaf(r, u, 9.528582426e-07f);
+  r = __builtin_fmaf(r, u, -3.744391041e-06f);
+  r = __builtin_fmaf(r, u, 1.617348586e-05f);
+  r = __builtin_fmaf(r, u, -5.952961253e-05f);
+  r = __builtin_fmaf(r, u, 2.108489560e-04f);
+  r = __builtin_fmaf(r, u, -7.331466456e-04f);
+  r = __builtin_fmaf(r, u, 2.467101972e-03f);
+  r = __builtin_fmaf(r, u, -8.001696409e-03f);
+  r = __builtin_fmaf(r, u, 2.493798781e-02f);
+  r = __builtin_fmaf(r, u, -7.434733646e-02f);
+  r = __builtin_fmaf(r, u, 2.108063643e-01f);
+  const float big = 1.0f - exp_f32(-(ac * ac)) * r;
+  const float e = a < 1.0f ? small : (a < 4.0f ? big : (a == a ? 1.0f : a));
+  return __builtin_bit_cast(float, __builtin_bit_cast(uint32_t, e) | sign);
+}
+
+[[gnu::always_inline]] static inline float gelu_f32(float x) {
+  return x * 0.5f * (1.0f + erf_f32(x * 0.70710678118654752f));  // torch's formula
 }
 
 // bfloat16 bits <-> float32, as runtime/half.h (round to nearest even, NaN kept quiet).

@@ -31,6 +31,10 @@ float unary_scalar(Unary op, float x) {
       return tanh_f32(x);
     case Unary::kGeluTanh:
       return gelu_tanh_f32(x);
+    case Unary::kErf:
+      return erf_f32(x);
+    case Unary::kGelu:
+      return gelu_f32(x);
   }
   return x;
 }

@@ -2,8 +2,9 @@
 //
 // Note [Kernels per ISA]
 // The library is built for the AVX2 baseline (-march=haswell), so that one build runs on every
-// machine ampjit meets. The loops that gain from wider registers -- here the float32 exp family,
-// which is where models spend their time outside oneDNN (Note [Vectorized exp] in math_f32.h) --
+// machine ampjit meets. The loops that gain from wider registers -- here the float32 exp and erf
+// family, where models spend their time outside oneDNN (Notes [Vectorized exp] and [Vectorized
+// erf] in math_f32.h) --
 // are written once in vec_isa.h and compiled twice: vec_avx2.cpp at the baseline and
 // vec_avx512.cpp with AVX-512 (512-bit vectors preferred). kernels() picks the table for
 // cpu_isa() (Note [CPU dispatch] in runtime/cpu_features.h), so AMPJIT_CPU_ISA=avx2 forces the

@@ -22,8 +22,11 @@ void unary_bf16(const uint16_t* x, uint16_t* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = f32_to_bf16(F(bf16_to_f32(x[i])));
 }
 
-#define AMPJIT_VEC_ROW(kind) \
-  { kind<exp_f32>, kind<sigmoid_f32>, kind<silu_f32>, kind<tanh_f32>, kind<gelu_tanh_f32> }
+#define AMPJIT_VEC_ROW(kind)                                                               \
+  {                                                                                        \
+    kind<exp_f32>, kind<sigmoid_f32>, kind<silu_f32>, kind<tanh_f32>, kind<gelu_tanh_f32>, \
+        kind<erf_f32>, kind<gelu_f32>                                                      \
+  }
 
 const Kernels kTable = {
     AMPJIT_STRINGIFY_ISA,

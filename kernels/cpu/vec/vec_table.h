@@ -5,8 +5,8 @@
 
 namespace ampjit::cpu::vec {
 
-enum class Unary : uint8_t { kExp, kSigmoid, kSilu, kTanh, kGeluTanh };
-constexpr int kUnaryCount = 5;
+enum class Unary : uint8_t { kExp, kSigmoid, kSilu, kTanh, kGeluTanh, kErf, kGelu };
+constexpr int kUnaryCount = 7;
 
 struct Kernels {
   const char* isa;  // "avx2" or "avx512"
