@@ -2,6 +2,7 @@
 // byte strides. Dimensions that are contiguous for all operands are merged first, so a contiguous
 // tensor is one flat run; large index spaces are split across OpenMP threads.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <span>
@@ -24,11 +25,25 @@ struct StridedLoop {
   int64_t numel = 1;
 
   // shape: the iteration shape (outermost first). strides[k]: operand k's byte strides for it.
+  // With `in_memory_order` (pure elementwise loops, where the visiting order changes nothing),
+  // the dims are visited in operand 0's memory order, innermost stride first, as torch's
+  // TensorIterator does: a channels-last tensor (Note [Channels-last tensors] in runtime/layout.h)
+  // and its like-strided operands then run as one contiguous inner loop.
   StridedLoop(std::span<const int64_t> shape, std::array<char*, NT> ptrs,
-              std::array<std::span<const int64_t>, NT> byte_strides)
+              std::array<std::span<const int64_t>, NT> byte_strides, bool in_memory_order = false)
       : base(ptrs) {
     const int nd = static_cast<int>(shape.size());
-    for (int d = nd - 1; d >= 0; --d) {
+    SmallVector<int, 8> order(nd);  // outermost first
+    for (int d = 0; d < nd; ++d) order[d] = d;
+    if (in_memory_order) {
+      auto mag = [&](int d) {
+        const int64_t s = byte_strides[0][d];
+        return s < 0 ? -s : s;
+      };
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return mag(a) > mag(b); });
+    }
+    for (int i = nd - 1; i >= 0; --i) {
+      const int d = order[i];
       numel *= shape[d];
       if (shape[d] == 1) continue;  // size-1 dims never advance
       bool merged = false;

@@ -14,6 +14,7 @@
 
 #include "runtime/cpu_allocator.h"
 #include "runtime/error.h"
+#include "runtime/layout.h"
 #include "runtime/reduced_float.h"
 #include "runtime/strided_loop.h"
 #include "runtime/threads.h"
@@ -573,7 +574,7 @@ Tensor Tensor::clone() const {
 
 Tensor Tensor::to(ScalarType dt, bool copy) const {
   if (dt == dtype() && !copy) return *this;
-  Tensor out = empty(sizes(), dt, device());
+  Tensor out = empty_in_layout_of(*this, sizes(), dt);  // Note [Channels-last tensors]
   out.copy_(*this);
   return out;
 }
@@ -641,16 +642,21 @@ Tensor& Tensor::copy_(const Tensor& src) {
     device_backend(device().is_cpu() ? s.device().type : device().type).copy(*this, s);
     return *this;
   }
-  if (dtype() == s.dtype() && is_contiguous() && s.is_contiguous()) {
+  // Both dense in one layout (row-major, or channels-last: Note [Channels-last tensors]): one run.
+  const bool flat = (is_contiguous() && s.is_contiguous()) ||
+                    (is_channels_last(*this) && is_channels_last(s) &&
+                     std::equal(strides().begin(), strides().end(), s.strides().begin()));
+  if (dtype() == s.dtype() && flat) {
     if (raw_data() != s.raw_data()) std::memmove(raw_data(), s.raw_data(), numel() * itemsize());
     return *this;
   }
-  if (is_contiguous() && s.is_contiguous() && copy_reduced_float(*this, s)) return *this;
+  if (flat && copy_reduced_float(*this, s)) return *this;
   DimVector dst_bs(strides()), src_bs(s.strides());
   for (auto& x : dst_bs) x *= static_cast<int64_t>(itemsize());
   for (auto& x : src_bs) x *= static_cast<int64_t>(s.itemsize());
   StridedLoop<2> loop(sizes(), {static_cast<char*>(raw_data()), static_cast<char*>(s.raw_data())},
-                      {std::span<const int64_t>(dst_bs), std::span<const int64_t>(src_bs)});
+                      {std::span<const int64_t>(dst_bs), std::span<const int64_t>(src_bs)},
+                      /*in_memory_order=*/true);
   dispatch_all(dtype(), "copy_", [&]<typename D>() {
     dispatch_all(s.dtype(), "copy_", [&]<typename S>() {
       loop.run([](char* const* p, const int64_t* st, int64_t n) {

@@ -1,16 +1,14 @@
 """torch.memory_format: the layout names torch accepts (contiguous_format, channels_last, ...) and the
 Tensor methods that take one (contiguous, is_contiguous, to).
 
-Note [One memory layout]
-ampjit's kernels run on row-major (torch.contiguous_format) tensors: a layout request is a hint
-that ampjit does not follow. ``x.contiguous(memory_format=torch.channels_last)``,
-``x.to(memory_format=...)`` and ``module.to(memory_format=...)`` accept torch's arguments and
-raise torch's errors (a channels_last request on a tensor that is not 4-D), but give a tensor in
-ampjit's one layout: the values are torch's, the strides are not. ``is_contiguous(memory_format=)``
-answers from the strides as torch computes it, so it says False for channels_last on a row-major
-4-D tensor with more than one channel, even right after ``contiguous(memory_format=channels_last)``
-(torch would say True there). Views with channels-last strides (``x.permute(0, 2, 3, 1)
-.contiguous().permute(0, 3, 1, 2)``) do exist and answer True, as in torch.
+Note [Channels-last tensors] (runtime/layout.h)
+``x.contiguous(memory_format=torch.channels_last)``, ``x.to(memory_format=torch.channels_last)`` and
+``module.to(memory_format=torch.channels_last)`` give 4-D tensors torch's channels-last strides, and
+convolutions, pointwise ops, max_pool2d and batch_norm keep that layout as torch does, so a network
+converted once runs its convolutions without reordering activations. ``is_contiguous(memory_format=)``
+answers from the strides as torch computes it. channels_last_3d is accepted and checked as torch
+checks it, but gives ampjit's row-major layout (5-D kernels compute row-major): the values are torch's,
+the strides are not.
 """
 from . import _C
 from ._C import Tensor
@@ -18,7 +16,7 @@ from ._C import Tensor
 
 class memory_format:
     """torch.memory_format: one of ampjit.contiguous_format, preserve_format, channels_last,
-    channels_last_3d (a name, compared by identity; see Note [One memory layout])."""
+    channels_last_3d (a name, compared by identity; see Note [Channels-last tensors])."""
 
     __slots__ = ("_name",)
 
@@ -73,6 +71,14 @@ def _is_channels_last_contiguous(t, fmt):
     return True
 
 
+def _as_channels_last(t):
+    """t in channels-last layout (t itself when its strides already are), through dispatched views and
+    one copy, so that a trace records it."""
+    if _is_channels_last_contiguous(t, channels_last):
+        return t
+    return t.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
+
+
 def _install(row_major_contiguous):
     """Gives Tensor.contiguous and Tensor.is_contiguous their memory_format argument;
     `row_major_contiguous` is the op-table method that makes a row-major copy when needed."""
@@ -80,12 +86,15 @@ def _install(row_major_contiguous):
 
     def contiguous(self, *, memory_format=contiguous_format):
         """Tensor.contiguous(memory_format=torch.contiguous_format): self if it is row-major,
-        else a row-major copy; a channels_last request also gives row-major (Note [One memory
-        layout]). It always runs the op, so that a trace records it."""
+        else a row-major copy; channels_last: self if it has that layout, else a copy in it
+        (channels_last_3d gives row-major: Note [Channels-last tensors]). The row-major case always
+        runs the op, so that a trace records it."""
         _check_memory_format("contiguous", memory_format)
         if memory_format is preserve_format and not own_is_contiguous(self):
             raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
         _check_rank(self, memory_format)
+        if memory_format is channels_last:
+            return _as_channels_last(self)
         return row_major_contiguous(self)
 
     def is_contiguous(self, *, memory_format=contiguous_format):

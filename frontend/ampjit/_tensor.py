@@ -87,16 +87,20 @@ def _parse_to(*args, **kwargs):
 
 def _to(self, *args, **kwargs):
     """Tensor.to(dtype) / to(device) / to(device, dtype) / to(other), with copy=, non_blocking= and
-    memory_format= (checked as torch checks it, then kept as ampjit's one layout: Note [One memory
-    layout] in _memory_format.py)."""
+    memory_format= (checked as torch checks it; channels_last gives that layout: Note [Channels-last
+    tensors] in _memory_format.py)."""
     device, dtype, non_blocking, copy, memory_format = _parse_to(*args, **kwargs)
     if memory_format is not None:
         _memory_format._check_rank(self, memory_format)
     if device is not None:
-        return _C._call_overload("aten::to.device", (self, device, dtype, non_blocking, copy), {})
-    if dtype is None:
-        return self
-    return _C._call_overload("aten::to.dtype", (self, dtype, non_blocking, copy), {})
+        out = _C._call_overload("aten::to.device", (self, device, dtype, non_blocking, copy), {})
+    elif dtype is None:
+        out = self
+    else:
+        out = _C._call_overload("aten::to.dtype", (self, dtype, non_blocking, copy), {})
+    if memory_format is _memory_format.channels_last:
+        out = _memory_format._as_channels_last(out)
+    return out
 
 
 def _cpu(self):

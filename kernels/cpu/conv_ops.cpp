@@ -12,6 +12,7 @@
 #include "kernels/linalg_meta.h"
 #include "runtime/boxing.h"
 #include "runtime/diagnostic.h"
+#include "runtime/layout.h"
 #include "runtime/op_table.h"
 #include "runtime/ops.h"
 
@@ -85,7 +86,17 @@ Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input
   const int64_t n = c.n, ic = c.ic, oc = c.oc;
   const int64_t *in = c.in, *k = c.k, *out = c.out;
   const ScalarType dt = c.input.dtype();
-  Tensor y = Tensor::empty(c.out_shape, dt);
+  // A channels-last input gives a channels-last result (Note [Channels-last tensors]); oneDNN reads
+  // and writes that layout directly, other paths compute row-major and convert.
+  const bool channels_last = nsp == 2 && !transposed && is_channels_last(c.input);
+  const bool direct =
+      dt == ScalarType::Float32 || (dt == ScalarType::BFloat16 && onednn::native_bf16());
+  if (channels_last && !direct) {
+    const Tensor rows = convolution(op, nsp, transposed, c.input.contiguous(), weight, bias, stride,
+                                    padding, dilation, output_padding, groups);
+    return to_channels_last(rows);
+  }
+  Tensor y = channels_last ? empty_channels_last(c.out_shape, dt) : Tensor::empty(c.out_shape, dt);
   if (y.numel() > 0 && c.nothing_to_convolve()) {
     // Nothing to convolve (oneDNN cannot take empty dims): the bias, or zeros.
     if (bias)
@@ -93,7 +104,10 @@ Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input
     else
       y.fill_(0);
   } else if (y.numel() > 0) {
-    const Tensor x = c.input.contiguous(), w = weight.contiguous();
+    // oneDNN reads a channels-last weight as it is (module.to(memory_format=channels_last)).
+    const bool w_cl = channels_last && direct && is_channels_last(weight);
+    const Tensor x = channels_last ? c.input : c.input.contiguous();
+    const Tensor w = w_cl ? weight : weight.contiguous();
     const Tensor b = bias ? bias->contiguous() : Tensor();
     if (dt == ScalarType::Float64) {
       int64_t in3[3] = {1, 1, 1}, out3[3] = {1, 1, 1}, k3[3] = {1, 1, 1};
@@ -129,9 +143,10 @@ Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input
         a.dilation[i] = p.dilation[i];
         a.output_padding[i] = p.output_padding[i];
       }
-      if (dt == ScalarType::Float32 ||
-          (dt == ScalarType::BFloat16 && onednn::native_bf16())) {  // Note [Native bf16 gemm]
+      if (direct) {  // Note [Native bf16 gemm]
         a.type = dt;
+        a.channels_last = channels_last;
+        a.weight_channels_last = w_cl;
         a.src = x.raw_data();
         a.weight = w.raw_data();
         a.weight_storage = w.storage().get();

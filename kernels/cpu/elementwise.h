@@ -9,6 +9,7 @@
 #include "kernels/integer_math.h"
 #include "kernels/operands.h"
 #include "runtime/error.h"
+#include "runtime/layout.h"
 #include "runtime/strided_loop.h"
 #include "runtime/tensor.h"
 #include "runtime/type_promotion.h"
@@ -56,7 +57,7 @@ void pointwise(const Tensor& out, const std::array<Tensor, N>& ins, F f) {
   }
   std::array<std::span<const int64_t>, N + 1> spans;
   for (size_t k = 0; k <= N; ++k) spans[k] = bs[k];
-  StridedLoop<N + 1> loop(out.sizes(), ptrs, spans);
+  StridedLoop<N + 1> loop(out.sizes(), ptrs, spans, /*in_memory_order=*/true);
   loop.run([&f](char* const* p, const int64_t* st, int64_t n) {
     bool contiguous = st[0] == sizeof(TOut);
     for (size_t k = 0; k < N; ++k) contiguous &= st[k + 1] == sizeof(TIn);
@@ -98,7 +99,8 @@ template <typename T, typename TOut = T, size_t N, typename F>
 Tensor map(const char* op, const std::array<Tensor, N>& ins, ScalarType out_type, F f) {
   bool same = true;
   for (size_t k = 1; k < N; ++k) same &= same_sizes(ins[0], ins[k]);
-  Tensor out = same ? Tensor::empty(ins[0].sizes(), out_type, ins[0].device())
+  // The first operand's layout when it has the result's shape (Note [Channels-last tensors]).
+  Tensor out = same ? empty_in_layout_of(ins[0], ins[0].sizes(), out_type)
                     : Tensor::empty(broadcast_all(ins, op), out_type, ins[0].device());
   const ScalarType in_type = scalar_type_of<T>();
   std::array<Tensor, N> cast;

@@ -15,6 +15,7 @@
 
 #include "kernels/norm_meta.h"
 #include "runtime/boxing.h"
+#include "runtime/layout.h"
 #include "runtime/op_table.h"
 #include "runtime/random.h"
 #include "runtime/strided_loop.h"
@@ -131,7 +132,10 @@ Tensor group_norm_k(const Tensor& input, int64_t num_groups, const std::optional
 Tensor batch_norm_k(const Tensor& input, const std::optional<Tensor>& weight,
                     const std::optional<Tensor>& bias, const std::optional<Tensor>& running_mean,
                     const std::optional<Tensor>& running_var, bool training, double momentum,
-                    double eps, bool /*cudnn_enabled*/) {
+                    double eps, bool cudnn_enabled) {
+  if (is_channels_last(input))  // Note [Channels-last tensors]: row-major, converted once
+    return to_channels_last(batch_norm_k(input.contiguous(), weight, bias, running_mean,
+                                         running_var, training, momentum, eps, cudnn_enabled));
   const meta::NormShape s =
       meta::batch_norm_shape(input, weight, bias, running_mean, running_var, training);
   // torch returns a copy of an empty input and leaves the running statistics alone.

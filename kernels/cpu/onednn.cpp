@@ -254,7 +254,11 @@ void make_conv(ConvEntry& e, const ConvArgs& p) {
   w_d.push_back(ocg);
   w_d.push_back(icg);
   for (int i = 0; i < ns; ++i) w_d.push_back(p.kernel[i]);
-  if (!p.transposed) {
+  if (!p.transposed && p.weight_channels_last) {  // [OC, IC/G, KH, KW] stored OC, KH, KW, IC/G
+    const int64_t so = icg * ksize;
+    if (g > 1) w_s.push_back(ocg * so);
+    for (int64_t v : {so, int64_t{1}, p.kernel[1] * icg, icg}) w_s.push_back(v);
+  } else if (!p.transposed) {
     w_s = dense_strides(w_d);
   } else {
     if (g > 1) w_s.push_back(icg * ocg * ksize);
@@ -264,8 +268,11 @@ void make_conv(ConvEntry& e, const ConvArgs& p) {
     for (int i = 0; i < ns; ++i) w_s.push_back(ks[i]);
   }
   const dt type = dnnl_type(p.type);
-  e.user_src = memory::desc(src_d, type, dense_strides(src_d));
-  e.user_dst = memory::desc(dst_d, type, dense_strides(dst_d));
+  const auto tag = p.channels_last ? memory::format_tag::nhwc : memory::format_tag::undef;
+  e.user_src = p.channels_last ? memory::desc(src_d, type, tag)
+                               : memory::desc(src_d, type, dense_strides(src_d));
+  e.user_dst = p.channels_last ? memory::desc(dst_d, type, tag)
+                               : memory::desc(dst_d, type, dense_strides(dst_d));
   e.user_weight = memory::desc(w_d, type, w_s);
   if (p.bias) e.bias = memory::desc({p.oc}, type, memory::format_tag::x);
 
@@ -422,7 +429,8 @@ void convolution(const ConvArgs& p, const char* op) {
   CacheKey key;
   for (int64_t v :
        {static_cast<int64_t>(p.type), int64_t{p.nsp}, int64_t{p.transposed}, p.n, p.ic, p.oc,
-        p.groups, int64_t{p.bias != nullptr}, int64_t{omp_get_max_threads()}})  // as in matmul()
+        p.groups, int64_t{p.bias != nullptr}, int64_t{omp_get_max_threads()},  // as in matmul()
+        int64_t{p.channels_last}, int64_t{p.weight_channels_last}})
     key.add(v);
   for (int i = 0; i < p.nsp; ++i) {
     for (int64_t v : {p.in[i], p.out[i], p.kernel[i], p.stride[i], p.padding[i], p.dilation[i],

@@ -81,6 +81,9 @@ struct ConvArgs {
   const void* weight = nullptr;
   const void* bias = nullptr;
   void* dst = nullptr;
+  // src and dst in channels-last layout (N x H x W x C in memory; 2-D convolutions only), and
+  // the weight (OC x KH x KW x IC/G in memory; not transposed).
+  bool channels_last = false, weight_channels_last = false;
   // The storage `weight` points into, where the caller knows it: a frozen one keeps the weight
   // pre-packed in the primitive's layout (Note [Pre-packed weights] in onednn.cpp).
   const Storage* weight_storage = nullptr;

@@ -13,6 +13,7 @@
 // window reduction in the op-math type, rounded once) lose little against a primitive.
 #include "kernels/cpu/elementwise.h"
 #include "runtime/boxing.h"
+#include "runtime/layout.h"
 #include "runtime/op_table.h"
 
 namespace ampjit::cpu {
@@ -101,6 +102,9 @@ void for_each_plane(const Tensor& x4, const Tensor& out, Body body) {
 Tensor max_pool2d_k(const Tensor& self, const std::vector<int64_t>& kernel_size,
                     const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                     const std::vector<int64_t>& dilation, bool ceil_mode) {
+  if (is_channels_last(self))  // Note [Channels-last tensors]: row-major, converted once
+    return to_channels_last(
+        max_pool2d_k(self.contiguous(), kernel_size, stride, padding, dilation, ceil_mode));
   const Pair k = pair_of(
       kernel_size, "max_pool2d: kernel_size must either be a single int, or a tuple of two ints");
   AMPJIT_CHECK(stride.size() <= 2,
@@ -215,6 +219,8 @@ int64_t adaptive_end(int64_t i, int64_t n, int64_t len) {
 }
 
 Tensor adaptive_avg_pool2d_k(const Tensor& self, const std::vector<int64_t>& output_size) {
+  if (is_channels_last(self))  // Note [Channels-last tensors]: row-major, converted once
+    return to_channels_last(adaptive_avg_pool2d_k(self.contiguous(), output_size));
   AMPJIT_CHECK(output_size.size() == 2 || output_size.size() == 1,
                "adaptive_avg_pool2d: output_size must be 2");
   const Pair os = pair_of(output_size, "");

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "runtime/boxing.h"
+#include "runtime/layout.h"
 #include "runtime/op_table.h"
 #include "runtime/ops.h"
 
@@ -61,7 +62,9 @@ Tensor contiguous_k(const Tensor& s) {
   return s.contiguous();
 }
 Tensor clone_k(const Tensor& s) {
-  return s.clone();
+  Tensor out = empty_in_layout_of(s, s.sizes(), s.dtype());  // Note [Channels-last tensors]
+  out.copy_(s);
+  return out;
 }
 Tensor detach_k(const Tensor& s) {
   Tensor v = Tensor::make_view(s, s.sizes(), s.strides(), s.storage_offset());

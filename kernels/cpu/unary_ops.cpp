@@ -107,9 +107,9 @@ Tensor math(Math m, const Tensor& self) {
     if (!fn.int_to_float) throw_unsupported_dtype(fn.name, rt);
     rt = ScalarType::Float32;
   }
-  if (fn.vec >= 0 && self.dtype() == rt && self.is_contiguous() &&
+  if (fn.vec >= 0 && self.dtype() == rt && (self.is_contiguous() || is_channels_last(self)) &&
       (rt == ScalarType::Float32 || rt == ScalarType::BFloat16)) {
-    Tensor out = Tensor::empty(self.sizes(), rt, self.device());
+    Tensor out = empty_in_layout_of(self, self.sizes(), rt);  // the same dense layout
     const vec::Kernels& k = vec::kernels();
     const bool bf16 = rt == ScalarType::BFloat16;
     const char* x = static_cast<const char*>(self.raw_data());

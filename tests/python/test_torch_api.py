@@ -339,9 +339,11 @@ def test_memory_format_arguments_keep_values_and_torch_errors(torch_ref):
                  lambda m: m.ones(3).to(memory_format=m.channels_last)):
         assert outcome(call, ampjit) == outcome(call, torch_ref)
     assert outcome(lambda: ampjit.ones(3).to(memory_format=ampjit.float32))[0] == "TypeError"  # as torch's
-    # Note [One memory layout]: the result is row-major in ampjit (torch's would be channels-last).
+    # Note [Channels-last tensors]: torch's channels-last strides.
     y = ampjit.ones(2, 3, 4, 5).contiguous(memory_format=ampjit.channels_last)
-    assert y.is_contiguous() and not y.is_contiguous(memory_format=ampjit.channels_last)
+    assert y.stride() == torch_ref.ones(2, 3, 4, 5).contiguous(memory_format=torch_ref.channels_last).stride()
+    assert not y.is_contiguous() and y.is_contiguous(memory_format=ampjit.channels_last)
+    assert y.contiguous(memory_format=ampjit.channels_last) is y
     # Module.to(memory_format=) converts the 4-D and 5-D parameters only, as torch's; outputs agree.
     tnn = torch_ref.nn
     torch_model = tnn.Sequential(tnn.Conv2d(3, 4, 3), tnn.Flatten(), tnn.Linear(36, 2))
