@@ -11,7 +11,7 @@ only torch fails, as torch 1.13's LayerNorm under autocast does, ampjit's time i
 
     PYTHONPATH=build/python /usr/bin/python3 bench/bench_models.py [--models resnet18,vit_b_16]
         [--batches 1,8] [--threads 1,2] [--variants eager,script,trace,frozen] [--dtypes f32,bf16]
-        [--hw 64] [--rounds 5] [--markdown docs/performance.md]
+        [--hw 64] [--rounds 5] [--channels-last] [--markdown docs/performance.md]
 
 The per-op, per-node, compile-time and GEMM figures are bench_python_eager.py, bench_script.py
 and build/bench/bench_gemm; docs/performance.md records all of them with the CPU they ran on.
@@ -33,11 +33,12 @@ MODELS = ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "convnext_t
 VARIANTS = ["eager", "script", "trace", "frozen"]
 
 
-def make_input(lib, name, hw, batch):
+def make_input(lib, name, hw, batch, channels_last=False):
     if name in ("transformer_text", "lstm_tagger"):
         n = harness.TEXT_INPUT[1]
         return (lib.arange(batch * n) * 7 % 100).reshape(batch, n)
-    return lib.ones(batch, 3, hw, hw) * 0.5
+    x = lib.ones(batch, 3, hw, hw) * 0.5
+    return x.contiguous(memory_format=lib.channels_last) if channels_last else x
 
 
 def prepare(lib, model, x, variant, bf16):
@@ -84,12 +85,15 @@ def main(argv=None):
     p.add_argument("--hw", type=int, default=0, help="image size for the vision models (0: the harness's)")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--markdown", default=None, help="write the table to this file")
+    p.add_argument("--channels-last", action="store_true",
+                   help="vision models and inputs in torch.channels_last (both libraries)")
     args = p.parse_args(argv)
     import ampjit
     import torch
     libs = {"ampjit": ampjit, "torch": torch}
     print("CPU: {} | ampjit kernels: {}".format(" ".join(harness.cpu_description()), ampjit._C._cpu_description()))
-    print("torch {} | rounds {}".format(torch.__version__, args.rounds))
+    print("torch {} | rounds {}{}".format(torch.__version__, args.rounds,
+                                          " | channels_last" if args.channels_last else ""))
     rows = []
     header = "| model | batch | threads | variant | dtype | ampjit ms | torch ms | torch/ampjit |"
     print(header)
@@ -99,6 +103,10 @@ def main(argv=None):
             built[lib_name] = harness._build(lib_name, name)
         harness._no_zero_weights(built["torch"][0], torch)
         harness._copy_weights(built["torch"][0], built["ampjit"][0], ampjit)
+        vision = name not in ("transformer_text", "lstm_tagger")
+        if args.channels_last and vision:
+            for lib_name, lib in libs.items():
+                built[lib_name][0].to(memory_format=lib.channels_last)
         hw = args.hw or built["torch"][1]
         if name == "vit_b_16":
             hw = built["torch"][1]  # the model is built for its image size
@@ -113,7 +121,7 @@ def main(argv=None):
                         for lib_name in ("ampjit", "torch"):
                             lib = libs[lib_name]
                             model = built[lib_name][0]
-                            x = make_input(lib, name, hw, batch)
+                            x = make_input(lib, name, hw, batch, args.channels_last and vision)
                             try:
                                 call = prepare(lib, model, x, variant, bf16)
                                 call()

@@ -129,15 +129,51 @@ Tensor group_norm_k(const Tensor& input, int64_t num_groups, const std::optional
 
 // --- batch_norm ------------------------------------------------------------------------------
 
+// Eval-mode batch_norm of a channels-last input, in its layout: each N x H x W position is a
+// row of C values, normalized by the running statistics with the row-major loop's arithmetic.
+Tensor batch_norm_eval_channels_last(const Tensor& input, const meta::NormShape& s,
+                                     const std::optional<Tensor>& weight,
+                                     const std::optional<Tensor>& bias, const Tensor& running_mean,
+                                     const Tensor& running_var, double eps) {
+  const int64_t C = s.channels, rows = input.numel() / C;
+  Tensor out = empty_channels_last(input.sizes(), input.dtype(), input.device());
+  dispatch_floating(input.dtype(), "batch_norm", [&]<typename T>() {
+    using A = acc_t<T>;
+    const ScalarType at = scalar_type_of<A>();
+    const Tensor rm = running_mean.to(at).contiguous(), rv = running_var.to(at).contiguous();
+    const Tensor w = param_or(weight, C, at, 1.0), b = param_or(bias, C, at, 0.0);
+    std::vector<A> mean(C), scale(C), shift(C);
+    for (int64_t c = 0; c < C; ++c) {
+      mean[c] = rm.data<A>()[c];
+      scale[c] = A(1) / std::sqrt(rv.data<A>()[c] + static_cast<A>(eps)) * w.data<A>()[c];
+      shift[c] = b.data<A>()[c];
+    }
+    const T* xp = input.data<T>();
+    T* yp = out.data<T>();
+    parallel_for(rows, row_grain(C), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const T* xr = xp + r * C;
+        T* yr = yp + r * C;
+        for (int64_t c = 0; c < C; ++c)
+          yr[c] = static_cast<T>((static_cast<A>(xr[c]) - mean[c]) * scale[c] + shift[c]);
+      }
+    });
+  });
+  return out;
+}
+
 Tensor batch_norm_k(const Tensor& input, const std::optional<Tensor>& weight,
                     const std::optional<Tensor>& bias, const std::optional<Tensor>& running_mean,
                     const std::optional<Tensor>& running_var, bool training, double momentum,
                     double eps, bool cudnn_enabled) {
-  if (is_channels_last(input))  // Note [Channels-last tensors]: row-major, converted once
+  const bool channels_last = is_channels_last(input);  // Note [Channels-last tensors]
+  if (channels_last && (training || !meta::has(running_mean) || !meta::has(running_var)))
     return to_channels_last(batch_norm_k(input.contiguous(), weight, bias, running_mean,
                                          running_var, training, momentum, eps, cudnn_enabled));
   const meta::NormShape s =
       meta::batch_norm_shape(input, weight, bias, running_mean, running_var, training);
+  if (channels_last)
+    return batch_norm_eval_channels_last(input, s, weight, bias, *running_mean, *running_var, eps);
   // torch returns a copy of an empty input and leaves the running statistics alone.
   if (input.numel() == 0) return input.clone();
   const int64_t N = s.batch, C = s.channels, S = s.inner;
