@@ -61,14 +61,18 @@ def prepare(lib, model, x, variant, bf16):
     return call
 
 
-def time_pair(calls, rounds):
-    """Median seconds of each callable, rounds alternating which goes first."""
+def time_pair(calls, rounds, settle=0.05):
+    """Median seconds of each callable, rounds alternating which goes first. Each call starts after
+    `settle` seconds of sleep: the worker threads one library leaves spinning after its call (torch's
+    BLAS pool, OpenMP's) would otherwise take a core from the other one's first parallel region, and
+    at 2 threads on 2 cores that doubled some cells of whichever ran second."""
     for c in calls:
         c()
     times = [[] for _ in calls]
     for r in range(rounds):
         order = range(len(calls)) if r % 2 == 0 else reversed(range(len(calls)))
         for i in order:
+            time.sleep(settle)
             t0 = time.perf_counter()
             calls[i]()
             times[i].append(time.perf_counter() - t0)

@@ -28,6 +28,24 @@
 
 namespace ampjit::cpu::vec {
 
+// c0 x^n + c1 x^(n-1) + ... + cn, by Horner's rule with an fma per step (a fold, not a loop, so
+// that the loops over these functions vectorize).
+template <typename... C>
+[[gnu::always_inline]] static inline float horner(float x, float c0, C... cs) {
+  float p = c0;
+  ((p = __builtin_fmaf(p, x, cs)), ...);
+  return p;
+}
+
+// For odd functions: x's sign bit, |x|, and a result given that sign back (so f(-0) is -0 and a
+// NaN stays NaN).
+[[gnu::always_inline]] static inline uint32_t sign_bit(float x) {
+  return __builtin_bit_cast(uint32_t, x) & 0x80000000u;
+}
+[[gnu::always_inline]] static inline float with_sign_bit(float a, uint32_t sign) {
+  return __builtin_bit_cast(float, __builtin_bit_cast(uint32_t, a) ^ sign);
+}
+
 [[gnu::always_inline]] static inline float exp_f32(float x) {
   // exp underflows to 0 below -104 and overflows above 88.73; the clamp keeps n in range, and
   // the two-step scale gives 0 and inf there.
@@ -38,12 +56,8 @@ namespace ampjit::cpu::vec {
   const int32_t ni = __builtin_bit_cast(int32_t, t) - __builtin_bit_cast(int32_t, kMagic);
   float r = __builtin_fmaf(n, -0.693359375f, xc);
   r = __builtin_fmaf(n, 2.12194440e-4f, r);
-  float p = 1.9875691500e-4f;
-  p = __builtin_fmaf(p, r, 1.3981999507e-3f);
-  p = __builtin_fmaf(p, r, 8.3334519073e-3f);
-  p = __builtin_fmaf(p, r, 4.1665795894e-2f);
-  p = __builtin_fmaf(p, r, 1.6666665459e-1f);
-  p = __builtin_fmaf(p, r, 5.0000001201e-1f);
+  const float p = horner(r, 1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f,
+                         1.6666665459e-1f, 5.0000001201e-1f);
   const float e = __builtin_fmaf(p, r * r, r) + 1.0f;
   const int32_t n1 = ni >> 1, n2 = ni - n1;
   const float s1 = __builtin_bit_cast(float, (n1 + 127) << 23);
@@ -61,19 +75,14 @@ namespace ampjit::cpu::vec {
 }
 
 [[gnu::always_inline]] static inline float tanh_f32(float x) {
-  // tanh is odd: computed on |x|, x's sign bit put back (so tanh(-0) is -0 and NaN stays NaN).
-  const uint32_t sign = __builtin_bit_cast(uint32_t, x) & 0x80000000u;
-  const float a = __builtin_bit_cast(float, __builtin_bit_cast(uint32_t, x) ^ sign);
+  const uint32_t sign = sign_bit(x);
+  const float a = with_sign_bit(x, sign);  // |x|
   const float z = a * a;
-  float p = -5.70498872745e-3f;
-  p = __builtin_fmaf(p, z, 2.06390887954e-2f);
-  p = __builtin_fmaf(p, z, -5.37397155531e-2f);
-  p = __builtin_fmaf(p, z, 1.33314422036e-1f);
-  p = __builtin_fmaf(p, z, -3.33332819422e-1f);
+  const float p = horner(z, -5.70498872745e-3f, 2.06390887954e-2f, -5.37397155531e-2f,
+                         1.33314422036e-1f, -3.33332819422e-1f);
   const float small = __builtin_fmaf(p * z, a, a);
   const float big = 1.0f - 2.0f / (exp_f32(2.0f * a) + 1.0f);
-  const float r = a < 0.625f ? small : big;
-  return __builtin_bit_cast(float, __builtin_bit_cast(uint32_t, r) | sign);
+  return with_sign_bit(a < 0.625f ? small : big, sign);
 }
 
 [[gnu::always_inline]] static inline float gelu_tanh_f32(float x) {
@@ -85,36 +94,19 @@ namespace ampjit::cpu::vec {
 // erf (Note [Vectorized erf]): x * P(x^2) below 1; 1 - e^{-x^2} R(|x|) from 1 to 4, R a
 // polynomial fit of erfc(x) e^{x^2} in |x| - 2.5; 1 beyond (erf(4) rounds to 1); x's sign put back.
 [[gnu::always_inline]] static inline float erf_f32(float x) {
-  const uint32_t sign = __builtin_bit_cast(uint32_t, x) & 0x80000000u;
-  const float a = __builtin_bit_cast(float, __builtin_bit_cast(uint32_t, x) ^ sign);
-  const float z = a * a;
-  float p = -9.673597954e-06f;
-  p = __builtin_fmaf(p, z, 1.126825962e-04f);
-  p = __builtin_fmaf(p, z, -8.484397867e-04f);
-  p = __builtin_fmaf(p, z, 5.221053548e-03f);
-  p = __builtin_fmaf(p, z, -2.686543838e-02f);
-  p = __builtin_fmaf(p, z, 1.128378262e-01f);
-  p = __builtin_fmaf(p, z, -3.761263848e-01f);
-  p = __builtin_fmaf(p, z, 1.128379167e+00f);
-  const float small = p * a;
+  const uint32_t sign = sign_bit(x);
+  const float a = with_sign_bit(x, sign);  // |x|
+  const float small =
+      a * horner(a * a, -9.673597954e-06f, 1.126825962e-04f, -8.484397867e-04f, 5.221053548e-03f,
+                 -2.686543838e-02f, 1.128378262e-01f, -3.761263848e-01f, 1.128379167e+00f);
   const float ac = a < 4.0f ? a : 4.0f;  // (NaN stays NaN)
   const float u = ac - 2.5f;
-  float r = 1.065103040e-07f;
-  r = __builtin_fmaf(r, u, -4.269412358e-07f);
-  r = __builtin_fmaf(r, u, 9.528582426e-07f);
-  r = __builtin_fmaf(r, u, -3.744391041e-06f);
-  r = __builtin_fmaf(r, u, 1.617348586e-05f);
-  r = __builtin_fmaf(r, u, -5.952961253e-05f);
-  r = __builtin_fmaf(r, u, 2.108489560e-04f);
-  r = __builtin_fmaf(r, u, -7.331466456e-04f);
-  r = __builtin_fmaf(r, u, 2.467101972e-03f);
-  r = __builtin_fmaf(r, u, -8.001696409e-03f);
-  r = __builtin_fmaf(r, u, 2.493798781e-02f);
-  r = __builtin_fmaf(r, u, -7.434733646e-02f);
-  r = __builtin_fmaf(r, u, 2.108063643e-01f);
+  const float r = horner(u, 1.065103040e-07f, -4.269412358e-07f, 9.528582426e-07f,
+                         -3.744391041e-06f, 1.617348586e-05f, -5.952961253e-05f, 2.108489560e-04f,
+                         -7.331466456e-04f, 2.467101972e-03f, -8.001696409e-03f, 2.493798781e-02f,
+                         -7.434733646e-02f, 2.108063643e-01f);
   const float big = 1.0f - exp_f32(-(ac * ac)) * r;
-  const float e = a < 1.0f ? small : (a < 4.0f ? big : (a == a ? 1.0f : a));
-  return __builtin_bit_cast(float, __builtin_bit_cast(uint32_t, e) | sign);
+  return with_sign_bit(a < 1.0f ? small : (a < 4.0f ? big : (a == a ? 1.0f : a)), sign);
 }
 
 [[gnu::always_inline]] static inline float gelu_f32(float x) {
