@@ -5,7 +5,8 @@ installed as `torch`; the same weights in both libraries) at batch 1 and 8, with
 four variants -- eager, jit.script, jit.trace, jit.freeze of the scripted model -- each in float32 and
 under CPU autocast (bfloat16: eager and scripted models called under torch.autocast("cpu"), the trace
 taken under it with cache_enabled=False). Each cell times one forward under no_grad: a warm-up call,
-then --rounds rounds that alternate which library goes first, the median of each side. The ratio is
+then --rounds rounds that alternate which library goes first, each library's timed call right after
+an untimed one of its own (time_pair), the median of each side. The ratio is
 torch's time over ampjit's (> 1: ampjit is faster). A cell one library cannot run says why (where
 only torch fails, as torch 1.13's LayerNorm under autocast does, ampjit's time is still given).
 
@@ -61,18 +62,19 @@ def prepare(lib, model, x, variant, bf16):
     return call
 
 
-def time_pair(calls, rounds, settle=0.05):
-    """Median seconds of each callable, rounds alternating which goes first. Each call starts after
-    `settle` seconds of sleep: the worker threads one library leaves spinning after its call (torch's
-    BLAS pool, OpenMP's) would otherwise take a core from the other one's first parallel region, and
-    at 2 threads on 2 cores that doubled some cells of whichever ran second."""
+def time_pair(calls, rounds):
+    """Median seconds of each callable over `rounds` rounds that alternate which library goes first.
+    In each round a library's call is timed right after an untimed one: the first call after the
+    other library ran pays for waking this one's worker threads (and for the other's threads still
+    spinning on the second core), which at 2 threads on 2 cores made some cells of either library
+    2 to 30 times slower than the same model called in a loop -- the case this measures."""
     for c in calls:
         c()
     times = [[] for _ in calls]
     for r in range(rounds):
         order = range(len(calls)) if r % 2 == 0 else reversed(range(len(calls)))
         for i in order:
-            time.sleep(settle)
+            calls[i]()
             t0 = time.perf_counter()
             calls[i]()
             times[i].append(time.perf_counter() - t0)

@@ -59,3 +59,22 @@ def test_bench_models_runs_a_cell_of_each_kind(torch_ref, capsys):
     assert f32[5].strip() == "f32" and float(f32[6]) > 0 and float(f32[7]) > 0 and float(f32[8]) > 0
     bf16 = rows[1].split("|")
     assert float(bf16[6]) > 0 and "torch: expected scalar type BFloat16 but found Float" in bf16[8]
+
+
+def test_bench_models_runs_a_channels_last_cell(torch_ref, capsys):
+    """--channels-last converts the vision model and its input in both libraries (Note [Channels-last
+    tensors]); the frozen cell runs and gives both times."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+    import ampjit
+    import bench_models
+    threads = ampjit.get_num_threads(), torch_ref.get_num_threads()
+    try:
+        bench_models.main(["--models", "mobilenet_v2", "--batches", "1", "--threads", "1", "--variants",
+                           "frozen", "--dtypes", "f32", "--rounds", "1", "--hw", "32", "--channels-last"])
+    finally:
+        ampjit.set_num_threads(threads[0])
+        torch_ref.set_num_threads(threads[1])
+    out = capsys.readouterr().out
+    assert "| channels_last" in out
+    rows = [line.split("|") for line in out.splitlines() if line.startswith("| mobilenet_v2")]
+    assert len(rows) == 1 and all(float(rows[0][k]) > 0 for k in (6, 7, 8))
