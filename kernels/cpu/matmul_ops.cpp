@@ -215,6 +215,7 @@ void float_gemm(Tensor a, Tensor b, const Tensor& addend, double beta, double al
     args.a_bs = sa.bs, args.a_rs = sa.rs, args.a_cs = sa.cs;
     args.b = sb.data;
     args.b_bs = sb.bs, args.b_rs = sb.rs, args.b_cs = sb.cs;
+    args.b_storage = b.storage().get();
     args.c = out.raw_data();
     if (use_addend) out.copy_(addend);  // broadcasting
     if (use_bias) args.bias = bias_t.raw_data();

@@ -155,6 +155,9 @@ struct MatmulMemory {
 struct MatmulEntry {
   dnnl::matmul prim;
   memory::desc a, b, c, bias, scratch;
+  // With a pre-packed B: B's own layout and the reorder into the primitive's (`b`).
+  memory::desc user_b;
+  std::optional<dnnl::reorder> b_in;
   mutable std::mutex pool_mu;
   mutable std::vector<std::unique_ptr<MatmulMemory>> pool;
 
@@ -188,11 +191,19 @@ memory::desc matrix_desc(dt type, bool batched, int64_t batch, int64_t rows, int
   return memory::desc({nb, rows, cols}, type, {bstride, rs, cs});
 }
 
+bool packs_b(const MatmulArgs& p) {
+  return p.batch == 1 && p.b_storage && p.b_storage->frozen();
+}
+
 void make_matmul(MatmulEntry& e, const MatmulArgs& p) {
   const bool batched = p.batch > 1;
   const dt type = dnnl_type(p.type);
   e.a = matrix_desc(type, batched, p.batch, p.m, p.k, p.a_bs, p.a_rs, p.a_cs);
   e.b = matrix_desc(type, batched, p.batch, p.k, p.n, p.b_bs, p.b_rs, p.b_cs);
+  if (packs_b(p)) {
+    e.user_b = e.b;
+    e.b = memory::desc({p.k, p.n}, type, memory::format_tag::any);
+  }
   e.c = matrix_desc(type, batched, p.batch, p.m, p.n, p.c_bs, p.c_rs, 1);
   if (p.bias) {
     e.bias = batched ? memory::desc({1, 1, p.n}, type, {p.n, p.n, 1})
@@ -210,6 +221,12 @@ void make_matmul(MatmulEntry& e, const MatmulArgs& p) {
   const dnnl::matmul::primitive_desc pd(d, attr, cpu_engine());
   e.scratch = pd.scratchpad_desc();
   e.prim = dnnl::matmul(pd);
+  if (packs_b(p)) {
+    e.b = pd.weights_desc();
+    if (e.b != e.user_b)
+      e.b_in =
+          dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), e.user_b, cpu_engine(), e.b));
+  }
 }
 
 // --- convolution --------------------------------------------------------------------------
@@ -359,14 +376,51 @@ bool normalize_gemm_layout(int64_t rows, int64_t cols, int64_t& rs, int64_t& cs)
   return (cs == 1 && rs >= cols) || (rs == 1 && cs >= rows);
 }
 
+// Note [Pre-packed weights]
+// oneDNN's fast convolutions run on a blocked weight layout (Acdb48a and the like), and its
+// matmuls copy B into one, so torch's layout was reordered on every call: in efficientnet_b0 the
+// weight reorders took longer than the convolutions. A frozen weight (Note [Frozen storage] in
+// runtime/tensor.h) is reordered once per primitive and kept with its storage, under the
+// primitive's key and the weight's offset; every later call, on any thread, passes the packed
+// bytes straight to the primitive (convolutions; unbatched matmuls, so linear layers). The weights
+// of an unfrozen module may change between calls (an optimizer step, load_state_dict), so they are
+// reordered every call, as torch does.
+struct PackedWeight {
+  Ref<Storage> bytes;
+};
+
+// The bytes at `data` (inside the frozen storage `ws`, in layout `from`) reordered by `r` into
+// layout `to`, made on the first call for (`key`, offset) and kept with ws.
+const void* packed_once(const Storage& ws, const void* data, const CacheKey& key,
+                        const memory::desc& from, const memory::desc& to, const dnnl::reorder& r) {
+  const int64_t offset = static_cast<const char*>(data) - static_cast<const char*>(ws.data());
+  std::string wkey = key.str();
+  wkey.append(reinterpret_cast<const char*>(&offset), sizeof offset);
+  if (auto found = ws.find_derived(wkey))
+    return static_cast<const PackedWeight*>(found.get())->bytes->data();
+  auto packed = std::make_shared<PackedWeight>();
+  packed->bytes = Storage::allocate(to.get_size());
+  auto& eng = cpu_engine();
+  memory src(from, eng, const_cast<void*>(data));
+  memory dst(to, eng, packed->bytes->data());
+  r.execute(cpu_stream(), src, dst);
+  cpu_stream().wait();
+  return static_cast<const PackedWeight*>(ws.add_derived(wkey, std::move(packed)).get())
+      ->bytes->data();
+}
+
+const void* packed_b(const MatmulEntry& e, const CacheKey& key, const MatmulArgs& p) {
+  return packed_once(*p.b_storage, p.b, key, e.user_b, e.b, *e.b_in);
+}
+
 void matmul(const MatmulArgs& p, const char* op) {
   static PrimitiveCache<MatmulEntry> cache(kCacheCapacity);
   CacheKey key;
   // The thread count too: oneDNN fixes a primitive's threading when it creates it, so one made
   // under torch.set_num_threads(1) would stay single-threaded after set_num_threads(2).
-  for (int64_t v :
-       {static_cast<int64_t>(p.type), p.batch, p.m, p.n, p.k, p.a_bs, p.a_rs, p.a_cs, p.b_bs,
-        p.b_rs, p.b_cs, p.c_bs, p.c_rs, int64_t{p.bias != nullptr}, int64_t{omp_get_max_threads()}})
+  for (int64_t v : {static_cast<int64_t>(p.type), p.batch, p.m, p.n, p.k, p.a_bs, p.a_rs, p.a_cs,
+                    p.b_bs, p.b_rs, p.b_cs, p.c_bs, p.c_rs, int64_t{p.bias != nullptr},
+                    int64_t{omp_get_max_threads()}, int64_t{packs_b(p)}})
     key.add(v);
   key.add(p.alpha);
   key.add(p.beta);
@@ -374,7 +428,7 @@ void matmul(const MatmulArgs& p, const char* op) {
     auto e = cache.get(key, [&](MatmulEntry& e) { make_matmul(e, p); });
     std::unique_ptr<MatmulMemory> m = e->take();
     m->a.set_data_handle(const_cast<void*>(p.a));
-    m->b.set_data_handle(const_cast<void*>(p.b));
+    m->b.set_data_handle(const_cast<void*>(e->b_in ? packed_b(*e, key, p) : p.b));
     m->c.set_data_handle(p.c);
     m->scratch.set_data_handle(scratchpad_buffer(e->scratch.get_size()));
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, m->a},
@@ -391,37 +445,6 @@ void matmul(const MatmulArgs& p, const char* op) {
   } catch (const dnnl::error& err) {
     rethrow(err, op, "matmul");
   }
-}
-
-// Note [Pre-packed weights]
-// Most convolutions run in a blocked weight layout (Acdb48a and the like), and torch's layout had
-// to be reordered into it on every call: in efficientnet_b0 those reorders took longer than the
-// convolutions. A frozen weight (Note [Frozen storage] in runtime/tensor.h) is reordered once per
-// primitive and kept with its storage, under the primitive's key and the weight's offset: every
-// later call, on any thread, passes the packed bytes straight to the primitive. The weights of an
-// unfrozen module may change between calls (an optimizer step, load_state_dict), so they are
-// reordered every call, as torch does.
-struct PackedWeight {
-  Ref<Storage> bytes;
-};
-
-const void* packed_weight(const ConvEntry& e, const CacheKey& key, const ConvArgs& p,
-                          dnnl::stream& s) {
-  const Storage& ws = *p.weight_storage;
-  const int64_t offset = static_cast<const char*>(p.weight) - static_cast<const char*>(ws.data());
-  std::string wkey = key.str();
-  wkey.append(reinterpret_cast<const char*>(&offset), sizeof offset);
-  if (auto found = ws.find_derived(wkey))
-    return static_cast<const PackedWeight*>(found.get())->bytes->data();
-  auto packed = std::make_shared<PackedWeight>();
-  packed->bytes = Storage::allocate(e.weight.get_size());
-  auto& eng = cpu_engine();
-  memory from(e.user_weight, eng, const_cast<void*>(p.weight));
-  memory to(e.weight, eng, packed->bytes->data());
-  e.weight_in->execute(s, from, to);
-  s.wait();
-  return static_cast<const PackedWeight*>(ws.add_derived(wkey, std::move(packed)).get())
-      ->bytes->data();
 }
 
 void convolution(const ConvArgs& p, const char* op) {
@@ -458,7 +481,9 @@ void convolution(const ConvArgs& p, const char* op) {
     }
     if (e->weight_in) {
       if (p.weight_storage && p.weight_storage->frozen()) {
-        weight = memory(e->weight, eng, const_cast<void*>(packed_weight(*e, key, p, s)));
+        weight = memory(e->weight, eng,
+                        const_cast<void*>(packed_once(*p.weight_storage, p.weight, key,
+                                                      e->user_weight, e->weight, *e->weight_in)));
       } else {
         memory in = staged(e->weight, weight_buf);
         e->weight_in->execute(s, weight, in);

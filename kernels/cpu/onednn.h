@@ -55,6 +55,9 @@ struct MatmulArgs {
   const void* bias = nullptr;  // n values added to every row; only with alpha == 1
   float alpha = 1.f;
   float beta = 0.f;  // != 0: C holds the addend on entry
+  // The storage `b` points into, where the caller knows it: a frozen B of an unbatched product
+  // (a frozen linear weight) is kept pre-packed (Note [Pre-packed weights] in onednn.cpp).
+  const Storage* b_storage = nullptr;
 };
 void matmul(const MatmulArgs& args, const char* op);
 

@@ -6,6 +6,7 @@
 
 #include <thread>
 
+#include "runtime/cpu_features.h"
 #include "tests/cpp/testing.h"
 
 namespace ampjit {
@@ -582,6 +583,30 @@ TEST(Baddbmm, AllDtypesInPlaceAndErrors) {
 }
 
 // --- linear ---------------------------------------------------------------------------------
+
+TEST(Linear, AFrozenWeightIsPackedOnceAndKeptWithItsStorage) {
+  // Note [Pre-packed weights]: a frozen linear weight is packed into the matmul's layout on the
+  // first call. The test breaks the contract on purpose (it writes the frozen weight) to see that
+  // the second call uses the packed copy; an unfrozen weight is read on every call.
+  std::vector<ScalarType> dtypes = {ScalarType::Float32};
+  if (cpu_isa() >= CpuIsa::kAvx512Bf16) dtypes.push_back(ScalarType::BFloat16);
+  for (ScalarType dt : dtypes) {
+    SCOPED_TRACE(dtype_name(dt));
+    const Tensor x = random_tensor({5, 48}, dt, 41);
+    const Tensor w = random_tensor({96, 48}, dt, 42);
+    const Tensor b = random_tensor({96}, dt, 43);
+    const Tensor want = ops::linear(x, w, b);
+    Tensor frozen = w.clone();
+    frozen.storage()->mark_frozen();
+    EXPECT_TRUE(testing::close(ops::linear(x, frozen, b), values(want), {5, 96}, tol_for(dt)));
+    frozen.fill_(Scalar(0.0));
+    EXPECT_TRUE(testing::close(ops::linear(x, frozen, b), values(want), {5, 96}, tol_for(dt)));
+    Tensor plain = w.clone();
+    (void)ops::linear(x, plain, b);
+    plain.fill_(Scalar(0.0));
+    EXPECT_EQ(values(ops::linear(x, plain, b)), values(ops::add(ops::zeros_like(want), b)));
+  }
+}
 
 TEST(Linear, WithAndWithoutBiasOverInputRanks) {
   uint64_t seed = 1000;
