@@ -6,6 +6,12 @@
 namespace ampjit {
 
 namespace {
+// The strides of a new channels-last tensor of NCHW `sizes` (size-1 dims included, as torch's).
+DimVector channels_last_strides(IntArrayRef sizes) {
+  const int64_t c = sizes[1], h = sizes[2], w = sizes[3];
+  return DimVector({h * w * c, int64_t{1}, w * c, c});
+}
+
 bool strides_are_channels_last(const Tensor& t) {
   if (t.dim() != 4) return false;
   int64_t expected = 1;
@@ -26,8 +32,7 @@ bool is_channels_last(const Tensor& t) {
 Tensor empty_channels_last(IntArrayRef sizes, ScalarType dtype, Device device) {
   Tensor out = Tensor::empty(sizes, dtype, device);  // the same bytes; channels-last strides
   TensorImpl& impl = *out.impl();
-  const int64_t c = sizes[1], h = sizes[2], w = sizes[3];
-  impl.strides = DimVector({h * w * c, int64_t{1}, w * c, c});
+  impl.strides = channels_last_strides(sizes);
   impl.refresh();
   return out;
 }
@@ -41,8 +46,9 @@ Tensor empty_in_layout_of(const Tensor& like, IntArrayRef sizes, ScalarType dtyp
 
 Tensor to_channels_last(const Tensor& t) {
   if (t.dim() != 4) return t;
+  const DimVector want = channels_last_strides(t.sizes());
+  if (std::equal(want.begin(), want.end(), t.strides().begin())) return t;
   Tensor out = empty_channels_last(t.sizes(), t.dtype(), t.device());
-  if (std::equal(out.strides().begin(), out.strides().end(), t.strides().begin())) return t;
   out.copy_(t);
   return out;
 }

@@ -10,8 +10,9 @@
 // 15 ops instead of 60 (Note [One dispatch per op] in kernels/cpu/elementwise.h). Ops that do
 // vectorize (neg, abs, floor, clamp, ...) keep their own inlined lambda. The exp family (exp,
 // sigmoid, silu, tanh, erf and both gelus) has vectorized float32 kernels per ISA (Note [Kernels
-// per ISA] in kernels/cpu/vec/vec.h): contiguous float32 and bfloat16 tensors run them, and every
-// other layout computes the same formula one value at a time, so the layout never changes a result.
+// per ISA] in kernels/cpu/vec/vec.h): dense float32 and bfloat16 tensors (row-major or
+// channels-last) run them, and every other layout computes the same formula one value at a time, so
+// the layout never changes a result.
 #include <cmath>
 #include <limits>
 
