@@ -31,7 +31,7 @@ import harness  # noqa: E402
 
 MODELS = ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "convnext_tiny", "vit_b_16",
           "transformer_text", "lstm_tagger"]
-VARIANTS = ["eager", "script", "trace", "frozen"]
+VARIANTS = ["eager", "script", "trace", "frozen", "optimized"]
 
 
 def make_input(lib, name, hw, batch, channels_last=False):
@@ -50,6 +50,8 @@ def prepare(lib, model, x, variant, bf16):
         fn = lib.jit.script(model)
     elif variant == "frozen":
         fn = lib.jit.freeze(lib.jit.script(model))
+    elif variant == "optimized":
+        fn = lib.jit.optimize_for_inference(lib.jit.script(model))
     else:
         with lib.autocast("cpu", cache_enabled=False) if bf16 else contextlib.nullcontext():
             fn = lib.jit.trace(model, (x,), check_trace=False)

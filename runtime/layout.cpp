@@ -29,6 +29,10 @@ bool is_channels_last(const Tensor& t) {
   return t.dim() == 4 && !t.is_contiguous() && strides_are_channels_last(t);
 }
 
+bool is_channels_last_contiguous(const Tensor& t) {
+  return strides_are_channels_last(t);
+}
+
 Tensor empty_channels_last(IntArrayRef sizes, ScalarType dtype, Device device) {
   Tensor out = Tensor::empty(sizes, dtype, device);  // the same bytes; channels-last strides
   TensorImpl& impl = *out.impl();

@@ -20,6 +20,9 @@ namespace ampjit {
 // Whether t is 4-D with channels-last strides (c10's compute_channels_last_contiguous_2d) and is
 // not also row-major (a tensor with C == 1, or H == W == 1, is both: it stays row-major).
 bool is_channels_last(const Tensor& t);
+// c10's is_contiguous(memory_format=channels_last): 4-D, and every dim of size != 1 has the stride
+// of a dense channels-last tensor (true of a tensor that is also row-major).
+bool is_channels_last_contiguous(const Tensor& t);
 // A new channels-last tensor of NCHW `sizes`, uninitialized.
 Tensor empty_channels_last(IntArrayRef sizes, ScalarType dtype, Device device = Device());
 // A new tensor of `sizes` in `like`'s layout: channels-last when `like` is and has these sizes,

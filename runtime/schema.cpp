@@ -89,6 +89,8 @@ class SchemaReader {
       t = Type::scalar_type();
     else if (base == "Device")
       t = Type::device();
+    else if (base == "MemoryFormat")  // an int in TorchScript: c10::MemoryFormat's value
+      t = Type::int_();
     else if (base == "Any")
       t = Type::any();
     else
@@ -117,6 +119,7 @@ class SchemaReader {
     if (accept("None")) return IValue();
     if (accept("True")) return IValue(true);
     if (accept("False")) return IValue(false);
+    if (accept("contiguous_format")) return IValue(int64_t{0});  // c10::MemoryFormat::Contiguous
     if (accept("\"")) {
       size_t e = s_.find('"', pos_);
       if (e == std::string_view::npos) fail("unterminated string");

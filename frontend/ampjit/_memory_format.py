@@ -18,10 +18,11 @@ class memory_format:
     """torch.memory_format: one of ampjit.contiguous_format, preserve_format, channels_last,
     channels_last_3d (a name, compared by identity; see Note [Channels-last tensors])."""
 
-    __slots__ = ("_name",)
+    __slots__ = ("_name", "_code")
 
-    def __init__(self, name):
+    def __init__(self, name, code):
         self._name = name
+        self._code = code  # c10::MemoryFormat's value: what script and graphs hold (an int)
 
     def __repr__(self):
         return "torch." + self._name
@@ -32,10 +33,10 @@ class memory_format:
 
 memory_format.__module__ = "ampjit"
 
-contiguous_format = memory_format("contiguous_format")
-preserve_format = memory_format("preserve_format")
-channels_last = memory_format("channels_last")
-channels_last_3d = memory_format("channels_last_3d")
+contiguous_format = memory_format("contiguous_format", 0)
+preserve_format = memory_format("preserve_format", 1)
+channels_last = memory_format("channels_last", 2)
+channels_last_3d = memory_format("channels_last_3d", 3)
 
 # The dimension order, innermost first, that a channels-last layout stores; and its rank.
 _CHANNELS_LAST_ORDER = {channels_last: ((1, 3, 2, 0), 4), channels_last_3d: ((1, 4, 3, 2, 0), 5)}
@@ -71,17 +72,23 @@ def _is_channels_last_contiguous(t, fmt):
     return True
 
 
+_contiguous_op = None  # the op-table's Tensor.contiguous (aten::contiguous), set by _install
+
+
 def _as_channels_last(t):
-    """t in channels-last layout (t itself when its strides already are), through dispatched views and
-    one copy, so that a trace records it."""
+    """t in channels-last layout: t itself (the same object, as torch's) when its strides already
+    are, else aten::contiguous with memory_format=channels_last, dispatched so that a trace records
+    the copy."""
     if _is_channels_last_contiguous(t, channels_last):
         return t
-    return t.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
+    return _contiguous_op(t, memory_format=channels_last._code)
 
 
-def _install(row_major_contiguous):
+def _install(contiguous_op):
     """Gives Tensor.contiguous and Tensor.is_contiguous their memory_format argument;
-    `row_major_contiguous` is the op-table method that makes a row-major copy when needed."""
+    `contiguous_op` is the op-table method (aten::contiguous, memory_format an int)."""
+    global _contiguous_op
+    _contiguous_op = contiguous_op
     own_is_contiguous = Tensor.is_contiguous
 
     def contiguous(self, *, memory_format=contiguous_format):
@@ -95,7 +102,7 @@ def _install(row_major_contiguous):
         _check_rank(self, memory_format)
         if memory_format is channels_last:
             return _as_channels_last(self)
-        return row_major_contiguous(self)
+        return contiguous_op(self)
 
     def is_contiguous(self, *, memory_format=contiguous_format):
         """Tensor.is_contiguous(memory_format=torch.contiguous_format), from the strides as torch

@@ -14,6 +14,7 @@
 #include "runtime/ir/python_print.h"
 #include "runtime/module_object.h"
 #include "script/passes/freeze.h"
+#include "script/passes/inference.h"
 #include "script/passes/inline_calls.h"
 #include "tracer/tracer.h"
 
@@ -676,6 +677,19 @@ bp::object function_freeze(const PyFunction& f, bp::object preserved) {
   return wrap_function(std::move(frozen), f.self);
 }
 
+// _Function._optimize_for_inference(): a frozen forward with optimize_for_inference's passes run
+// on a copy of its graph (Note [Inference layouts] in script/passes/inference.h).
+bp::object function_optimize_for_inference(const PyFunction& f) {
+  std::shared_ptr<Graph> g(f.fn->graph()->copy().release());
+  optimize_frozen_graph(*g);
+  auto optimized = std::make_shared<Function>(f.fn->name(), std::move(g));
+  optimized->set_schema(f.fn->schema());
+  optimized->set_optimizable(f.fn->optimizable());
+  optimized->set_ignore_amp(f.fn->ignore_amp());
+  optimized->set_autocast_semantics(f.fn->own_autocast_semantics());
+  return wrap_function(std::move(optimized), f.self);
+}
+
 bp::object wrap_function(std::shared_ptr<Function> fn, IValue self) {
   PyFunction f;
   f.fn = std::move(fn);
@@ -745,7 +759,8 @@ void bind_jit() {
       .def("_set_ignore_amp", function_set_ignore_amp)
       .add_property("_autocast_semantics", function_semantics)
       .def("_set_autocast_semantics", function_set_semantics)
-      .def("_freeze", function_freeze);
+      .def("_freeze", function_freeze)
+      .def("_optimize_for_inference", function_optimize_for_inference);
   bp::def("_trace", trace);
   bp::def("_is_tracing", is_tracing);
   bp::def(

@@ -79,7 +79,7 @@ Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input
                    const Tensor& weight, const std::optional<Tensor>& bias,
                    const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                    const std::vector<int64_t>& dilation, const std::vector<int64_t>& output_padding,
-                   int64_t groups) {
+                   int64_t groups, bool relu = false) {
   const meta::ConvPlan c = meta::plan_conv(op, nsp, transposed, input_, weight, bias, stride,
                                            padding, dilation, output_padding, groups);
   const ConvParams& p = c.params;
@@ -93,7 +93,7 @@ Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input
       dt == ScalarType::Float32 || (dt == ScalarType::BFloat16 && onednn::native_bf16());
   if (channels_last && !direct) {
     const Tensor rows = convolution(op, nsp, transposed, c.input.contiguous(), weight, bias, stride,
-                                    padding, dilation, output_padding, groups);
+                                    padding, dilation, output_padding, groups, relu);
     return to_channels_last(rows);
   }
   Tensor y = channels_last ? empty_channels_last(c.out_shape, dt) : Tensor::empty(c.out_shape, dt);
@@ -103,6 +103,7 @@ Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input
       y.copy_(bias->reshape(c.bias_shape()));
     else
       y.fill_(0);
+    if (relu) ops::relu_(y);
   } else if (y.numel() > 0) {
     // oneDNN reads a channels-last weight as it is (module.to(memory_format=channels_last)).
     const bool w_cl = channels_last && direct && is_channels_last(weight);
@@ -124,6 +125,7 @@ Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input
       }
       conv_f64(p3, x.data<double>(), w.data<double>(), b.defined() ? b.data<double>() : nullptr,
                y.data<double>(), n, ic, oc, in3, out3, k3);
+      if (relu) ops::relu_(y);
     } else {
       AMPJIT_CHECK(dt == ScalarType::Float32 || is_reduced_floating(dt),
                    "{}: not implemented for dtype {}", op, dtype_name(dt));
@@ -134,6 +136,7 @@ Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input
       a.ic = ic;
       a.oc = oc;
       a.groups = groups;
+      a.relu = relu;  // before rounding, as after: rounding keeps the sign
       for (int i = 0; i < nsp; ++i) {
         a.in[i] = in[i];
         a.out[i] = out[i];
@@ -186,6 +189,12 @@ Tensor conv2d_k(const Tensor& input, const Tensor& weight, const std::optional<T
                 const std::vector<int64_t>& dilation, int64_t groups) {
   return convolution("conv2d", 2, false, input, weight, bias, stride, padding, dilation, {0},
                      groups);
+}
+Tensor conv2d_relu_k(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                     const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                     const std::vector<int64_t>& dilation, int64_t groups) {
+  return convolution("conv2d", 2, false, input, weight, bias, stride, padding, dilation, {0},
+                     groups, /*relu=*/true);
 }
 Tensor conv3d_k(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                 const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
@@ -271,5 +280,6 @@ AMPJIT_KERNEL(conv2d_padding, cpu::conv2d_padding_k)
 AMPJIT_KERNEL(conv3d_padding, cpu::conv3d_padding_k)
 AMPJIT_KERNEL(conv1d, cpu::conv1d_k)
 AMPJIT_KERNEL(conv2d, cpu::conv2d_k)
+AMPJIT_KERNEL(conv2d_relu, cpu::conv2d_relu_k)
 AMPJIT_KERNEL(conv3d, cpu::conv3d_k)
 AMPJIT_KERNEL(conv_transpose2d, cpu::conv_transpose2d_k)

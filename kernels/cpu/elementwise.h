@@ -3,6 +3,7 @@
 // vectorizes and a strided fallback. Reduced-precision inputs are computed in float and rounded
 // once on store (Note [Rounding to reduced precision] in runtime/half.h).
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -99,9 +100,20 @@ template <typename T, typename TOut = T, size_t N, typename F>
 Tensor map(const char* op, const std::array<Tensor, N>& ins, ScalarType out_type, F f) {
   bool same = true;
   for (size_t k = 1; k < N; ++k) same &= same_sizes(ins[0], ins[k]);
-  // The first operand's layout when it has the result's shape (Note [Channels-last tensors]).
-  Tensor out = same ? empty_in_layout_of(ins[0], ins[0].sizes(), out_type)
-                    : Tensor::empty(broadcast_all(ins, op), out_type, ins[0].device());
+  // The layout of the first operand that has the result's shape (Note [Channels-last tensors]):
+  // a squeeze-excitation's [N, C, 1, 1] scale times a channels-last activation is channels-last.
+  Tensor out;
+  if (same) {
+    out = empty_in_layout_of(ins[0], ins[0].sizes(), out_type);
+  } else {
+    const DimVector shape = broadcast_all(ins, op);
+    size_t like = 0;
+    while (like < N && !std::equal(shape.begin(), shape.end(), ins[like].sizes().begin(),
+                                   ins[like].sizes().end()))
+      ++like;
+    out = like < N ? empty_in_layout_of(ins[like], shape, out_type)
+                   : Tensor::empty(shape, out_type, ins[0].device());
+  }
   const ScalarType in_type = scalar_type_of<T>();
   std::array<Tensor, N> cast;
   for (size_t k = 0; k < N; ++k) cast[k] = ins[k].dtype() == in_type ? ins[k] : ins[k].to(in_type);

@@ -304,7 +304,12 @@ void make_conv(ConvEntry& e, const ConvArgs& p) {
   const memory::desc dst_any(dst_d, type, memory::format_tag::any);
   const memory::desc w_any(w_d, type, memory::format_tag::any);
   const memory::desc no_bias;
-  const dnnl::primitive_attr attr = base_attr();
+  dnnl::primitive_attr attr = base_attr();
+  if (p.relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(ops);
+  }
   auto finish = [&](const auto& pd) {
     e.src = pd.src_desc();
     e.weight = pd.weights_desc();
@@ -453,7 +458,7 @@ void convolution(const ConvArgs& p, const char* op) {
   for (int64_t v :
        {static_cast<int64_t>(p.type), int64_t{p.nsp}, int64_t{p.transposed}, p.n, p.ic, p.oc,
         p.groups, int64_t{p.bias != nullptr}, int64_t{omp_get_max_threads()},  // as in matmul()
-        int64_t{p.channels_last}, int64_t{p.weight_channels_last}})
+        int64_t{p.channels_last}, int64_t{p.weight_channels_last}, int64_t{p.relu}})
     key.add(v);
   for (int i = 0; i < p.nsp; ++i) {
     for (int64_t v : {p.in[i], p.out[i], p.kernel[i], p.stride[i], p.padding[i], p.dilation[i],

@@ -90,6 +90,8 @@ struct ConvArgs {
   // The storage `weight` points into, where the caller knows it: a frozen one keeps the weight
   // pre-packed in the primitive's layout (Note [Pre-packed weights] in onednn.cpp).
   const Storage* weight_storage = nullptr;
+  // A ReLU applied as the convolution writes dst (a oneDNN post-op): relu(conv(x)).
+  bool relu = false;
 };
 void convolution(const ConvArgs& args, const char* op);
 

@@ -11,6 +11,10 @@
 //  - divisor_override, float64 and int64 have no oneDNN counterpart.
 // Pooling is memory-bound, so the direct loops below (one plane per task, each output a small
 // window reduction in the op-math type, rounded once) lose little against a primitive.
+#include <algorithm>
+#include <limits>
+#include <vector>
+
 #include "kernels/cpu/elementwise.h"
 #include "runtime/boxing.h"
 #include "runtime/layout.h"
@@ -99,12 +103,64 @@ void for_each_plane(const Tensor& x4, const Tensor& out, Body body) {
   });
 }
 
+// max_pool2d of a channels-last x into a channels-last result: each output pixel's C channels are
+// one contiguous row, reduced over the window's rows of C with the row-major loop's rule (a larger
+// value or a NaN wins), vectorized across channels. Parallel over the output rows of the batch.
+Tensor max_pool2d_nhwc(const Tensor& x, Pair k, Pair s, Pair pad, Pair dil, int64_t oh,
+                       int64_t ow) {
+  const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
+  Tensor out = empty_channels_last(std::vector<int64_t>{N, C, oh, ow}, x.dtype());
+  dispatch_pool(x.dtype(), "max_pool2d", [&]<typename T>() {
+    using M = opmath_t<T>;
+    const T* in = x.data<T>();
+    T* o = out.data<T>();
+    const int64_t grain =
+        std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(ow * C * k.h * k.w, 1));
+    parallel_for(N * oh, grain, [&](int64_t rb, int64_t re) {
+      std::vector<M> best(static_cast<size_t>(C));
+      std::vector<unsigned char> nan(static_cast<size_t>(C));
+      for (int64_t row = rb; row < re; ++row) {
+        const int64_t n = row / oh, i = row % oh;
+        const int64_t r0 = i * s.h - pad.h;
+        const int64_t a0 = r0 >= 0 ? 0 : (-r0 + dil.h - 1) / dil.h;
+        const int64_t a1 = std::min(k.h, (H - r0 + dil.h - 1) / dil.h);
+        for (int64_t j = 0; j < ow; ++j) {
+          const int64_t c0 = j * s.w - pad.w;
+          const int64_t b0 = c0 >= 0 ? 0 : (-c0 + dil.w - 1) / dil.w;
+          const int64_t b1 = std::min(k.w, (W - c0 + dil.w - 1) / dil.w);
+          M lowest = std::numeric_limits<M>::lowest();
+          if constexpr (std::is_floating_point_v<M>) lowest = -std::numeric_limits<M>::infinity();
+          std::fill(best.begin(), best.end(), lowest);
+          std::fill(nan.begin(), nan.end(), 0);
+          M* bp = best.data();
+          unsigned char* np = nan.data();
+          for (int64_t a = a0; a < a1; ++a)
+            for (int64_t b = b0; b < b1; ++b) {
+              const T* px = in + ((n * H + r0 + a * dil.h) * W + c0 + b * dil.w) * C;
+              for (int64_t c = 0; c < C; ++c) {
+                const M v = static_cast<M>(px[c]);
+                bp[c] = v > bp[c] ? v : bp[c];
+                np[c] |= v != v;
+              }
+            }
+          T* dst = o + ((n * oh + i) * ow + j) * C;
+          for (int64_t c = 0; c < C; ++c) {
+            M v = bp[c];
+            if constexpr (std::is_floating_point_v<M>) {
+              if (np[c]) v = std::numeric_limits<M>::quiet_NaN();
+            }
+            dst[c] = static_cast<T>(v);
+          }
+        }
+      }
+    });
+  });
+  return out;
+}
+
 Tensor max_pool2d_k(const Tensor& self, const std::vector<int64_t>& kernel_size,
                     const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                     const std::vector<int64_t>& dilation, bool ceil_mode) {
-  if (is_channels_last(self))  // Note [Channels-last tensors]: row-major, converted once
-    return to_channels_last(
-        max_pool2d_k(self.contiguous(), kernel_size, stride, padding, dilation, ceil_mode));
   const Pair k = pair_of(
       kernel_size, "max_pool2d: kernel_size must either be a single int, or a tuple of two ints");
   AMPJIT_CHECK(stride.size() <= 2,
@@ -115,11 +171,14 @@ Tensor max_pool2d_k(const Tensor& self, const std::vector<int64_t>& kernel_size,
   const Pair dil =
       pair_of(dilation, "max_pool2d: dilation must be either a single int, or a tuple of two ints");
   check_window(k, s, pad, dil);
-  const Tensor x = check_pool_input(self, "max_pool2d");
+  // Note [Channels-last tensors]: a channels-last input pools in its own layout.
+  const bool nhwc = is_channels_last(self);
+  const Tensor x = nhwc ? self : check_pool_input(self, "max_pool2d");
   const int64_t H = x.size(2), W = x.size(3);
   const int64_t oh = pooled_size(H, k.h, pad.h, s.h, dil.h, ceil_mode);
   const int64_t ow = pooled_size(W, k.w, pad.w, s.w, dil.w, ceil_mode);
   check_output(x, oh, ow);
+  if (nhwc) return max_pool2d_nhwc(x, k, s, pad, dil, oh, ow);
   Tensor out = Tensor::empty(std::vector<int64_t>{x.size(0), x.size(1), oh, ow}, x.dtype());
   dispatch_pool(x.dtype(), "max_pool2d", [&]<typename T>() {
     using M = opmath_t<T>;

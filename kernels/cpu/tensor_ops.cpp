@@ -58,8 +58,23 @@ Tensor unsqueeze_k(const Tensor& s, int64_t d) {
 Tensor flatten_k(const Tensor& s, int64_t a, int64_t b) {
   return s.flatten(a, b);
 }
-Tensor contiguous_k(const Tensor& s) {
+// memory_format is c10::MemoryFormat's value: Contiguous 0, Preserve 1, ChannelsLast 2,
+// ChannelsLast3d 3 (Note [Channels-last tensors]; the 3-D layout is computed row-major).
+Tensor contiguous_k(const Tensor& s, int64_t memory_format) {
+  AMPJIT_CHECK(memory_format != 1 || s.is_contiguous(),
+               "preserve memory format is unsupported by the contiguous operator");
+  AMPJIT_CHECK(memory_format >= 0 && memory_format <= 3, "invalid memory format {}", memory_format);
+  if (memory_format >= 2) {
+    const int64_t rank = memory_format == 2 ? 4 : 5;
+    AMPJIT_CHECK(s.dim() == rank, "required rank {} tensor to use {} format", rank,
+                 memory_format == 2 ? "channels_last" : "channels_last_3d");
+    if (memory_format == 2 && !is_channels_last_contiguous(s)) return to_channels_last(s);
+    if (memory_format == 2) return s;
+  }
   return s.contiguous();
+}
+Tensor to_channels_last_k(const Tensor& s) {
+  return s.dim() == 4 ? contiguous_k(s, 2) : s;
 }
 Tensor clone_k(const Tensor& s) {
   Tensor out = empty_in_layout_of(s, s.sizes(), s.dtype());  // Note [Channels-last tensors]
@@ -254,6 +269,7 @@ AMPJIT_KERNEL(squeeze_dim, squeeze_dim_k)
 AMPJIT_KERNEL(unsqueeze, unsqueeze_k)
 AMPJIT_KERNEL(flatten, flatten_k)
 AMPJIT_KERNEL(contiguous, contiguous_k)
+AMPJIT_KERNEL(to_channels_last, to_channels_last_k)
 AMPJIT_KERNEL(clone, clone_k)
 AMPJIT_KERNEL(detach, detach_k)
 AMPJIT_KERNEL(copy_, copy_k)

@@ -65,6 +65,10 @@ void apply_locked(ProfileState& s, const ProfileData& profile) {
     }
   }
   for (const auto& [key, policy] : s.overrides) set_all_overloads(key.first, key.second, policy);
+  // Fused ops (Note [Fused convolutions] in script/passes/inference.h) cast as their base op.
+  for (int d = 0; d < kNumDeviceTypes; ++d)
+    set_autocast_policy(OpId::conv2d_relu, static_cast<DeviceType>(d),
+                        op_entry(OpId::conv2d).autocast[d]);
   s.applied.store(&profile, std::memory_order_release);
 }
 

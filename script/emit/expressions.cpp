@@ -282,6 +282,13 @@ SV FunctionEmitter::emit_attribute(const Attribute& a) {
         auto it = dtype_names().find(a.attr);
         if (it != dtype_names().end())
           return SV::of(constant(IValue(torch_dtype_code(it->second)), r));
+        // torch.memory_format values are c10::MemoryFormat's ints in TorchScript.
+        static const std::map<std::string, int64_t> formats = {{"contiguous_format", 0},
+                                                               {"preserve_format", 1},
+                                                               {"channels_last", 2},
+                                                               {"channels_last_3d", 3}};
+        if (auto f = formats.find(a.attr); f != formats.end())
+          return SV::of(constant(IValue(f->second), r));
         if (a.attr == "Tensor") {
           SV t;
           t.kind = SV::kType;

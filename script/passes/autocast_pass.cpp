@@ -38,6 +38,9 @@ AutocastPolicy jit_policy(Symbol kind) {
       const auto& e = autocast_data::kJitPass[i];
       t.emplace(Symbol::intern("aten", e.op), e.policy);
     }
+    // Fused ops cast as their base op (Note [Fused convolutions] in inference.h).
+    if (auto conv = t.find(Symbol::intern("aten::conv2d")); conv != t.end())
+      t.emplace(Symbol::intern("ampjit::_conv2d_relu"), conv->second);
     return t;
   }();
   auto it = table.find(kind);

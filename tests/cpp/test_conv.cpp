@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 
 #include "runtime/cpu_features.h"
+#include "runtime/layout.h"
 #include "tests/cpp/testing.h"
 
 namespace ampjit {
@@ -286,6 +287,31 @@ TEST(Conv2d, AFrozenWeightIsPackedOnceAndKeptWithItsStorage) {
   }
 }
 
+TEST(Conv2d, FusedReluIsReluOfTheConvolution) {
+  // Note [Fused convolutions]: ampjit::_conv2d_relu gives relu(conv2d(...)) bit for bit, for
+  // every dtype and path: oneDNN's post-op (float32, bfloat16 native or widened), the float64
+  // loop, channels-last, unbatched and empty inputs.
+  const OpEntry* fused = find_op("ampjit::_conv2d_relu");
+  ASSERT_NE(fused, nullptr);
+  auto run_fused = [&](const Tensor& x, const Tensor& w, const Tensor& b, V stride, V pad) {
+    return call_op(*fused, {IValue(x), IValue(w), IValue(b), IValue(stride), IValue(pad)}).tensor();
+  };
+  uint64_t seed = 700;
+  for (ScalarType dt : testing::float_types()) {
+    SCOPED_TRACE(dtype_name(dt));
+    const Tensor w = rnd({6, 4, 3, 3}, dt, seed++), b = rnd({6}, dt, seed++);
+    for (const Tensor& x :
+         {rnd({2, 4, 7, 6}, dt, seed++), to_channels_last(rnd({2, 4, 7, 6}, dt, seed++)),
+          rnd({4, 7, 6}, dt, seed++), rnd({0, 4, 7, 6}, dt, seed++)}) {
+      const Tensor want = ops::relu(ops::conv2d(x, w, b, V{2, 1}, V{1, 1}));
+      const Tensor got = run_fused(x, w, b, V{2, 1}, V{1, 1});
+      EXPECT_EQ(got.shape_str(), want.shape_str());
+      EXPECT_TRUE(std::ranges::equal(got.strides(), want.strides()));
+      EXPECT_EQ(values(got), values(want));
+    }
+  }
+}
+
 TEST(Conv, Errors) {
   Tensor x = rnd({2, 3, 10, 10}, f32, 1);
   EXPECT_EQ(error_of([&] {
@@ -452,6 +478,34 @@ TEST(MaxPool2d, WindowsCeilModeDilationAllDtypes) {
                                  p.ceil_mode);
       EXPECT_TRUE(testing::close(y, want, shape, {0, 0}))
           << dtype_name(dt) << " k " << p.kh << "x" << p.kw << " ceil " << p.ceil_mode;
+    }
+  }
+}
+
+TEST(MaxPool2d, ChannelsLastPoolsInItsLayoutWithTheSameValues) {
+  // Note [Channels-last tensors]: a channels-last input pools in place of layout, with the
+  // row-major loop's values, NaNs included.
+  uint64_t seed = 400;
+  std::vector<ScalarType> types = testing::float_types();
+  types.push_back(i64);
+  for (ScalarType dt : types) {
+    for (const Pool& p : pool_cases()) {
+      Tensor x = is_floating(dt) ? rnd({2, 5, 9, 8}, dt, seed++)
+                                 : random_tensor({2, 5, 9, 8}, dt, seed++, -50, 50);
+      if (is_floating(dt)) x.select(1, 3).select(1, 4).select(1, 2).fill_(NAN);
+      const Tensor cl = to_channels_last(x);
+      ASSERT_TRUE(is_channels_last(cl));
+      const auto pool = [&](const Tensor& t) {
+        return ops::max_pool2d(t, V{p.kh, p.kw}, V{p.sh, p.sw}, V{p.ph, p.pw}, V{p.dh, p.dw},
+                               p.ceil_mode);
+      };
+      const Tensor want = pool(x), got = pool(cl);
+      EXPECT_TRUE(is_channels_last(got) || got.size(2) * got.size(3) == 1) << dtype_name(dt);
+      const std::vector<double> a = values(got), b = values(want);
+      ASSERT_EQ(a.size(), b.size());
+      for (size_t i = 0; i < a.size(); ++i)
+        EXPECT_TRUE(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))
+            << dtype_name(dt) << " k " << p.kh << "x" << p.kw << " at " << i;
     }
   }
 }

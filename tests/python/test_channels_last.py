@@ -32,12 +32,14 @@ CASES = [
     ("relu_", lambda m, x: m.relu_(x.clone())),
     ("add", lambda m, x: x + x * 2.0),
     ("add_row_major", lambda m, x: x + x.contiguous()),
+    ("mul_broadcast_scale", lambda m, x: m.sigmoid(x.mean((2, 3), keepdim=True)) * x),  # squeeze-excitation
     ("sigmoid", lambda m, x: m.sigmoid(x)),
     ("silu", lambda m, x: m.nn.functional.silu(x)),
     ("gelu", lambda m, x: m.nn.functional.gelu(x)),
     ("exp", lambda m, x: m.exp(x)),
     ("hardtanh", lambda m, x: m.nn.functional.hardtanh(x, 0.0, 6.0)),
     ("max_pool2d", lambda m, x: m.nn.functional.max_pool2d(x, 3, 2, 1)),
+    ("max_pool2d_dilated_ceil", lambda m, x: m.nn.functional.max_pool2d(x, 2, 2, 1, dilation=2, ceil_mode=True)),
     ("batch_norm_eval", lambda m, x: m.nn.functional.batch_norm(
         x, m.zeros(8) + 0.1, m.ones(8) * 2.0, m.ones(8) * 0.5, m.zeros(8) + 0.2, False)),
     ("adaptive_avg_pool2d", lambda m, x: m.nn.functional.adaptive_avg_pool2d(x, 1)),

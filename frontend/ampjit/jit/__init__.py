@@ -206,14 +206,24 @@ def freeze(mod, preserved_attrs=None, optimize_numerics=True):
 
 
 def optimize_for_inference(mod, other_methods=None):
-    """torch.jit.optimize_for_inference: freezes the module (when it is not already frozen); the
-    folding freezing does is ampjit's inference optimization."""
-    from ._module import is_frozen
-    if is_frozen(mod):
-        return mod
-    if mod.training:
-        mod = mod.eval()
-    return freeze(mod)
+    """torch.jit.optimize_for_inference: freezes the module (when it is not already frozen), then
+    runs frozen convolution chains in channels-last layout (Note [Inference layouts] in
+    script/passes/inference.h), as torch's runs them in mkldnn's. The module is optimized in place
+    and returned; its forward returns what the frozen one does."""
+    from ._module import ScriptModule, is_frozen
+    if not builtins.isinstance(mod, ScriptModule):
+        raise RuntimeError("optimize_for_inference expects a ScriptModule as input. "
+                           "Please use torch.jit.script or torch.jit.trace to script your 'nn.Module'.")
+    if not is_frozen(mod):
+        mod = freeze(mod.eval(), preserved_attrs=other_methods or [])
+    fwd = mod.__dict__["_frozen_forward"]
+    if not fwd.__dict__.get("_optimized_for_inference"):
+        bound = type(fwd).__new__(type(fwd))
+        bound.__dict__.update(fwd.__dict__)
+        bound._c = fwd._c._optimize_for_inference()
+        bound._optimized_for_inference = True
+        mod.__dict__["_frozen_forward"] = bound
+    return mod
 
 
 def is_tracing():

@@ -134,9 +134,11 @@ def _describe(value):
     if value is None or isinstance(value, (bool, int, float, str)) or (
             type(value) is tuple and _plain_value(value)):
         return ("constant", value)
-    from .. import dtype, device
+    from .. import dtype, device, memory_format
     if isinstance(value, (dtype, device)):
         return ("constant", value)
+    if isinstance(value, memory_format):
+        return ("constant", value._code)  # an int in TorchScript, as c10::MemoryFormat
     if isinstance(value, ScriptFunction):
         return ("function", value._c)
     table = _builtin_table()
