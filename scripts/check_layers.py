@@ -2,7 +2,7 @@
 
 The folders are layers, lowest first:
 
-    runtime -> kernels -> tracer -> interop -> script -> frontend -> tools
+    runtime -> kernels -> tracer -> interop -> script -> serialization -> frontend -> tools
 
 A file may include files of its own layer and of the layers before it, never of a later one. Inside
 kernels/, the shared files at its top (the *_meta.h checks, the helpers every backend uses) include
@@ -16,7 +16,7 @@ import re
 import subprocess
 import sys
 
-LAYERS = ["runtime", "kernels", "tracer", "interop", "script", "frontend", "tools"]
+LAYERS = ["runtime", "kernels", "tracer", "interop", "script", "serialization", "frontend", "tools"]
 BACKENDS = ("kernels/cpu", "kernels/cuda")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

@@ -4,6 +4,7 @@
 OUT/seeds-script: every .py file of the repository, and every C++ test string that holds a `def`.
 OUT/seeds-graph: every .graph golden file (its graph), every C++ test string that holds a `graph(`, and, with
 DUMP (an ampjit-dump binary), each graph it prints for the golden dump inputs (tests/golden/dump).
+OUT/seeds-zip: archives laid out as torch.save and torch.jit.save write them (zip_seeds).
 """
 import hashlib
 import pathlib
@@ -78,8 +79,41 @@ def main():
             for chunk in re.split(r"^# .*\n", run.stdout, flags=re.M):
                 if chunk.startswith("graph("):
                     write(graph, chunk)
+    zips = out / "seeds-zip"
+    zips.mkdir(parents=True, exist_ok=True)
+    for f in zips.iterdir():
+        f.unlink()
+    for data in zip_seeds():
+        (zips / hashlib.sha1(data).hexdigest()).write_bytes(data)
     print(f"fuzz: seeds: {sum(1 for _ in script.iterdir())} scripts, "
-          f"{sum(1 for _ in graph.iterdir())} graphs")
+          f"{sum(1 for _ in graph.iterdir())} graphs, {sum(1 for _ in zips.iterdir())} archives")
+
+
+def zip_seeds():
+    """Archives laid out as torch.save writes them (stored, as torch does, and deflated, as other
+    writers may), a TorchScript-like one with code/ and constants.pkl, and one with a folder entry."""
+    import io
+    import struct
+    import zipfile
+    layouts = [
+        {"data.pkl": b"\x80\x02}q\x00.", "data/0": struct.pack("<4f", 1, 2, 3, 4), "version": b"3\n"},
+        {"data.pkl": b"\x80\x02N.", "constants.pkl": b"\x80\x02).", "version": b"3\n",
+         "code/__torch__/m.py": b"def forward(self, x):\n    return x\n"},
+    ]
+    seeds = []
+    for layout in layouts:
+        for method in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            buf = io.BytesIO()
+            with zipfile.ZipFile(buf, "w", compression=method) as z:
+                for name, data in layout.items():
+                    z.writestr("archive/" + name, data)
+            seeds.append(buf.getvalue())
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("archive/", b"")
+        z.writestr("archive/data.pkl", b"\x80\x02N.")
+    seeds.append(buf.getvalue())
+    return seeds
 
 
 if __name__ == "__main__":

@@ -412,4 +412,5 @@ BOOST_PYTHON_MODULE(_C) {
   bind_jit();
   bind_script();
   bind_cuda();
+  bind_serialization();
 }

@@ -1,6 +1,8 @@
 // Inference optimization of frozen graphs (see inference.h).
 #include "script/passes/inference.h"
 
+#include <algorithm>
+#include <iterator>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -14,113 +16,48 @@ namespace {
 
 // Ops whose result keeps a channels-last input's layout (their first tensor operand's, or that of
 // the full-shape operand of a broadcast): pointwise ops, casts, eval-mode norms and max pooling.
+// clang-format off
+constexpr OpId kKeepsLayout[] = {
+    OpId::add, OpId::add_Scalar, OpId::add_, OpId::add__Scalar, OpId::sub, OpId::sub_Scalar,
+    OpId::sub_, OpId::sub__Scalar, OpId::mul, OpId::mul_Scalar, OpId::mul_, OpId::mul__Scalar,
+    OpId::div, OpId::div_Scalar, OpId::div_, OpId::div__Scalar, OpId::neg, OpId::exp, OpId::sqrt,
+    OpId::rsqrt, OpId::tanh, OpId::tanh_, OpId::sigmoid, OpId::sigmoid_, OpId::erf, OpId::silu,
+    OpId::silu_, OpId::gelu, OpId::gelu_, OpId::relu, OpId::relu_, OpId::relu6, OpId::relu6_,
+    OpId::hardtanh, OpId::hardtanh_, OpId::hardswish, OpId::hardswish_, OpId::hardsigmoid,
+    OpId::hardsigmoid_, OpId::leaky_relu, OpId::leaky_relu_, OpId::elu, OpId::elu_, OpId::mish,
+    OpId::mish_, OpId::clamp, OpId::clamp_, OpId::clamp_min, OpId::clamp_min_, OpId::clamp_max,
+    OpId::clamp_max_, OpId::_autocast_to_reduced_precision, OpId::_autocast_to_full_precision,
+    OpId::to_dtype, OpId::clone, OpId::batch_norm, OpId::max_pool2d, OpId::dropout, OpId::dropout_,
+    OpId::to_channels_last, OpId::conv2d, OpId::conv2d_padding
+};
+// clang-format on
 bool keeps_layout(OpId id) {
-  switch (id) {
-    case OpId::add:
-    case OpId::add_Scalar:
-    case OpId::add_:
-    case OpId::add__Scalar:
-    case OpId::sub:
-    case OpId::sub_Scalar:
-    case OpId::sub_:
-    case OpId::sub__Scalar:
-    case OpId::mul:
-    case OpId::mul_Scalar:
-    case OpId::mul_:
-    case OpId::mul__Scalar:
-    case OpId::div:
-    case OpId::div_Scalar:
-    case OpId::div_:
-    case OpId::div__Scalar:
-    case OpId::neg:
-    case OpId::exp:
-    case OpId::sqrt:
-    case OpId::rsqrt:
-    case OpId::tanh:
-    case OpId::tanh_:
-    case OpId::sigmoid:
-    case OpId::sigmoid_:
-    case OpId::erf:
-    case OpId::silu:
-    case OpId::silu_:
-    case OpId::gelu:
-    case OpId::gelu_:
-    case OpId::relu:
-    case OpId::relu_:
-    case OpId::relu6:
-    case OpId::relu6_:
-    case OpId::hardtanh:
-    case OpId::hardtanh_:
-    case OpId::hardswish:
-    case OpId::hardswish_:
-    case OpId::hardsigmoid:
-    case OpId::hardsigmoid_:
-    case OpId::leaky_relu:
-    case OpId::leaky_relu_:
-    case OpId::elu:
-    case OpId::elu_:
-    case OpId::mish:
-    case OpId::mish_:
-    case OpId::clamp:
-    case OpId::clamp_:
-    case OpId::clamp_min:
-    case OpId::clamp_min_:
-    case OpId::clamp_max:
-    case OpId::clamp_max_:
-    case OpId::_autocast_to_reduced_precision:
-    case OpId::_autocast_to_full_precision:
-    case OpId::to_dtype:
-    case OpId::clone:
-    case OpId::batch_norm:
-    case OpId::max_pool2d:
-    case OpId::dropout:
-    case OpId::dropout_:
-    case OpId::to_channels_last:
-    case OpId::conv2d:
-    case OpId::conv2d_padding:
-      return true;
-    default:
-      return false;
-  }
+  return std::ranges::find(kKeepsLayout, id) != std::end(kKeepsLayout);
 }
 
 // Questions about a tensor's shape or type: their answers do not depend on its strides.
+// clang-format off
+constexpr OpId kShapeQueries[] = {
+    OpId::size_int, OpId::size_list, OpId::dim, OpId::numel, OpId::len_Tensor, OpId::prim_dtype,
+    OpId::prim_device, OpId::is_floating_point
+};
+// clang-format on
 bool shape_query(OpId id) {
-  switch (id) {
-    case OpId::size_int:
-    case OpId::size_list:
-    case OpId::dim:
-    case OpId::numel:
-    case OpId::len_Tensor:
-    case OpId::prim_dtype:
-    case OpId::prim_device:
-    case OpId::is_floating_point:
-      return true;
-    default:
-      return false;
-  }
+  return std::ranges::find(kShapeQueries, id) != std::end(kShapeQueries);
 }
 
 // Ops whose values do not depend on their tensor operands' strides and that never fail on a
 // layout (views may): a channels-last operand needs no conversion. Their results may differ in
 // strides from the original graph's.
+// clang-format off
+constexpr OpId kLayoutBlind[] = {
+    OpId::avg_pool2d, OpId::adaptive_avg_pool2d, OpId::cat, OpId::permute, OpId::flatten,
+    OpId::reshape, OpId::linear, OpId::layer_norm, OpId::mean_dim, OpId::sum_dim_IntList
+};
+// clang-format on
 bool layout_blind(OpId id) {
-  if (keeps_layout(id) || shape_query(id)) return true;
-  switch (id) {
-    case OpId::avg_pool2d:
-    case OpId::adaptive_avg_pool2d:
-    case OpId::cat:
-    case OpId::permute:
-    case OpId::flatten:
-    case OpId::reshape:
-    case OpId::linear:
-    case OpId::layer_norm:
-    case OpId::mean_dim:
-    case OpId::sum_dim_IntList:
-      return true;
-    default:
-      return false;
-  }
+  return keeps_layout(id) || shape_query(id) ||
+         std::ranges::find(kLayoutBlind, id) != std::end(kLayoutBlind);
 }
 
 bool is_tensor(const Value* v) {

@@ -1,0 +1,155 @@
+// The bindings torch.save / torch.load (frontend/ampjit/serialization.py) stand on: zip archives
+// (Note [Zip archives] in serialization/zip_archive.h) and raw storages.
+//
+// Note [Saved storages]
+// torch's archives hold each storage once, as the raw little-endian bytes of its elements in
+// record data/<key>; tensors are (storage, offset, sizes, strides) over it, so views saved
+// together share their storage again once loaded. _storage_key names a tensor's storage (equal
+// for views of one storage), _storage_bytes copies the whole storage's bytes (through the CPU for
+// a device tensor), _tensor_from_bytes makes a 1-D CPU tensor over a copy of a record's bytes, and
+// _rebuild_tensor views such a storage tensor after checking that every element the view reaches
+// lies inside it (a hostile file cannot make a view read outside its storage).
+#include <fmt/ranges.h>
+#include <boost/python.hpp>
+
+#include <cstring>
+
+#include "frontend/python/convert.h"
+#include "runtime/ops.h"
+#include "serialization/zip_archive.h"
+
+namespace ampjit::python {
+
+namespace {
+
+using serialization::ZipReader;
+using serialization::ZipWriter;
+
+std::string bytes_of(bp::object o) {
+  PyObject* p = o.ptr();
+  char* data = nullptr;
+  Py_ssize_t n = 0;
+  if (!PyBytes_Check(p) || PyBytes_AsStringAndSize(p, &data, &n) != 0)
+    throw TypeError("expected bytes");
+  return std::string(data, static_cast<size_t>(n));
+}
+
+bp::object to_bytes(const std::string& s) {
+  return bp::object(
+      bp::handle<>(PyBytes_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()))));
+}
+
+// _ZipReader(path: str) or _ZipReader(data: bytes).
+std::shared_ptr<ZipReader> zip_open(bp::object source) {
+  if (PyBytes_Check(source.ptr()))
+    return std::make_shared<ZipReader>(ZipReader::from_bytes(bytes_of(source)));
+  return std::make_shared<ZipReader>(ZipReader::open_file(bp::extract<std::string>(source)));
+}
+
+bp::list zip_records(const ZipReader& z) {
+  bp::list out;
+  for (const std::string& r : z.records()) out.append(r);
+  return out;
+}
+
+bp::object zip_read(const ZipReader& z, const std::string& record, bp::object max_bytes) {
+  const uint64_t limit = max_bytes.is_none() ? UINT64_MAX : bp::extract<uint64_t>(max_bytes)();
+  return to_bytes(z.read(record, limit));
+}
+
+// _zip_write(top, [(record, bytes), ...]) -> bytes
+bp::object zip_write(const std::string& top, bp::list records) {
+  ZipWriter w(top);
+  for (Py_ssize_t i = 0, n = bp::len(records); i < n; ++i) {
+    bp::object item = records[i];
+    w.add(bp::extract<std::string>(item[0])(), bytes_of(item[1]));
+  }
+  return to_bytes(w.finish());
+}
+
+const Tensor& tensor_arg(bp::object o, const char* fn) {
+  Tensor* t = as_tensor(o.ptr());
+  AMPJIT_CHECK_T(TypeError, t && t->defined(), "{}: expected a tensor", fn);
+  return *t;
+}
+
+uintptr_t storage_key(bp::object o) {
+  return reinterpret_cast<uintptr_t>(tensor_arg(o, "_storage_key").storage().get());
+}
+
+// The storage's elements (its bytes / itemsize of the tensor's dtype).
+int64_t storage_numel(bp::object o) {
+  const Tensor& t = tensor_arg(o, "_storage_numel");
+  return static_cast<int64_t>(t.storage()->nbytes() / t.itemsize());
+}
+
+bp::object storage_bytes(bp::object o) {
+  const Tensor& t = tensor_arg(o, "_storage_bytes");
+  const int64_t n = static_cast<int64_t>(t.storage()->nbytes() / t.itemsize());
+  const int64_t one = 1;
+  Tensor whole = Tensor::make_view(t, IntArrayRef(&n, 1), IntArrayRef(&one, 1), 0);
+  if (whole.device().type != DeviceType::CPU)
+    whole = ops::to_device(whole, Device(), std::nullopt, false, true).tensor();
+  return to_bytes(std::string(static_cast<const char*>(whole.raw_data()),
+                              static_cast<size_t>(n) * whole.itemsize()));
+}
+
+bp::object tensor_from_bytes(bp::object data, bp::object dtype) {
+  const ScalarType dt = to_ivalue(dtype.ptr()).to_scalar_type();
+  const std::string b = bytes_of(data);
+  const size_t item = itemsize(dt);
+  AMPJIT_CHECK(b.size() % item == 0,
+               "a storage of {} holds {} bytes, not a whole number of {}-byte elements",
+               dtype_name(dt), b.size(), item);
+  const int64_t n = static_cast<int64_t>(b.size() / item);
+  Tensor t = Tensor::empty(IntArrayRef(&n, 1), dt);
+  if (!b.empty()) std::memcpy(t.raw_data(), b.data(), b.size());
+  return wrap(t);
+}
+
+// A view of the 1-D storage tensor, checked to stay inside it.
+bp::object rebuild_tensor(bp::object storage, int64_t offset, bp::object sizes_o,
+                          bp::object strides_o) {
+  const Tensor& s = tensor_arg(storage, "_rebuild_tensor");
+  const std::vector<int64_t> sizes = to_ivalue(sizes_o.ptr()).to_int_list();
+  const std::vector<int64_t> strides = to_ivalue(strides_o.ptr()).to_int_list();
+  AMPJIT_CHECK(sizes.size() == strides.size(), "a saved tensor has {} sizes but {} strides",
+               sizes.size(), strides.size());
+  AMPJIT_CHECK(offset >= 0, "a saved tensor has the negative storage offset {}", offset);
+  const int64_t numel = s.numel();
+  bool empty = false;
+  __int128 last = offset;  // the farthest element the view reaches
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    AMPJIT_CHECK(sizes[d] >= 0 && strides[d] >= 0,
+                 "a saved tensor has the size {} and stride {} in dim {}", sizes[d], strides[d], d);
+    empty |= sizes[d] == 0;
+    if (sizes[d] > 0) last += static_cast<__int128>(sizes[d] - 1) * strides[d];
+  }
+  AMPJIT_CHECK(empty ? offset <= numel : last < numel,
+               "a saved tensor of sizes [{}] and strides [{}] at offset {} reaches past its "
+               "storage of {} elements",
+               fmt::join(sizes, ", "), fmt::join(strides, ", "), offset, numel);
+  return wrap(Tensor::make_view(s, sizes, strides, offset));
+}
+
+}  // namespace
+
+void bind_serialization() {
+  bp::class_<ZipReader, std::shared_ptr<ZipReader>, boost::noncopyable>("_ZipReader", bp::no_init)
+      .def("__init__", bp::make_constructor(zip_open))
+      .def("prefix", &ZipReader::prefix, bp::return_value_policy<bp::copy_const_reference>())
+      .def("records", zip_records)
+      .def(
+          "has", +[](const ZipReader& z, const std::string& r) { return z.has(r); })
+      .def(
+          "size", +[](const ZipReader& z, const std::string& r) { return z.size(r); })
+      .def("read", zip_read, (bp::arg("record"), bp::arg("max_bytes") = bp::object()));
+  bp::def("_zip_write", zip_write);
+  bp::def("_storage_key", storage_key);
+  bp::def("_storage_numel", storage_numel);
+  bp::def("_storage_bytes", storage_bytes);
+  bp::def("_tensor_from_bytes", tensor_from_bytes);
+  bp::def("_rebuild_tensor", rebuild_tensor);
+}
+
+}  // namespace ampjit::python

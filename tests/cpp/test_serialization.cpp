@@ -1,0 +1,99 @@
+// Zip archives (Note [Zip archives] in serialization/zip_archive.h): what ZipWriter writes,
+// ZipReader reads back under its top folder, from bytes and from a file; missing records, bounds,
+// truncated and foreign bytes and bad names are errors that name the archive and the record.
+#include <gmock/gmock.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "runtime/error.h"
+#include "serialization/zip_archive.h"
+
+namespace ampjit::serialization {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::string sample() {
+  ZipWriter w("model");
+  w.add("data.pkl", std::string("\x80\x02N.", 4));
+  w.add("data/0", std::string(1000, '\x7f'));
+  w.add("code/__torch__/m.py", "def forward(self, x):\n    return x\n");
+  w.add("empty", "");
+  return w.finish();
+}
+
+TEST(ZipArchive, WhatTheWriterWritesTheReaderReads) {
+  const ZipReader z = ZipReader::from_bytes(sample());
+  EXPECT_EQ(z.prefix(), "model/");
+  EXPECT_THAT(z.records(), ElementsAre("data.pkl", "data/0", "code/__torch__/m.py", "empty"));
+  EXPECT_TRUE(z.has("data/0"));
+  EXPECT_FALSE(z.has("data/1"));
+  EXPECT_EQ(z.size("data/0"), 1000u);
+  EXPECT_EQ(z.read("data/0"), std::string(1000, '\x7f'));
+  EXPECT_EQ(z.read("empty"), "");
+  EXPECT_EQ(z.read("code/__torch__/m.py"), "def forward(self, x):\n    return x\n");
+}
+
+TEST(ZipArchive, FromAFile) {
+  const std::string path = ::testing::TempDir() + "ampjit_zip_test.pt";
+  {
+    std::ofstream out(path, std::ios::binary);
+    const std::string bytes = sample();
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  const ZipReader z = ZipReader::open_file(path);
+  EXPECT_EQ(z.read("data.pkl"), std::string("\x80\x02N.", 4));
+  std::remove(path.c_str());
+  EXPECT_THAT(error_of([] { ZipReader::open_file("/nonexistent/ampjit.pt"); }),
+              HasSubstr("/nonexistent/ampjit.pt: cannot open as a zip archive"));
+}
+
+TEST(ZipArchive, ReadsAreBoundedAndRecordsMustExist) {
+  const ZipReader z = ZipReader::from_bytes(sample(), "sample.pt");
+  EXPECT_THAT(error_of([&] { z.read("data/0", 999); }),
+              HasSubstr("sample.pt: record 'data/0' holds 1000 bytes, more than the 999 expected"));
+  EXPECT_THAT(error_of([&] { z.read("data/9"); }),
+              HasSubstr("sample.pt: the archive has no record 'model/data/9'"));
+  EXPECT_THAT(error_of([&] { z.size("nope"); }), HasSubstr("no record 'model/nope'"));
+}
+
+TEST(ZipArchive, TruncatedAndForeignBytesAreErrors) {
+  const std::string bytes = sample();
+  EXPECT_THAT(error_of([] { ZipReader::from_bytes("", "empty.pt"); }),
+              HasSubstr("empty.pt: the zip archive is empty"));
+  for (size_t cut : {size_t{10}, bytes.size() / 2, bytes.size() - 1})
+    EXPECT_THAT(error_of([&] { ZipReader::from_bytes(bytes.substr(0, cut), "cut.pt"); }),
+                HasSubstr("cut.pt: cannot open as a zip archive"))
+        << cut;
+  EXPECT_THAT(error_of([] { ZipReader::from_bytes("\x80\x02}q\x00.", "legacy.pt"); }),
+              HasSubstr("legacy.pt: cannot open as a zip archive"));
+  // A corrupted byte inside a stored record's data: the CRC check reports it on read.
+  std::string bad = bytes;
+  const size_t at = bad.find(std::string(1000, '\x7f'));
+  ASSERT_NE(at, std::string::npos);
+  bad[at + 500] = 'x';
+  const ZipReader z = ZipReader::from_bytes(bad, "crc.pt");
+  EXPECT_THAT(error_of([&] { z.read("data/0"); }), HasSubstr("crc.pt: record 'data/0' is corrupt"));
+}
+
+TEST(ZipArchive, TheWriterRefusesNamesOutsideItsFolder) {
+  EXPECT_THAT(error_of([] { ZipWriter("a/b"); }), HasSubstr("not a valid top folder name"));
+  ZipWriter w("archive");
+  for (const char* name : {"../x", "/abs", "a/../../x", ""})
+    EXPECT_THAT(error_of([&] { w.add(name, "x"); }), HasSubstr("is not a valid record name"))
+        << name;
+}
+
+}  // namespace
+}  // namespace ampjit::serialization
