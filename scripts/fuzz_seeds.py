@@ -5,6 +5,7 @@ OUT/seeds-script: every .py file of the repository, and every C++ test string th
 OUT/seeds-graph: every .graph golden file (its graph), every C++ test string that holds a `graph(`, and, with
 DUMP (an ampjit-dump binary), each graph it prints for the golden dump inputs (tests/golden/dump).
 OUT/seeds-zip: archives laid out as torch.save and torch.jit.save write them (zip_seeds).
+OUT/seeds-pickle: pickles as torch writes them (pickle_seeds).
 """
 import hashlib
 import pathlib
@@ -85,8 +86,34 @@ def main():
         f.unlink()
     for data in zip_seeds():
         (zips / hashlib.sha1(data).hexdigest()).write_bytes(data)
+    pickles = out / "seeds-pickle"
+    pickles.mkdir(parents=True, exist_ok=True)
+    for f in pickles.iterdir():
+        f.unlink()
+    for data in pickle_seeds():
+        (pickles / hashlib.sha1(data).hexdigest()).write_bytes(data)
     print(f"fuzz: seeds: {sum(1 for _ in script.iterdir())} scripts, "
-          f"{sum(1 for _ in graph.iterdir())} graphs, {sum(1 for _ in zips.iterdir())} archives")
+          f"{sum(1 for _ in graph.iterdir())} graphs, {sum(1 for _ in zips.iterdir())} archives, "
+          f"{sum(1 for _ in pickles.iterdir())} pickles")
+
+
+def pickle_seeds():
+    """Pickles as torch writes them: containers of every kind, and a tensor (torch._utils's rebuild
+    call on a persistent storage reference, as in torch.save's data.pkl), a state dict's
+    OrderedDict with its _metadata, dtypes, a device and a Size."""
+    import pickle
+    plain = [
+        {"a": [1, 2.5, "text", None, True, False], "b": (1, (2, 3)), "c": {"nested": [[], {}]}},
+        [2 ** 40, -7, 0.0, -1.5e300, "é"],
+    ]
+    seeds = [pickle.dumps(p, protocol=2) for p in plain] + [pickle.dumps(plain[0], protocol=4)]
+    tensor = (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\nq\x00((X\x07\x00\x00\x00storagectorch\nFloatStorage\n"
+              b"q\x01X\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x06tQK\x00K\x02K\x03\x86K\x03K\x01\x86\x89"
+              b"ccollections\nOrderedDict\n)RtR.")
+    state_dict = (b"\x80\x02ccollections\nOrderedDict\nq\x00)Rq\x01X\x06\x00\x00\x00weightctorch\nfloat16\n"
+                  b"s}X\t\x00\x00\x00_metadata}sb.")
+    misc = b"\x80\x02(ctorch\ndevice\nX\x03\x00\x00\x00cpu\x85Rctorch\nSize\nK\x02K\x03\x86\x85Rt."
+    return seeds + [tensor, state_dict, misc]
 
 
 def zip_seeds():

@@ -16,6 +16,8 @@
 
 #include "frontend/python/convert.h"
 #include "runtime/ops.h"
+#include "serialization/archive.h"
+#include "serialization/unpickler.h"
 #include "serialization/zip_archive.h"
 
 namespace ampjit::python {
@@ -110,26 +112,21 @@ bp::object tensor_from_bytes(bp::object data, bp::object dtype) {
 // A view of the 1-D storage tensor, checked to stay inside it.
 bp::object rebuild_tensor(bp::object storage, int64_t offset, bp::object sizes_o,
                           bp::object strides_o) {
-  const Tensor& s = tensor_arg(storage, "_rebuild_tensor");
-  const std::vector<int64_t> sizes = to_ivalue(sizes_o.ptr()).to_int_list();
-  const std::vector<int64_t> strides = to_ivalue(strides_o.ptr()).to_int_list();
-  AMPJIT_CHECK(sizes.size() == strides.size(), "a saved tensor has {} sizes but {} strides",
-               sizes.size(), strides.size());
-  AMPJIT_CHECK(offset >= 0, "a saved tensor has the negative storage offset {}", offset);
-  const int64_t numel = s.numel();
-  bool empty = false;
-  __int128 last = offset;  // the farthest element the view reaches
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    AMPJIT_CHECK(sizes[d] >= 0 && strides[d] >= 0,
-                 "a saved tensor has the size {} and stride {} in dim {}", sizes[d], strides[d], d);
-    empty |= sizes[d] == 0;
-    if (sizes[d] > 0) last += static_cast<__int128>(sizes[d] - 1) * strides[d];
+  return wrap(serialization::check_view(tensor_arg(storage, "_rebuild_tensor"), offset,
+                                        to_ivalue(sizes_o.ptr()).to_int_list(),
+                                        to_ivalue(strides_o.ptr()).to_int_list(), "ampjit.load"));
+}
+
+// _unpickle(data, archive=None): the C++ restricted unpickler (Note [Restricted unpickler]) on
+// `data`, its storages read from `archive`; the result as Python values.
+bp::object unpickle_bytes(bp::object data, bp::object archive) {
+  serialization::UnpickleHooks hooks;
+  std::shared_ptr<ZipReader> z;
+  if (!archive.is_none()) {
+    z = bp::extract<std::shared_ptr<ZipReader>>(archive)();
+    hooks.storage = serialization::archive_storages(*z);
   }
-  AMPJIT_CHECK(empty ? offset <= numel : last < numel,
-               "a saved tensor of sizes [{}] and strides [{}] at offset {} reaches past its "
-               "storage of {} elements",
-               fmt::join(sizes, ", "), fmt::join(strides, ", "), offset, numel);
-  return wrap(Tensor::make_view(s, sizes, strides, offset));
+  return from_ivalue(serialization::unpickle(bytes_of(data), hooks, "pickle"));
 }
 
 }  // namespace
@@ -150,6 +147,7 @@ void bind_serialization() {
   bp::def("_storage_bytes", storage_bytes);
   bp::def("_tensor_from_bytes", tensor_from_bytes);
   bp::def("_rebuild_tensor", rebuild_tensor);
+  bp::def("_unpickle", unpickle_bytes, (bp::arg("data"), bp::arg("archive") = bp::object()));
 }
 
 }  // namespace ampjit::python

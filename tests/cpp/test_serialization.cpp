@@ -4,9 +4,12 @@
 #include <gmock/gmock.h>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "runtime/error.h"
+#include "serialization/archive.h"
+#include "serialization/unpickler.h"
 #include "serialization/zip_archive.h"
 
 namespace ampjit::serialization {
@@ -93,6 +96,84 @@ TEST(ZipArchive, TheWriterRefusesNamesOutsideItsFolder) {
   for (const char* name : {"../x", "/abs", "a/../../x", ""})
     EXPECT_THAT(error_of([&] { w.add(name, "x"); }), HasSubstr("is not a valid record name"))
         << name;
+}
+
+// torch.save's pickle of torch.arange(6.).view(2, 3)[1] (storage '0' of 6 floats, offset 3, size
+// [3], stride [1]). Literals are split after each hex escape that a hex digit follows.
+constexpr char kTensorPickleRaw[] =
+    "\x80\x02"
+    "ctorch._utils\n_rebuild_tensor_v2\n"
+    "q\x00"
+    "(("
+    "X\x07\x00\x00\x00"
+    "storage"
+    "ctorch\nFloatStorage\n"
+    "q\x01"
+    "X\x01\x00\x00\x00"
+    "0"
+    "X\x03\x00\x00\x00"
+    "cpu"
+    "K\x06"
+    "tQ"
+    "K\x03"
+    "K\x03"
+    "\x85"
+    "K\x01"
+    "\x85"
+    "\x89"
+    "ccollections\nOrderedDict\n"
+    ")RtR.";
+const std::string kTensorPickle(kTensorPickleRaw, sizeof(kTensorPickleRaw) - 1);
+
+TEST(Unpickler, RebuildsTensorsOverTheArchivesStorages) {
+  ZipWriter w("archive");
+  std::string floats(24, '\0');
+  for (int i = 0; i < 6; ++i) {
+    const float f = static_cast<float>(i);
+    std::memcpy(floats.data() + 4 * i, &f, 4);
+  }
+  w.add("data/0", floats);
+  const ZipReader z = ZipReader::from_bytes(w.finish());
+  UnpickleHooks hooks;
+  hooks.storage = archive_storages(z);
+  ASSERT_EQ(kTensorPickle.size(), 130u);
+  const Tensor t = unpickle(kTensorPickle, hooks, "t.pkl").to_tensor();
+  EXPECT_EQ(t.shape_str(), "[3]");
+  EXPECT_EQ(t.storage_offset(), 3);
+  EXPECT_EQ(t.data<float>()[0], 3.0f);
+  EXPECT_EQ(t.data<float>()[2], 5.0f);
+  // Without a storage hook the reference is an error, as is a missing record.
+  EXPECT_THAT(error_of([&] { unpickle(kTensorPickle, {}, "t.pkl"); }),
+              HasSubstr("t.pkl: the pickle references a storage, and none is given"));
+}
+
+TEST(Unpickler, RefusesUnknownGlobalsAndBoundsNesting) {
+  constexpr char kSystem[] =
+      "\x80\x02"
+      "cposix\nsystem\n"
+      "X\x02\x00\x00\x00"
+      "ls"
+      "\x85R.";
+  EXPECT_THAT(
+      error_of([&] { unpickle(std::string_view(kSystem, sizeof(kSystem) - 1), {}, "evil"); }),
+      HasSubstr("evil: the pickle names the global 'posix.system', which ampjit does not load"));
+  const std::string deep =
+      "\x80\x02" + std::string(kMaxNesting + 1, ']') + std::string(kMaxNesting, 'a') + ".";
+  EXPECT_THAT(error_of([&] { unpickle(deep, {}, "deep"); }), HasSubstr("nest more than 1000 deep"));
+  const std::string ok =
+      "\x80\x02" + std::string(kMaxNesting - 1, ']') + std::string(kMaxNesting - 2, 'a') + ".";
+  EXPECT_TRUE(unpickle(ok, {}, "ok").is_list());
+  constexpr char kMisc[] =
+      "\x80\x02"
+      "(ctorch\ndevice\n"
+      "X\x03\x00\x00\x00"
+      "cpu"
+      "\x85R"
+      "ctorch\nbfloat16\nt.";
+  const IValue v = unpickle(std::string_view(kMisc, sizeof(kMisc) - 1), {}, "misc");
+  ASSERT_TRUE(v.is_tuple());
+  EXPECT_TRUE(v.tuple_elems()[0].is_device());
+  EXPECT_EQ(v.tuple_elems()[1].to_scalar_type(), ScalarType::BFloat16);
 }
 
 }  // namespace

@@ -240,3 +240,84 @@ def test_a_zip_bomb_is_refused(tmp_path):
     assert os.path.getsize(path) < 2 ** 16
     with pytest.raises(RuntimeError, match="zip bomb"):
         ampjit.load(path)
+
+
+# --- the C++ restricted unpickler (Note [Restricted unpickler] in serialization/unpickler.h) -----
+
+def _plain(x):
+    """Python values as the C++ unpickler gives them: dicts for OrderedDicts, tuples for Sizes,
+    tensors as (dtype, shape, stride, offset, values, requires_grad)."""
+    if isinstance(x, ampjit.Tensor):
+        return (str(x.dtype), tuple(x.shape), tuple(x.stride()), x.storage_offset(),
+                x.float().tolist() if x.dtype is ampjit.bfloat16 else x.tolist(), x.requires_grad)
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_plain(v) for v in x) if type(x) in (list, tuple) else tuple(_plain(v) for v in x)
+    return x
+
+
+def _cpp_load(data):
+    archive = ampjit._C._ZipReader(data)
+    return ampjit._C._unpickle(archive.read("data.pkl"), archive)
+
+
+@pytest.mark.parametrize("writer", ["ampjit", "torch"])
+def test_the_cpp_unpickler_reads_what_the_python_loader_reads(torch_ref, writer):
+    lib = ampjit if writer == "ampjit" else torch_ref
+    obj = _sample(lib)
+    obj["param"] = lib.nn.Parameter(lib.ones(2))
+    obj["state_dict"] = lib.nn.Linear(2, 3).state_dict()
+    buf = io.BytesIO()
+    lib.save(obj, buf)
+    want = ampjit.load(io.BytesIO(buf.getvalue()))
+    got = _cpp_load(buf.getvalue())
+    assert list(got) == list(want)
+    assert _plain(got) == _plain(want)
+    # shared storage survives: base and its views are one storage again
+    got["base"][1, 0, 0] = -1.0
+    assert got["view"][0, 0].item() == -1.0
+
+
+def _cpp_error(pickled):
+    with pytest.raises(RuntimeError) as e:
+        ampjit._C._unpickle(pickled)
+    return str(e.value)
+
+
+def test_the_cpp_unpickler_refuses_code_and_bounds_hostile_input(tmp_path):
+    target = tmp_path / "created"
+    assert "names the global 'posix.system'" in _cpp_error(pickle.dumps(_RunsCommand(target), protocol=2))
+    assert "names the global '__builtin__.eval'" in _cpp_error(pickle.dumps(_WritesFile(target), protocol=2))
+    assert not target.exists()
+    assert "'collections.Counter'" in _cpp_error(pickle.dumps(collections.Counter(a=1), protocol=2))
+    assert "BUILD sets the state of 'torch.float32'" in _cpp_error(b"\x80\x02ctorch\nfloat32\n}b.")
+    # a list inside itself, and a list changed after it was put in another container
+    assert "inside itself" in _cpp_error(b"\x80\x02]q\x00h\x00a.")
+    assert "after putting it in another one" in _cpp_error(b"\x80\x02]q\x00]q\x01ah\x01K\x01a.")
+    deep = b"\x80\x02" + b"]" * 1001 + b"a" * 1000 + b"."
+    assert "nest more than 1000 deep" in _cpp_error(deep)
+    ok = b"\x80\x02" + b"]" * 999 + b"a" * 998 + b"."
+    assert isinstance(ampjit._C._unpickle(ok), list)
+    assert "larger than the pickle" in _cpp_error(b"\x80\x02Nr\xff\xff\xff\x7f.")
+    assert "never wrote" in _cpp_error(b"\x80\x02h\x05.")
+    assert "truncated" in _cpp_error(b"\x80\x02X\xff\xff\xff\x7fabc")
+    assert "wider than 64 bits" in _cpp_error(b"\x80\x02\x8a\x09" + b"\x01" * 9 + b".")
+    assert "'torch.float32' cannot be called" in _cpp_error(b"\x80\x02ctorch\nfloat32\n)R.")
+    assert "opcode 0x49" in _cpp_error(b"\x80\x02I12\n.")  # protocol-0 INT: not one torch writes
+    assert "references a storage, and none is given" in _cpp_error(_tensor_pickle(2))
+    assert ampjit._C._unpickle(b"\x80\x02\x8a\x08" + (2 ** 63 - 1).to_bytes(8, "little") + b".") == 2 ** 63 - 1
+    assert ampjit._C._unpickle(b"\x80\x02\x8a\x08" + (-2 ** 63).to_bytes(8, "little", signed=True) + b".") == -2 ** 63
+    assert ampjit._C._unpickle(b"\x80\x02\x8a\x01\xff.") == -1
+
+
+@pytest.mark.parametrize("kwargs,records,message", [
+    (dict(numel=4), [("data/0", b"\0" * 8)], "declares 4 elements of float32 \\(16 bytes\\) but its record holds 8"),
+    (dict(numel=2, key="7"), [("data/0", b"\0" * 8)], "refers to the storage 'data/7', which it lacks"),
+    (dict(numel=2, offset=1, size=(2,)), [("data/0", b"\0" * 8)], "reaches past its storage of 2 elements"),
+    (dict(numel=2, storage="Evil"), [("data/0", b"\0" * 8)], "'torch.Evil'"),
+])
+def test_the_cpp_unpickler_checks_storage_references(tmp_path, kwargs, records, message):
+    data = _archive(tmp_path, _tensor_pickle(**kwargs), records).read_bytes()
+    with pytest.raises(RuntimeError, match=message):
+        _cpp_load(data)
