@@ -9,6 +9,7 @@
 
 #include "runtime/error.h"
 #include "serialization/archive.h"
+#include "serialization/load.h"
 #include "serialization/unpickler.h"
 #include "serialization/zip_archive.h"
 
@@ -145,6 +146,24 @@ TEST(Unpickler, RebuildsTensorsOverTheArchivesStorages) {
   // Without a storage hook the reference is an error, as is a missing record.
   EXPECT_THAT(error_of([&] { unpickle(kTensorPickle, {}, "t.pkl"); }),
               HasSubstr("t.pkl: the pickle references a storage, and none is given"));
+}
+
+TEST(Load, ATorchSaveArchiveFromItsBytes) {
+  ZipWriter w("state");
+  constexpr char kDict[] = "\x80\x02}X\x01\x00\x00\x00wK\x07s.";  // {'w': 7}
+  w.add("data.pkl", std::string(kDict, sizeof(kDict) - 1));
+  w.add("version", "3\n");
+  const IValue v = load_bytes(w.finish(), "state.pt");
+  ASSERT_TRUE(v.is_dict());
+  EXPECT_EQ(v.dict_obj()->find(IValue("w"))->to_int(), 7);
+  ZipWriter ts("model");
+  ts.add("data.pkl", "\x80\x02N.");
+  ts.add("constants.pkl", "\x80\x02).");
+  EXPECT_THAT(error_of([&] { load_bytes(ts.finish(), "model.pt"); }),
+              HasSubstr("model.pt is a TorchScript archive (torch.jit.save); load it with "
+                        "torch.jit.load"));
+  EXPECT_THAT(error_of([] { load("/nonexistent/state.pt"); }),
+              HasSubstr("/nonexistent/state.pt: cannot open as a zip archive"));
 }
 
 TEST(Unpickler, RefusesUnknownGlobalsAndBoundsNesting) {
