@@ -1,7 +1,6 @@
 // Reading the storages of a torch archive (see archive.h).
 #include "serialization/archive.h"
 
-#include <cstring>
 #include <memory>
 #include <unordered_map>
 
@@ -33,9 +32,8 @@ std::function<Tensor(ScalarType, const std::string&, const std::string&, int64_t
     AMPJIT_CHECK(have == nbytes,
                  "storage '{}' declares {} elements of {} ({} bytes) but its record holds {} bytes",
                  record, numel, dtype_name(dtype), nbytes, have);
-    const std::string bytes = archive.read(record, nbytes);
     Tensor t = Tensor::empty({&numel, 1}, dtype);
-    if (nbytes) std::memcpy(t.raw_data(), bytes.data(), bytes.size());
+    archive.read_into(record, t.raw_data(), nbytes);  // straight into the tensor
     loaded->emplace(key, t);
     return t;
   };

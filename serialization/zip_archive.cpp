@@ -39,7 +39,7 @@ bool safe_name(std::string_view name) {
 
 struct ZipReader::Impl {
   std::string what;
-  std::string bytes;  // the archive when opened from bytes (libzip reads it in place)
+  std::shared_ptr<const void> keep;  // the bytes an archive opened from memory reads in place
   zip_t* archive = nullptr;
   std::string prefix;
   std::vector<std::string> records;
@@ -96,21 +96,28 @@ ZipReader ZipReader::open_file(const std::string& path) {
   auto impl = std::make_unique<Impl>();
   impl->what = path;
   int err = 0;
-  impl->archive = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &err);
+  impl->archive = zip_open(path.c_str(), ZIP_RDONLY, &err);
   AMPJIT_CHECK(impl->archive, "{}: cannot open as a zip archive ({})", path, zip_error_text(err));
   impl->scan();
   return ZipReader(std::move(impl));
 }
 
 ZipReader ZipReader::from_bytes(std::string bytes, std::string what) {
+  auto owned = std::make_shared<std::string>(std::move(bytes));
+  const std::string_view view(*owned);
+  return from_view(view, std::move(owned), std::move(what));
+}
+
+ZipReader ZipReader::from_view(std::string_view bytes, std::shared_ptr<const void> keep,
+                               std::string what) {
   auto impl = std::make_unique<Impl>();
   impl->what = std::move(what);
-  impl->bytes = std::move(bytes);
+  impl->keep = std::move(keep);
   zip_error_t error;
   zip_error_init(&error);
-  zip_source_t* src = zip_source_buffer_create(impl->bytes.data(), impl->bytes.size(), 0, &error);
+  zip_source_t* src = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
   AMPJIT_CHECK(src, "{}: {}", impl->what, zip_error_strerror(&error));
-  impl->archive = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &error);
+  impl->archive = zip_open_from_source(src, ZIP_RDONLY, &error);
   if (!impl->archive) {
     const std::string text = zip_error_strerror(&error);
     zip_source_free(src);
@@ -141,9 +148,43 @@ uint64_t ZipReader::size(std::string_view record) const {
   return st.size;
 }
 
-std::string ZipReader::read(std::string_view record, uint64_t max_bytes) const {
-  const zip_uint64_t i = impl_->entry(record);
-  std::lock_guard<std::mutex> lock(impl_->mu);
+namespace {
+
+// Reads record `i` (declared size `size`) into `dst` through libzip, in chunks, checking that it
+// holds exactly `size` bytes.
+void read_entry(zip_t* archive, zip_uint64_t i, std::string_view what, std::string_view record,
+                char* dst, uint64_t size) {
+  zip_file_t* f = zip_fopen_index(archive, i, 0);
+  AMPJIT_CHECK(f, "{}: cannot open record '{}' ({})", what, record,
+               zip_error_strerror(zip_get_error(archive)));
+  uint64_t done = 0;
+  char extra = 0;
+  for (;;) {
+    // Past the declared size, one more byte is asked for: a record that holds it is an error.
+    char* at = done < size ? dst + done : &extra;
+    const uint64_t want = done < size ? std::min<uint64_t>(size - done, uint64_t{1} << 26) : 1;
+    const zip_int64_t got = zip_fread(f, at, want);
+    if (got < 0) {
+      const std::string text = zip_error_strerror(zip_file_get_error(f));
+      zip_fclose(f);
+      throw Error(fmt::format("{}: record '{}' is corrupt ({})", what, record, text));
+    }
+    if (got == 0) break;
+    if (done >= size) {
+      zip_fclose(f);
+      throw Error(fmt::format("{}: record '{}' holds more bytes than the {} it declares", what,
+                              record, size));
+    }
+    done += static_cast<uint64_t>(got);
+  }
+  zip_fclose(f);
+  AMPJIT_CHECK(done == size, "{}: record '{}' is truncated: {} of {} bytes", what, record, done,
+               size);
+}
+
+}  // namespace
+
+uint64_t ZipReader::checked_size(uint64_t i, std::string_view record, uint64_t max_bytes) const {
   const std::string& what = impl_->what;
   zip_stat_t st;
   AMPJIT_CHECK(zip_stat_index(impl_->archive, i, 0, &st) == 0 && (st.valid & ZIP_STAT_SIZE) &&
@@ -158,31 +199,26 @@ std::string ZipReader::read(std::string_view record, uint64_t max_bytes) const {
                "{}: record '{}' declares {} bytes from {} compressed: more than {}x, refused as a "
                "zip bomb",
                what, record, st.size, st.comp_size, kMaxExpansion);
-  zip_file_t* f = zip_fopen_index(impl_->archive, i, 0);
-  AMPJIT_CHECK(f, "{}: cannot open record '{}' ({})", what, record,
-               zip_error_strerror(zip_get_error(impl_->archive)));
-  std::string out;
-  constexpr size_t kChunk = size_t{1} << 20;
-  std::string chunk(kChunk, '\0');
-  for (;;) {
-    const zip_int64_t got = zip_fread(f, chunk.data(), chunk.size());
-    if (got < 0) {
-      const std::string text = zip_error_strerror(zip_file_get_error(f));
-      zip_fclose(f);
-      throw Error(fmt::format("{}: record '{}' is corrupt ({})", what, record, text));
-    }
-    if (got == 0) break;
-    if (out.size() + static_cast<size_t>(got) > st.size) {
-      zip_fclose(f);
-      throw Error(fmt::format("{}: record '{}' holds more bytes than the {} it declares", what,
-                              record, st.size));
-    }
-    out.append(chunk.data(), static_cast<size_t>(got));
-  }
-  zip_fclose(f);
-  AMPJIT_CHECK(out.size() == st.size, "{}: record '{}' is truncated: {} of {} bytes", what, record,
-               out.size(), st.size);
+  return st.size;
+}
+
+std::string ZipReader::read(std::string_view record, uint64_t max_bytes) const {
+  const zip_uint64_t i = impl_->entry(record);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  const uint64_t size = checked_size(i, record, max_bytes);
+  // The declared size is bounded by the archive (stored) or by the expansion limit (compressed).
+  std::string out(static_cast<size_t>(size), '\0');
+  read_entry(impl_->archive, i, impl_->what, record, out.data(), size);
   return out;
+}
+
+void ZipReader::read_into(std::string_view record, void* dst, uint64_t nbytes) const {
+  const zip_uint64_t i = impl_->entry(record);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  const uint64_t size = checked_size(i, record, nbytes);
+  AMPJIT_CHECK(size == nbytes, "{}: record '{}' holds {} bytes, not the {} expected", impl_->what,
+               record, size, nbytes);
+  read_entry(impl_->archive, i, impl_->what, record, static_cast<char*>(dst), size);
 }
 
 ZipWriter::ZipWriter(std::string top) : top_(std::move(top)) {
@@ -192,7 +228,46 @@ ZipWriter::ZipWriter(std::string top) : top_(std::move(top)) {
 
 void ZipWriter::add(std::string_view record, std::string bytes) {
   AMPJIT_CHECK(safe_name(record), "zip writer: '{}' is not a valid record name", record);
-  records_.emplace_back(top_ + "/" + std::string(record), std::move(bytes));
+  records_.push_back(Record{top_ + "/" + std::string(record), std::move(bytes), nullptr, 0});
+}
+
+void ZipWriter::add_view(std::string_view record, const void* data, size_t nbytes) {
+  AMPJIT_CHECK(safe_name(record), "zip writer: '{}' is not a valid record name", record);
+  records_.push_back(Record{top_ + "/" + std::string(record), {}, data, nbytes});
+}
+
+void ZipWriter::add_records(void* handle) const {
+  auto* za = static_cast<zip_t*>(handle);
+  auto fail = [&](const std::string& what) {
+    const std::string text = zip_error_strerror(zip_get_error(za));
+    zip_discard(za);
+    throw Error(fmt::format("zip writer: {}: {}", what, text));
+  };
+  for (const Record& r : records_) {
+    const void* data = r.data ? r.data : r.owned.data();
+    const size_t n = r.data ? r.nbytes : r.owned.size();
+    zip_source_t* s = zip_source_buffer(za, data, n, 0);
+    if (!s) fail("cannot add " + r.name);
+    const zip_int64_t idx = zip_file_add(za, r.name.c_str(), s, ZIP_FL_ENC_UTF_8);
+    if (idx < 0) {
+      zip_source_free(s);
+      fail("cannot add " + r.name);
+    }
+    if (zip_set_file_compression(za, static_cast<zip_uint64_t>(idx), ZIP_CM_STORE, 0) != 0)
+      fail("cannot store " + r.name);
+  }
+}
+
+void ZipWriter::finish_to_file(const std::string& path) const {
+  int err = 0;
+  zip_t* za = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+  AMPJIT_CHECK(za, "{}: cannot write a zip archive ({})", path, zip_error_text(err));
+  add_records(za);
+  if (zip_close(za) != 0) {
+    const std::string text = zip_error_strerror(zip_get_error(za));
+    zip_discard(za);
+    throw Error(fmt::format("{}: cannot write the archive ({})", path, text));
+  }
 }
 
 std::string ZipWriter::finish() const {
@@ -209,24 +284,18 @@ std::string ZipWriter::finish() const {
   }
   zip_error_fini(&error);
   zip_source_keep(target);
-  auto fail = [&](const std::string& what) {
+  try {
+    add_records(za);
+  } catch (...) {
+    zip_source_free(target);
+    throw;
+  }
+  if (zip_close(za) != 0) {
     const std::string text = zip_error_strerror(zip_get_error(za));
     zip_discard(za);
     zip_source_free(target);
-    throw Error(fmt::format("zip writer: {}: {}", what, text));
-  };
-  for (const auto& [name, bytes] : records_) {
-    zip_source_t* s = zip_source_buffer(za, bytes.data(), bytes.size(), 0);
-    if (!s) fail("cannot add " + name);
-    const zip_int64_t idx = zip_file_add(za, name.c_str(), s, ZIP_FL_ENC_UTF_8);
-    if (idx < 0) {
-      zip_source_free(s);
-      fail("cannot add " + name);
-    }
-    if (zip_set_file_compression(za, static_cast<zip_uint64_t>(idx), ZIP_CM_STORE, 0) != 0)
-      fail("cannot store " + name);
+    throw Error("zip writer: cannot finish the archive: " + text);
   }
-  if (zip_close(za) != 0) fail("cannot finish the archive");
   std::string out;
   zip_stat_t st;
   if (zip_source_stat(target, &st) != 0 || zip_source_open(target) != 0) {

@@ -31,6 +31,9 @@ class ZipReader {
   // `what` names the archive in errors (a path, or "<bytes>").
   static ZipReader open_file(const std::string& path);
   static ZipReader from_bytes(std::string bytes, std::string what = "<bytes>");
+  // Over bytes the caller owns: `keep` holds them alive as long as the reader (no copy).
+  static ZipReader from_view(std::string_view bytes, std::shared_ptr<const void> keep,
+                             std::string what = "<bytes>");
   ZipReader(ZipReader&&) noexcept;
   ZipReader& operator=(ZipReader&&) noexcept;
   ~ZipReader();
@@ -44,10 +47,14 @@ class ZipReader {
   uint64_t size(std::string_view record) const;
   // The record's bytes; throws when it is missing, corrupt, or larger than `max_bytes`.
   std::string read(std::string_view record, uint64_t max_bytes = UINT64_MAX) const;
+  // The record's bytes into `dst`, which holds exactly `nbytes`: the record must be that size
+  // (a storage read straight into its tensor, without a staging copy).
+  void read_into(std::string_view record, void* dst, uint64_t nbytes) const;
 
  private:
   struct Impl;
   explicit ZipReader(std::unique_ptr<Impl> impl);
+  uint64_t checked_size(uint64_t entry, std::string_view record, uint64_t max_bytes) const;
   std::unique_ptr<Impl> impl_;
 };
 
@@ -56,12 +63,25 @@ class ZipWriter {
   // Records go under `top` + "/".
   explicit ZipWriter(std::string top);
   void add(std::string_view record, std::string bytes);
+  // A record over bytes the caller keeps alive until finish() returns (a tensor's storage,
+  // written without a copy).
+  void add_view(std::string_view record, const void* data, size_t nbytes);
   // The archive's bytes.
   std::string finish() const;
+  // The archive written to `path`.
+  void finish_to_file(const std::string& path) const;
 
  private:
+  struct Record {
+    std::string name;
+    std::string owned;
+    const void* data = nullptr;
+    size_t nbytes = 0;
+  };
+  // Adds every record to the open archive `za`; throws (after discarding it) on failure.
+  void add_records(void* za) const;
   std::string top_;
-  std::vector<std::pair<std::string, std::string>> records_;
+  std::vector<Record> records_;
 };
 
 }  // namespace ampjit::serialization

@@ -138,14 +138,12 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL, _use_ne
     pickler.dump(obj)
     records = [("data.pkl", buf.getvalue())]
     for key, t in sorted(pickler.storages.values(), key=lambda kv: int(kv[0])):
-        records.append(("data/" + key, _C._storage_bytes(t)))
+        records.append(("data/" + key, t))  # written from the tensor's own memory
     records.append(("version", _VERSION))
-    data = _C._zip_write(_stem(f), records)
     if isinstance(f, (str, os.PathLike)):
-        with open(f, "wb") as out:
-            out.write(data)
+        _C._zip_write(_stem(f), records, os.fspath(f))
     else:
-        f.write(data)
+        f.write(_C._zip_write(_stem(f), records))
 
 
 # --- loading -------------------------------------------------------------------------------------
@@ -258,7 +256,7 @@ class _Unpickler(pickle._Unpickler):
             raise pickle.UnpicklingError(
                 "ampjit.load: {}: storage '{}' declares {} elements of {} ({} bytes) but its record holds {} bytes"
                 .format(self.what, record, numel, dtype, nbytes, have))
-        t = _C._tensor_from_bytes(self.archive.read(record, nbytes), dtype)
+        t = _C._load_storage(self.archive, record, dtype, numel)  # read straight into the tensor
         t = _map_storage(t, location, self.map_location)
         self.storages[key] = t
         return t
@@ -288,16 +286,18 @@ def load(f, map_location=None, pickle_module=None, weights_only=False, **pickle_
     if isinstance(f, (str, os.PathLike)):
         what = os.fspath(f)
         with open(what, "rb") as fh:
-            data = fh.read()
+            magic = fh.read(2)
+        source = what  # libzip reads the file itself
     else:
         what = "the file object"
-        data = f.read()
-        if not isinstance(data, bytes):
+        source = f.read()
+        if not isinstance(source, bytes):
             raise TypeError("ampjit.load: expected a binary file object")
-    if not data.startswith(b"PK"):
+        magic = source[:2]
+    if magic != b"PK":
         raise RuntimeError("ampjit.load: {} is not a zip archive: ampjit reads the format torch.save has "
                            "written since torch 1.6 (not the legacy one)".format(what))
-    archive = _C._ZipReader(data)
+    archive = _C._ZipReader(source)
     if archive.has("constants.pkl"):
         raise RuntimeError("ampjit.load: {} is a TorchScript archive; load it with torch.jit.load".format(what))
     if not archive.has("data.pkl"):

@@ -41,11 +41,32 @@ bp::object to_bytes(const std::string& s) {
       bp::handle<>(PyBytes_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()))));
 }
 
-// _ZipReader(path: str) or _ZipReader(data: bytes).
+// _ZipReader(path: str) or _ZipReader(data: bytes); bytes are read in place (the reader keeps a
+// reference to them).
 std::shared_ptr<ZipReader> zip_open(bp::object source) {
-  if (PyBytes_Check(source.ptr()))
-    return std::make_shared<ZipReader>(ZipReader::from_bytes(bytes_of(source)));
+  if (PyBytes_Check(source.ptr())) {
+    char* data = nullptr;
+    Py_ssize_t n = 0;
+    PyBytes_AsStringAndSize(source.ptr(), &data, &n);
+    // Released with the reader, which Python owns: the GIL is held then.
+    auto keep = std::shared_ptr<const void>(
+        new bp::object(source), [](const void* p) { delete static_cast<const bp::object*>(p); });
+    return std::make_shared<ZipReader>(
+        ZipReader::from_view(std::string_view(data, static_cast<size_t>(n)), std::move(keep)));
+  }
   return std::make_shared<ZipReader>(ZipReader::open_file(bp::extract<std::string>(source)));
+}
+
+// _load_storage(archive, record, dtype, numel): a 1-D tensor read straight from the record, which
+// must hold exactly numel elements.
+bp::object load_storage(const ZipReader& z, const std::string& record, bp::object dtype,
+                        int64_t numel) {
+  const ScalarType dt = to_ivalue(dtype.ptr()).to_scalar_type();
+  AMPJIT_CHECK(numel >= 0 && static_cast<uint64_t>(numel) <= UINT64_MAX / itemsize(dt),
+               "storage '{}' declares {} elements", record, numel);
+  Tensor t = Tensor::empty({&numel, 1}, dt);
+  z.read_into(record, t.raw_data(), static_cast<uint64_t>(numel) * itemsize(dt));
+  return wrap(t);
 }
 
 bp::list zip_records(const ZipReader& z) {
@@ -59,14 +80,33 @@ bp::object zip_read(const ZipReader& z, const std::string& record, bp::object ma
   return to_bytes(z.read(record, limit));
 }
 
-// _zip_write(top, [(record, bytes), ...]) -> bytes
-bp::object zip_write(const std::string& top, bp::list records) {
+// _zip_write(top, [(record, bytes or tensor), ...], path=None): the archive's bytes, or None after
+// writing it to `path`. A tensor record is its whole storage, written from the tensor's memory
+// (through a CPU copy for a device tensor).
+const Tensor& tensor_arg(bp::object o, const char* fn);
+bp::object zip_write(const std::string& top, bp::list records, bp::object path) {
   ZipWriter w(top);
+  std::vector<Tensor> keep;
   for (Py_ssize_t i = 0, n = bp::len(records); i < n; ++i) {
     bp::object item = records[i];
-    w.add(bp::extract<std::string>(item[0])(), bytes_of(item[1]));
+    const std::string name = bp::extract<std::string>(item[0]);
+    bp::object data = item[1];
+    if (PyBytes_Check(data.ptr())) {
+      w.add(name, bytes_of(data));
+      continue;
+    }
+    const Tensor& t = tensor_arg(data, "_zip_write");
+    const int64_t n_el = static_cast<int64_t>(t.storage()->nbytes() / t.itemsize());
+    const int64_t one = 1;
+    Tensor whole = Tensor::make_view(t, IntArrayRef(&n_el, 1), IntArrayRef(&one, 1), 0);
+    if (whole.device().type != DeviceType::CPU)
+      whole = ops::to_device(whole, Device(), std::nullopt, false, true).tensor();
+    keep.push_back(whole);
+    w.add_view(name, whole.raw_data(), static_cast<size_t>(n_el) * whole.itemsize());
   }
-  return to_bytes(w.finish());
+  if (path.is_none()) return to_bytes(w.finish());
+  w.finish_to_file(bp::extract<std::string>(path));
+  return bp::object();
 }
 
 const Tensor& tensor_arg(bp::object o, const char* fn) {
@@ -141,7 +181,9 @@ void bind_serialization() {
       .def(
           "size", +[](const ZipReader& z, const std::string& r) { return z.size(r); })
       .def("read", zip_read, (bp::arg("record"), bp::arg("max_bytes") = bp::object()));
-  bp::def("_zip_write", zip_write);
+  bp::def("_zip_write", zip_write,
+          (bp::arg("top"), bp::arg("records"), bp::arg("path") = bp::object()));
+  bp::def("_load_storage", load_storage);
   bp::def("_storage_key", storage_key);
   bp::def("_storage_numel", storage_numel);
   bp::def("_storage_bytes", storage_bytes);
