@@ -80,18 +80,13 @@ def main():
             for chunk in re.split(r"^# .*\n", run.stdout, flags=re.M):
                 if chunk.startswith("graph("):
                     write(graph, chunk)
-    zips = out / "seeds-zip"
-    zips.mkdir(parents=True, exist_ok=True)
-    for f in zips.iterdir():
-        f.unlink()
-    for data in zip_seeds():
-        (zips / hashlib.sha1(data).hexdigest()).write_bytes(data)
-    pickles = out / "seeds-pickle"
-    pickles.mkdir(parents=True, exist_ok=True)
-    for f in pickles.iterdir():
-        f.unlink()
-    for data in pickle_seeds():
-        (pickles / hashlib.sha1(data).hexdigest()).write_bytes(data)
+    zips, pickles = out / "seeds-zip", out / "seeds-pickle"
+    for directory, blobs in ((zips, zip_seeds()), (pickles, pickle_seeds())):
+        directory.mkdir(parents=True, exist_ok=True)
+        for f in directory.iterdir():
+            f.unlink()
+        for data in blobs:
+            (directory / hashlib.sha1(data).hexdigest()).write_bytes(data)
     print(f"fuzz: seeds: {sum(1 for _ in script.iterdir())} scripts, "
           f"{sum(1 for _ in graph.iterdir())} graphs, {sum(1 for _ in zips.iterdir())} archives, "
           f"{sum(1 for _ in pickles.iterdir())} pickles")

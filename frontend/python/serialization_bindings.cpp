@@ -5,11 +5,11 @@
 // torch's archives hold each storage once, as the raw little-endian bytes of its elements in
 // record data/<key>; tensors are (storage, offset, sizes, strides) over it, so views saved
 // together share their storage again once loaded. _storage_key names a tensor's storage (equal
-// for views of one storage), _storage_bytes copies the whole storage's bytes (through the CPU for
-// a device tensor), _tensor_from_bytes makes a 1-D CPU tensor over a copy of a record's bytes, and
-// _rebuild_tensor views such a storage tensor after checking that every element the view reaches
-// lies inside it (a hostile file cannot make a view read outside its storage).
-#include <fmt/ranges.h>
+// for views of one storage); _zip_write writes a tensor record from the whole storage's memory
+// (through a CPU copy for a device tensor); _load_storage reads a record straight into a new 1-D
+// CPU tensor; _rebuild_tensor views such a storage tensor after checking that every element the
+// view reaches lies inside it (serialization::check_view: a hostile file cannot make a view read
+// outside its storage).
 #include <boost/python.hpp>
 
 #include <cstring>
@@ -84,6 +84,12 @@ bp::object zip_read(const ZipReader& z, const std::string& record, bp::object ma
 // writing it to `path`. A tensor record is its whole storage, written from the tensor's memory
 // (through a CPU copy for a device tensor).
 const Tensor& tensor_arg(bp::object o, const char* fn);
+
+// The storage's elements (its bytes / itemsize of the tensor's dtype).
+int64_t storage_numel(const Tensor& t) {
+  return static_cast<int64_t>(t.storage()->nbytes() / t.itemsize());
+}
+
 bp::object zip_write(const std::string& top, bp::list records, bp::object path) {
   ZipWriter w(top);
   std::vector<Tensor> keep;
@@ -96,7 +102,7 @@ bp::object zip_write(const std::string& top, bp::list records, bp::object path) 
       continue;
     }
     const Tensor& t = tensor_arg(data, "_zip_write");
-    const int64_t n_el = static_cast<int64_t>(t.storage()->nbytes() / t.itemsize());
+    const int64_t n_el = storage_numel(t);
     const int64_t one = 1;
     Tensor whole = Tensor::make_view(t, IntArrayRef(&n_el, 1), IntArrayRef(&one, 1), 0);
     if (whole.device().type != DeviceType::CPU)
@@ -119,34 +125,8 @@ uintptr_t storage_key(bp::object o) {
   return reinterpret_cast<uintptr_t>(tensor_arg(o, "_storage_key").storage().get());
 }
 
-// The storage's elements (its bytes / itemsize of the tensor's dtype).
-int64_t storage_numel(bp::object o) {
-  const Tensor& t = tensor_arg(o, "_storage_numel");
-  return static_cast<int64_t>(t.storage()->nbytes() / t.itemsize());
-}
-
-bp::object storage_bytes(bp::object o) {
-  const Tensor& t = tensor_arg(o, "_storage_bytes");
-  const int64_t n = static_cast<int64_t>(t.storage()->nbytes() / t.itemsize());
-  const int64_t one = 1;
-  Tensor whole = Tensor::make_view(t, IntArrayRef(&n, 1), IntArrayRef(&one, 1), 0);
-  if (whole.device().type != DeviceType::CPU)
-    whole = ops::to_device(whole, Device(), std::nullopt, false, true).tensor();
-  return to_bytes(std::string(static_cast<const char*>(whole.raw_data()),
-                              static_cast<size_t>(n) * whole.itemsize()));
-}
-
-bp::object tensor_from_bytes(bp::object data, bp::object dtype) {
-  const ScalarType dt = to_ivalue(dtype.ptr()).to_scalar_type();
-  const std::string b = bytes_of(data);
-  const size_t item = itemsize(dt);
-  AMPJIT_CHECK(b.size() % item == 0,
-               "a storage of {} holds {} bytes, not a whole number of {}-byte elements",
-               dtype_name(dt), b.size(), item);
-  const int64_t n = static_cast<int64_t>(b.size() / item);
-  Tensor t = Tensor::empty(IntArrayRef(&n, 1), dt);
-  if (!b.empty()) std::memcpy(t.raw_data(), b.data(), b.size());
-  return wrap(t);
+int64_t storage_numel_py(bp::object o) {
+  return storage_numel(tensor_arg(o, "_storage_numel"));
 }
 
 // A view of the 1-D storage tensor, checked to stay inside it.
@@ -161,10 +141,10 @@ bp::object rebuild_tensor(bp::object storage, int64_t offset, bp::object sizes_o
 // `data`, its storages read from `archive`; the result as Python values.
 bp::object unpickle_bytes(bp::object data, bp::object archive) {
   serialization::UnpickleHooks hooks;
-  std::shared_ptr<ZipReader> z;
   if (!archive.is_none()) {
-    z = bp::extract<std::shared_ptr<ZipReader>>(archive)();
-    hooks.storage = serialization::archive_storages(*z);
+    // `archive` (a Python reference) keeps the reader alive through the call.
+    const ZipReader& z = bp::extract<const ZipReader&>(archive)();
+    hooks.storage = serialization::archive_storages(z);
   }
   return from_ivalue(serialization::unpickle(bytes_of(data), hooks, "pickle"));
 }
@@ -185,9 +165,7 @@ void bind_serialization() {
           (bp::arg("top"), bp::arg("records"), bp::arg("path") = bp::object()));
   bp::def("_load_storage", load_storage);
   bp::def("_storage_key", storage_key);
-  bp::def("_storage_numel", storage_numel);
-  bp::def("_storage_bytes", storage_bytes);
-  bp::def("_tensor_from_bytes", tensor_from_bytes);
+  bp::def("_storage_numel", storage_numel_py);
   bp::def("_rebuild_tensor", rebuild_tensor);
   bp::def("_unpickle", unpickle_bytes, (bp::arg("data"), bp::arg("archive") = bp::object()));
 }

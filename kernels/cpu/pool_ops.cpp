@@ -103,6 +103,17 @@ void for_each_plane(const Tensor& x4, const Tensor& out, Body body) {
   });
 }
 
+// The taps of one output position's window that land inside the input: the window starts at
+// input index `start` (negative in the left padding), and taps [lo, hi) are inside.
+struct Taps {
+  int64_t start, lo, hi;
+};
+Taps window_taps(int64_t out, int64_t k, int64_t stride, int64_t pad, int64_t dil, int64_t size) {
+  const int64_t start = out * stride - pad;
+  return {start, start >= 0 ? 0 : (-start + dil - 1) / dil,
+          std::min(k, (size - start + dil - 1) / dil)};
+}
+
 // max_pool2d of a channels-last x into a channels-last result: each output pixel's C channels are
 // one contiguous row, reduced over the window's rows of C with the row-major loop's rule (a larger
 // value or a NaN wins), vectorized across channels. Parallel over the output rows of the batch.
@@ -121,22 +132,18 @@ Tensor max_pool2d_nhwc(const Tensor& x, Pair k, Pair s, Pair pad, Pair dil, int6
       std::vector<unsigned char> nan(static_cast<size_t>(C));
       for (int64_t row = rb; row < re; ++row) {
         const int64_t n = row / oh, i = row % oh;
-        const int64_t r0 = i * s.h - pad.h;
-        const int64_t a0 = r0 >= 0 ? 0 : (-r0 + dil.h - 1) / dil.h;
-        const int64_t a1 = std::min(k.h, (H - r0 + dil.h - 1) / dil.h);
+        const Taps r = window_taps(i, k.h, s.h, pad.h, dil.h, H);
         for (int64_t j = 0; j < ow; ++j) {
-          const int64_t c0 = j * s.w - pad.w;
-          const int64_t b0 = c0 >= 0 ? 0 : (-c0 + dil.w - 1) / dil.w;
-          const int64_t b1 = std::min(k.w, (W - c0 + dil.w - 1) / dil.w);
+          const Taps c = window_taps(j, k.w, s.w, pad.w, dil.w, W);
           M lowest = std::numeric_limits<M>::lowest();
           if constexpr (std::is_floating_point_v<M>) lowest = -std::numeric_limits<M>::infinity();
           std::fill(best.begin(), best.end(), lowest);
           std::fill(nan.begin(), nan.end(), 0);
           M* bp = best.data();
           unsigned char* np = nan.data();
-          for (int64_t a = a0; a < a1; ++a)
-            for (int64_t b = b0; b < b1; ++b) {
-              const T* px = in + ((n * H + r0 + a * dil.h) * W + c0 + b * dil.w) * C;
+          for (int64_t a = r.lo; a < r.hi; ++a)
+            for (int64_t b = c.lo; b < c.hi; ++b) {
+              const T* px = in + ((n * H + r.start + a * dil.h) * W + c.start + b * dil.w) * C;
               for (int64_t c = 0; c < C; ++c) {
                 const M v = static_cast<M>(px[c]);
                 bp[c] = v > bp[c] ? v : bp[c];
@@ -184,14 +191,9 @@ Tensor max_pool2d_k(const Tensor& self, const std::vector<int64_t>& kernel_size,
     using M = opmath_t<T>;
     for_each_plane<T>(x, out, [&](const T* in, T* o) {
       for (int64_t i = 0; i < oh; ++i) {
-        // The kernel rows that land inside the input: a in [a0, a1).
-        const int64_t r0 = i * s.h - pad.h;
-        const int64_t a0 = r0 >= 0 ? 0 : (-r0 + dil.h - 1) / dil.h;
-        const int64_t a1 = std::min(k.h, (H - r0 + dil.h - 1) / dil.h);
+        const Taps r = window_taps(i, k.h, s.h, pad.h, dil.h, H);  // the rows inside the input
         for (int64_t j = 0; j < ow; ++j) {
-          const int64_t c0 = j * s.w - pad.w;
-          const int64_t b0 = c0 >= 0 ? 0 : (-c0 + dil.w - 1) / dil.w;
-          const int64_t b1 = std::min(k.w, (W - c0 + dil.w - 1) / dil.w);
+          const Taps c = window_taps(j, k.w, s.w, pad.w, dil.w, W);
           // torch's rule: a value replaces the maximum when larger or NaN, so any NaN in the
           // window is the result. Kept branch-free (a max, and a NaN flag on the side): random
           // data mispredicts a compare-and-branch half the time. Windows are never empty
@@ -199,9 +201,9 @@ Tensor max_pool2d_k(const Tensor& self, const std::vector<int64_t>& kernel_size,
           M best = std::numeric_limits<M>::lowest();
           if constexpr (std::is_floating_point_v<M>) best = -std::numeric_limits<M>::infinity();
           bool nan = false;
-          for (int64_t a = a0; a < a1; ++a) {
-            const T* row = in + (r0 + a * dil.h) * W + c0;
-            for (int64_t b = b0; b < b1; ++b) {
+          for (int64_t a = r.lo; a < r.hi; ++a) {
+            const T* row = in + (r.start + a * dil.h) * W + c.start;
+            for (int64_t b = c.lo; b < c.hi; ++b) {
               const M v = static_cast<M>(row[b * dil.w]);
               best = v > best ? v : best;
               nan |= v != v;
