@@ -298,16 +298,18 @@ class Unpickler {
   }
 
   // --- memo ---
+  // The memo is a map, as Python's: its size grows with the puts the input makes (each costs at
+  // least two bytes), not with the largest index it names, and MEMOIZE's next index is its size.
   void put(uint64_t i) {
     check(!stack_.empty(), "the pickle memoizes an empty stack");
     check(i <= in_.size(), "a memo index larger than the pickle");
-    if (i >= memo_.size()) memo_.resize(static_cast<size_t>(i) + 1);
-    memo_[static_cast<size_t>(i)] = stack_.back();
+    memo_.insert_or_assign(i, stack_.back());
   }
   void get(uint64_t i) {
-    check(i < memo_.size() && memo_[static_cast<size_t>(i)].has_value(),
+    auto it = memo_.find(i);
+    check(it != memo_.end(),
           fmt::format("the pickle reads the memo entry {}, which it never wrote", i));
-    push(*memo_[static_cast<size_t>(i)]);
+    push(it->second);
   }
 
   // --- containers: depth and sealing (Note [Restricted unpickler]) ---
@@ -551,7 +553,7 @@ class Unpickler {
   std::string_view what_;
   std::vector<Item> stack_;
   std::vector<size_t> marks_;
-  std::vector<std::optional<Item>> memo_;
+  std::unordered_map<uint64_t, Item> memo_;
   std::unordered_map<const void*, Shape> shapes_;
   // The torch.<Type>Storage global a tuple held (a persistent storage reference), by tuple.
   std::unordered_map<const void*, ScalarType> storage_types_;

@@ -301,6 +301,9 @@ def test_the_cpp_unpickler_refuses_code_and_bounds_hostile_input(tmp_path):
     assert isinstance(ampjit._C._unpickle(ok), list)
     assert "larger than the pickle" in _cpp_error(b"\x80\x02Nr\xff\xff\xff\x7f.")
     assert "never wrote" in _cpp_error(b"\x80\x02h\x05.")
+    # MEMOIZE's index is the memo's size, as Python's, also after a sparse LONG_BINPUT
+    sparse = b"\x80\x04(Nr\x05\x00\x00\x00K\x07\x94h\x01t."
+    assert ampjit._C._unpickle(sparse) == pickle.loads(sparse) == (None, 7, 7)
     assert "truncated" in _cpp_error(b"\x80\x02X\xff\xff\xff\x7fabc")
     assert "wider than 64 bits" in _cpp_error(b"\x80\x02\x8a\x09" + b"\x01" * 9 + b".")
     assert "'torch.float32' cannot be called" in _cpp_error(b"\x80\x02ctorch\nfloat32\n)R.")
