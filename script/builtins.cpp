@@ -652,9 +652,22 @@ void replace_h(const Node&, Stack& io) {
   }
   io = {IValue(std::move(out))};
 }
+// aten::find(str self, str substr, int start=0, int end=-1): torch's, whose end=-1 means the end
+// of the string (not Python's s[:-1]); a negative start or end counts from the end.
 void find_h(const Node&, Stack& io) {
-  const size_t k = io.at(0).to_string_ref().find(io.at(1).to_string_ref());
-  io = {IValue(k == std::string::npos ? int64_t{-1} : static_cast<int64_t>(k))};
+  const std::string& s = io.at(0).to_string_ref();
+  const auto n = static_cast<int64_t>(s.size());
+  int64_t start = io.size() > 2 ? io.at(2).to_int() : 0;
+  int64_t end = io.size() > 3 ? io.at(3).to_int() : -1;
+  if (start < 0) start = std::max<int64_t>(0, start + n);
+  end = end == -1 ? n : end < 0 ? std::max<int64_t>(0, end + n) : std::min(end, n);
+  const std::string& sub = io.at(1).to_string_ref();
+  int64_t found = -1;
+  if (start <= end) {
+    const size_t k = s.substr(0, static_cast<size_t>(end)).find(sub, static_cast<size_t>(start));
+    if (k != std::string::npos) found = static_cast<int64_t>(k);
+  }
+  io = {IValue(found)};
 }
 void count_h(const Node&, Stack& io) {
   const std::string &s = io.at(0).to_string_ref(), &p = io.at(1).to_string_ref();

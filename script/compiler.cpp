@@ -78,6 +78,27 @@ std::shared_ptr<Function> compile_module(std::shared_ptr<ModuleInfo> module,
   return session.compile_method(module, "forward", SourceRange{});
 }
 
+std::shared_ptr<Function> compile_module_method(std::shared_ptr<ModuleInfo> module,
+                                                const std::string& name,
+                                                const CompileOptions& options) {
+  AMPJIT_CHECK(module != nullptr, "compile_module_method: no module");
+  Session session;
+  session.options = options;
+  if (!module->methods.count(name))
+    throw CompileError(fmt::format("module '{}' has no method '{}'", module->class_name, name),
+                       SourceRange{});
+  return session.compile_method(module, name, SourceRange{});
+}
+
+TypePtr parse_annotation(const Expr& annotation, std::shared_ptr<Resolver> resolver) {
+  Session session;
+  FunctionEmitter emitter(session, resolver ? std::move(resolver) : builtin_resolver());
+  Frame top;
+  top.block = emitter.graph->block();
+  emitter.env = &top;
+  return emitter.parse_type(annotation);
+}
+
 std::vector<std::shared_ptr<Function>> compile_class(std::shared_ptr<ModuleInfo> cls,
                                                      const CompileOptions& options) {
   AMPJIT_CHECK(cls != nullptr && cls->is_class, "compile_class: not a class");

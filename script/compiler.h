@@ -161,6 +161,15 @@ std::shared_ptr<Function> compile_function(std::shared_ptr<const Source> source,
 std::shared_ptr<Function> compile_module(std::shared_ptr<ModuleInfo> module,
                                          const CompileOptions& options = {});
 
+// Compiles method `name` of a module (and every method it calls), as compile_module does forward.
+std::shared_ptr<Function> compile_module_method(std::shared_ptr<ModuleInfo> module,
+                                                const std::string& name,
+                                                const CompileOptions& options = {});
+
+// The type an annotation denotes (`Optional[List[int]]`, `__torch__.m.Out`), its names resolved
+// with `resolver` as a function's annotations are; a CompileError at the annotation otherwise.
+TypePtr parse_annotation(const Expr& annotation, std::shared_ptr<Resolver> resolver);
+
 // Compiles a script class's methods, `__init__` first (Note [Script classes]): the functions in
 // that order, each taking the object as `self`.
 std::vector<std::shared_ptr<Function>> compile_class(std::shared_ptr<ModuleInfo> cls,

@@ -9,19 +9,20 @@
 namespace ampjit::serialization {
 
 std::function<Tensor(ScalarType, const std::string&, const std::string&, int64_t)> archive_storages(
-    const ZipReader& archive) {
+    const ZipReader& archive, std::string folder) {
   auto loaded = std::make_shared<std::unordered_map<std::string, Tensor>>();
-  return [&archive, loaded](ScalarType dtype, const std::string& key, const std::string&,
-                            int64_t numel) -> Tensor {
+  return [&archive, loaded, folder = std::move(folder)](ScalarType dtype, const std::string& key,
+                                                        const std::string&,
+                                                        int64_t numel) -> Tensor {
     if (auto it = loaded->find(key); it != loaded->end()) {
       const Tensor& t = it->second;
       AMPJIT_CHECK(t.dtype() == dtype && t.numel() == numel,
-                   "{}: storage 'data/{}' is referenced as {} elements of {} and as {} of {}",
-                   archive.prefix(), key, t.numel(), dtype_name(t.dtype()), numel,
+                   "{}: storage '{}/{}' is referenced as {} elements of {} and as {} of {}",
+                   archive.prefix(), folder, key, t.numel(), dtype_name(t.dtype()), numel,
                    dtype_name(dtype));
       return t;
     }
-    const std::string record = "data/" + key;
+    const std::string record = folder + "/" + key;
     AMPJIT_CHECK(archive.has(record), "the archive refers to the storage '{}', which it lacks",
                  record);
     const uint64_t item = itemsize(dtype);

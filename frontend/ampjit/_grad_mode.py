@@ -1,17 +1,17 @@
-"""Gradient-mode switches. ampjit has no autograd yet: these keep torch's API and per-thread
-state so programs written with them run, and `is_grad_enabled()` reports the mode."""
+"""Gradient-mode switches. ampjit has no autograd yet: these keep torch's API and the per-thread
+state (runtime/grad_mode.h) so programs written with them run, `is_grad_enabled()` reports the mode,
+and compiled code that consults it (`torch.is_grad_enabled()` in script) sees the same."""
 import functools
-import threading
 
-_state = threading.local()
+from . import _C
 
 
 def is_grad_enabled():
-    return getattr(_state, "enabled", True)
+    return _C._is_grad_enabled()
 
 
 def _set(enabled):
-    _state.enabled = bool(enabled)
+    _C._set_grad_enabled(bool(enabled))
 
 
 class _GradMode:

@@ -383,10 +383,16 @@ bp::object function_call(const PyFunction& f, bp::tuple args) {
   AMPJIT_CHECK(n <= want,
                "{}() expected at most {} argument(s) but received {} argument(s). Declaration: {}",
                f.fn->name(), want + f.first_arg(), n + f.first_arg(), f.declaration());
-  AMPJIT_CHECK(n == want, "{}() is missing value for argument '{}'. Declaration: {}", f.fn->name(),
-               f.arg_names[n], f.declaration());
+  // Trailing arguments not given take the schema's defaults (a method loaded from an archive is
+  // called without a Python signature to bind them).
+  const auto& schema = f.fn->schema();
+  size_t given = n;
+  while (given < want && schema && given < schema->args.size() && schema->args[given].default_value)
+    ++given;
+  AMPJIT_CHECK(given == want, "{}() is missing value for argument '{}'. Declaration: {}",
+               f.fn->name(), f.arg_names[given], f.declaration());
   Stack s;
-  s.reserve(n + 1);
+  s.reserve(want + 1);
   if (!f.self.is_none()) s.push_back(f.self);
   for (size_t i = 0; i < n; ++i) {
     PyObject* o = PyTuple_GET_ITEM(args.ptr(), i);
@@ -403,6 +409,7 @@ bp::object function_call(const PyFunction& f, bp::tuple args) {
     }
     s.push_back(to_ivalue_as(*f.arg_types[i], o));
   }
+  for (size_t i = n; i < want; ++i) s.push_back(*schema->args[i].default_value);
   if (tracer::TracingState* st = tracer::current(); st && f.self.is_none()) {
     record_traced_call(*st, f.fn, s);  // Note [Compiled functions called while tracing]
   } else {
@@ -412,7 +419,6 @@ bp::object function_call(const PyFunction& f, bp::tuple args) {
     f.fn->run(s);
   }
   if (s.size() == 1) {
-    const auto& schema = f.fn->schema();
     if (schema && schema->returns.size() == 1 && schema->returns[0].type->is_named_tuple() &&
         s[0].is_tuple() && g_named_tuple_class) {  // a NamedTuple return: its class
       const Type& t = *schema->returns[0].type;
@@ -653,11 +659,13 @@ void set_tracer_warning(bp::object cls, const std::string& package_dir) {
 
 }  // namespace
 
-// For script_bindings.cpp: a compiled function as the `_Function` object Python calls (argument
-// names and types from the graph's inputs, after `self` for a method), and the reverse lookups.
+// For script_bindings.cpp and serialization_bindings.cpp: a compiled function as the `_Function`
+// object Python calls (argument names and types from the graph's inputs, after `self` for a
+// method), a module object as the `_Module` object, and the reverse lookups.
 // _Function._freeze(preserved_attrs): the frozen version of a module's bound forward (Note
 // [Freezing] in script/passes/freeze.h), bound to the same module object.
 bp::object wrap_function(std::shared_ptr<Function> fn, IValue self);
+bp::object wrap_module(Ref<ModuleObject> obj);
 bp::object function_freeze(const PyFunction& f, bp::object preserved) {
   AMPJIT_CHECK(!f.self.is_none(), "freeze: {} is not a module's method", f.fn->name());
   std::vector<std::string> keep;
@@ -700,6 +708,9 @@ bp::object wrap_function(std::shared_ptr<Function> fn, IValue self) {
     f.arg_types.push_back(inputs[i]->type()->unrefined());
   }
   return bp::object(f);
+}
+bp::object wrap_module(Ref<ModuleObject> obj) {
+  return bp::object(PyModule{std::move(obj)});
 }
 std::shared_ptr<Function> unwrap_function(PyObject* o) {
   bp::extract<const PyFunction&> f{bp::object(bp::handle<>(bp::borrowed(o)))};

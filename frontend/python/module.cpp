@@ -8,6 +8,7 @@
 #include "frontend/python/convert.h"
 #include "runtime/cpu_features.h"
 #include "runtime/default_dtype.h"
+#include "runtime/grad_mode.h"
 #include "runtime/ops.h"
 #include "runtime/random.h"
 #include "runtime/strided_loop.h"
@@ -371,6 +372,8 @@ void bind_module_functions() {
   bp::def(
       "_get_default_dtype", +[] { return dtype_object(default_float_dtype()); });
   bp::def("_cpu_description", cpu_description);
+  bp::def("_is_grad_enabled", grad_enabled);
+  bp::def("_set_grad_enabled", set_grad_enabled);
   bp::def("tensor", tensor,
           (bp::arg("data"), bp::arg("dtype") = bp::object(), bp::arg("device") = bp::object(),
            bp::arg("requires_grad") = false));

@@ -13,14 +13,20 @@
 #include <boost/python.hpp>
 
 #include <cstring>
+#include <optional>
 
 #include "frontend/python/convert.h"
 #include "runtime/ops.h"
 #include "serialization/archive.h"
+#include "serialization/jit_load.h"
 #include "serialization/unpickler.h"
 #include "serialization/zip_archive.h"
 
 namespace ampjit::python {
+
+// Defined in jit_bindings.cpp: the `_Function` and `_Module` Python objects.
+bp::object wrap_function(std::shared_ptr<Function> fn, IValue self);
+bp::object wrap_module(Ref<ModuleObject> obj);
 
 namespace {
 
@@ -149,9 +155,81 @@ bp::object unpickle_bytes(bp::object data, bp::object archive) {
   return from_ivalue(serialization::unpickle(bytes_of(data), hooks, "pickle"));
 }
 
+// ---- TorchScript archives (Note [Loading TorchScript archives] in serialization/jit_load.h) ----
+
+const char* attr_kind_name(jit::Module::AttrKind k) {
+  switch (k) {
+    case jit::Module::AttrKind::kParameter:
+      return "parameter";
+    case jit::Module::AttrKind::kBuffer:
+      return "buffer";
+    case jit::Module::AttrKind::kModule:
+      return "module";
+    case jit::Module::AttrKind::kConstant:
+      return "constant";
+    case jit::Module::AttrKind::kValue:
+      break;
+  }
+  return "value";
+}
+
+// _jit_load(source, extra_names): (module, {name: bytes}) from a path (str) or a file's bytes.
+bp::object jit_load(bp::object source, bp::object extra_names) {
+  jit::ExtraFiles extra;
+  for (Py_ssize_t i = 0, n = bp::len(extra_names); i < n; ++i)
+    extra[bp::extract<std::string>(extra_names[i])()];
+  std::optional<jit::Module> m;
+  {
+    const bool is_path = PyUnicode_Check(source.ptr());
+    std::string arg = is_path ? bp::extract<std::string>(source)() : bytes_of(source);
+    m = is_path ? jit::load(arg, &extra) : jit::load_bytes(std::move(arg), "<bytes>", &extra);
+  }
+  bp::dict files;
+  for (const auto& [name, contents] : extra) files[name] = to_bytes(contents);
+  return bp::make_tuple(*m, files);
+}
+
+bp::object loaded_object(const jit::Module& m) {
+  return wrap_module(m.object());
+}
+
+bp::object loaded_method(const jit::Module& m, const std::string& name) {
+  std::shared_ptr<Function> fn;
+  { fn = m.method(name); }
+  return wrap_function(std::move(fn), IValue(Ref<ObjectBase>(m.object())));
+}
+
+// [(name, kind, value)]: kind "parameter", "buffer", "module" (value: the submodule), "constant" or
+// "value".
+bp::list loaded_attributes(const jit::Module& m) {
+  bp::list out;
+  for (const jit::Module::Attr& a : m.attributes()) {
+    bp::object v = a.kind == jit::Module::AttrKind::kModule ? bp::object(m.submodule(a.name))
+                                                            : from_ivalue(m.attr(a.name));
+    out.append(bp::make_tuple(a.name, attr_kind_name(a.kind), v));
+  }
+  return out;
+}
+
+bp::list loaded_method_names(const jit::Module& m) {
+  bp::list out;
+  for (const std::string& n : m.method_names()) out.append(n);
+  return out;
+}
+
 }  // namespace
 
 void bind_serialization() {
+  bp::class_<jit::Module>("_LoadedModule", bp::no_init)
+      .add_property("class_name",
+                    bp::make_function(&jit::Module::class_name,
+                                      bp::return_value_policy<bp::copy_const_reference>()))
+      .def("_object", loaded_object)
+      .def("_method", loaded_method)
+      .def("_has_method", &jit::Module::has_method)
+      .def("_method_names", loaded_method_names)
+      .def("_attributes", loaded_attributes);
+  bp::def("_jit_load", jit_load);
   bp::class_<ZipReader, std::shared_ptr<ZipReader>, boost::noncopyable>("_ZipReader", bp::no_init)
       .def("__init__", bp::make_constructor(zip_open))
       .def("prefix", &ZipReader::prefix, bp::return_value_policy<bp::copy_const_reference>())

@@ -131,6 +131,33 @@ Tensor conv_transpose3d_k(const Tensor& input, const Tensor& weight,
                            3, "conv_transpose3d");
 }
 
+// aten::_convolution: the convolution of the weight's rank; the backend flags are hints torch's
+// kernels take and ampjit's do not need. As torch's kernel calls its backends directly, the
+// convolution inside is not autocast: torch 1.13 autocasts only the deprecated overload of
+// _convolution, so a traced convolution runs in its inputs' dtype under autocast
+// (test_autocast.cpp).
+Tensor convolution_k(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                     IntList stride, IntList padding, IntList dilation, bool transposed,
+                     IntList output_padding, int64_t groups, bool, bool, bool, bool) {
+  LayerGuard no_autocast(DispatchLayer::Autocast, LayerGuard::Exclude);
+  const int64_t nd = weight.dim() - 2;
+  AMPJIT_CHECK(nd >= 1 && nd <= 3, "_convolution: expected a 3-D, 4-D or 5-D weight, got {}-D",
+               weight.dim());
+  if (transposed) {
+    if (nd == 1)
+      return ops::conv_transpose1d(input, weight, bias, stride, padding, output_padding, groups,
+                                   dilation);
+    if (nd == 2)
+      return ops::conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups,
+                                   dilation);
+    return ops::conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups,
+                                 dilation);
+  }
+  if (nd == 1) return ops::conv1d(input, weight, bias, stride, padding, dilation, groups);
+  if (nd == 2) return ops::conv2d(input, weight, bias, stride, padding, dilation, groups);
+  return ops::conv3d(input, weight, bias, stride, padding, dilation, groups);
+}
+
 // avg_pool3d as avg_pool2d over each depth slice, then the mean of kd slices (padded slices count
 // as zeros, as count_include_pad does).
 Tensor avg_pool3d_k(const Tensor& self, IntList kernel, IntList stride, IntList padding,
@@ -359,6 +386,7 @@ Tensor multilabel_margin_loss_k(const Tensor& self, const Tensor& target, int64_
 }  // namespace
 }  // namespace ampjit
 
+AMPJIT_KERNEL(_convolution, convolution_k)
 AMPJIT_KERNEL(conv_tbc, conv_tbc_k)
 AMPJIT_KERNEL(conv_transpose1d, conv_transpose1d_k)
 AMPJIT_KERNEL(conv_transpose3d, conv_transpose3d_k)

@@ -1,4 +1,6 @@
 // Kernels for views, copies and conversions (runtime/ops/tensor.def).
+#include <fmt/ranges.h>
+
 #include <algorithm>
 
 #include "runtime/boxing.h"
@@ -203,6 +205,33 @@ std::vector<Tensor> split_k(const Tensor& self, int64_t split_size, int64_t dim)
   return out;
 }
 
+// split(self, [sizes], dim) (torch's split.sizes and split_with_sizes): pieces of those sizes,
+// which must add up to the dimension's size.
+std::vector<Tensor> split_with_sizes_k(const Tensor& self, std::vector<int64_t> sizes,
+                                       int64_t dim) {
+  AMPJIT_CHECK(self.dim() != 0, "split expects at least a 1-dimensional tensor");
+  dim = wrap_dim(dim, self.dim());
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    AMPJIT_CHECK(s >= 0,
+                 "split_with_sizes expects split_sizes have only non-negative entries, "
+                 "but got split_sizes={}",
+                 fmt::join(sizes, ", "));
+    total += s;
+  }
+  AMPJIT_CHECK(total == self.size(dim),
+               "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at "
+               "dimension {}), but got split_sizes=[{}]",
+               self.size(dim), dim, fmt::join(sizes, ", "));
+  std::vector<Tensor> out;
+  int64_t at = 0;
+  for (int64_t s : sizes) {
+    out.push_back(self.narrow(dim, at, s));
+    at += s;
+  }
+  return out;
+}
+
 std::vector<Tensor> chunk_k(const Tensor& self, int64_t chunks, int64_t dim) {
   AMPJIT_CHECK(self.dim() > 0, "chunk expects at least a 1-dimensional tensor");
   AMPJIT_CHECK(chunks > 0, "chunk expects `chunks` to be greater than 0, got: {}", chunks);
@@ -250,6 +279,8 @@ Tensor diff_k(const Tensor& self, int64_t n, int64_t dim, const std::optional<Te
 
 AMPJIT_KERNEL(chunk, chunk_k)
 AMPJIT_KERNEL(split, split_k)
+AMPJIT_KERNEL(split_sizes, split_with_sizes_k)
+AMPJIT_KERNEL(split_with_sizes, split_with_sizes_k)
 AMPJIT_KERNEL(unbind, unbind_k)
 AMPJIT_KERNEL(diff, diff_k)
 AMPJIT_KERNEL(view, view_k)

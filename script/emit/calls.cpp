@@ -362,6 +362,7 @@ SV FunctionEmitter::call_sv(const SV& callee, std::vector<Arg> args, const Sourc
       if (p.rfind("torch._C._nn.", 0) == 0)
         return SV::of(call_builtin_op("aten::" + tail("torch._C._nn."), std::move(args), r));
       if (p == "warnings.warn") return SV::of(call_warn(args, r));
+      if (p.rfind("ops.", 0) == 0) return call_ops(p, std::move(args), r);
       if (p == "torch._assert") {  // torch._assert(condition, message): an assert statement
         if (args.size() != 2 || !args[0].name.empty() || !args[1].name.empty())
           fail(r, "torch._assert(condition, message) takes two positional arguments");
@@ -408,6 +409,8 @@ SV FunctionEmitter::call_sv(const SV& callee, std::vector<Arg> args, const Sourc
           name = target;  // Note [Op aliases]
         if (name == "is_autocast_enabled" || name == "is_autocast_cpu_enabled")
           return SV::of(call_builtin_op("aten::" + name, std::move(args), r));
+        if (Value* v = call_serialized_form(name, args, r)) return SV::of(v);
+        drop_unused_factory_args("aten::" + name, args);
         // torch.einsum(eq, a, b, ...) and torch.meshgrid(a, b, ...): the tensors as one list, as
         // torch's Python signatures take them (torch.functional)
         const size_t first = name == "einsum" ? 1 : name == "meshgrid" ? 0 : args.size();
@@ -437,6 +440,22 @@ SV FunctionEmitter::call_sv(const SV& callee, std::vector<Arg> args, const Sourc
     case SV::kAutocast:
       return SV::of(call_autocast(callee.path, args, r));
     case SV::kBuiltin:
+      if (callee.path == "getattr") {  // getattr(module, "name"): an attribute named by a constant
+        if (args.size() != 2 || !args[0].name.empty() || !args[1].name.empty())
+          fail(r, "getattr(obj, name) takes two positional arguments in script");
+        const IValue* name = constant_value(arg_value(args[1]));
+        if (!name || !name->is_string())
+          fail(args[1].range, "getattr's attribute name must be a constant string in script");
+        SV obj = args[0].sv;
+        if (obj.kind == SV::kValue)
+          if (auto cls = class_of(obj.value)) {
+            obj.kind = SV::kModule;
+            obj.module = cls;
+          }
+        if (obj.kind != SV::kModule)
+          fail(args[0].range, "getattr() takes a module or an object in script");
+        return module_attr(obj, name->to_string_ref(), r);
+      }
       return SV::of(call_python_builtin(callee.path, args, r));
     case SV::kMethod: {
       if (callee.module) {
@@ -785,7 +804,7 @@ Value* FunctionEmitter::call_list_method(Value* self, const std::string& name,
         {"split", {{S, I}, {IValue(std::string()), IValue(int64_t{-1})}, Type::list(S)}},
         {"join", {{Type::list(S)}, {}, S}},
         {"replace", {{S, S}, {}, S}},
-        {"find", {{S}, {}, I}},
+        {"find", {{S, I, I}, {IValue(int64_t{0}), IValue(int64_t{-1})}, I}},
         {"count", {{S}, {}, I}},
         {"isdigit", {{}, {}, B}},
         {"isalpha", {{}, {}, B}},

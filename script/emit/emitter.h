@@ -378,6 +378,16 @@ struct FunctionEmitter {
   Value* call_warn(std::vector<Arg>& args, const SourceRange& r);
   Value* call_math(const std::string& name, std::vector<Arg>& args, const SourceRange& r);
   Value* call_autocast(const std::string& cls, std::vector<Arg>& args, const SourceRange& r);
+  // Note [Serialized code] (serialized.cpp): torch.NAME(args) as the Python operator or builtin
+  // torch's printer spelled that way (nullptr when it is not one), and ops.prim.NAME(args).
+  Value* call_serialized_form(const std::string& name, std::vector<Arg>& args,
+                              const SourceRange& r);
+  SV call_ops(const std::string& path, std::vector<Arg> args, const SourceRange& r);
+  // Removes layout=/pin_memory=/memory_format= at their defaults when no overload of `qualified`
+  // declares them (torch's factories have them; ampjit's tensors are strided and unpinned).
+  void drop_unused_factory_args(const std::string& qualified, std::vector<Arg>& args);
+  // torch.tensor(data, dtype=None, device=None): a number or nested list of numbers as a tensor.
+  Value* call_tensor_literal(std::vector<Arg>& args, const SourceRange& r);
   Value* emit_node_call(Symbol kind, const std::vector<Value*>& inputs, TypePtr out,
                         const SourceRange& r);
   Value* tensor_index(Value* t, const std::vector<const Expr*>& idx, const SourceRange& r);

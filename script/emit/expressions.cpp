@@ -19,8 +19,8 @@ namespace ampjit::script::detail {
 
 const std::set<std::string>& python_builtins() {
   static const std::set<std::string> s = {
-      "len",   "range",      "int",  "float", "bool",      "str", "min",   "max", "abs",
-      "print", "isinstance", "list", "tuple", "enumerate", "sum", "round", "dict"};
+      "len",   "range",      "int",  "float", "bool",      "str", "min",   "max",  "abs",
+      "print", "isinstance", "list", "tuple", "enumerate", "sum", "round", "dict", "getattr"};
   return s;
 }
 
@@ -239,7 +239,7 @@ SV FunctionEmitter::resolve_free(const std::string& name, const SourceRange& r) 
         return s;
       }
       if (!(v.is_int() || v.is_double() || v.is_bool() || v.is_string() || v.is_device() ||
-            v.is_list() || v.is_tuple()))
+            v.is_list() || v.is_tuple() || (v.is_tensor() && name.rfind("CONSTANTS.", 0) == 0)))
         fail(r, fmt::format("the global '{}' has a value script cannot use as a constant", name));
       return SV::of(constant(v, r));
     }
@@ -278,6 +278,12 @@ SV FunctionEmitter::emit_attribute(const Attribute& a) {
   switch (base.kind) {
     case SV::kNamespace: {
       const std::string path = base.path + "." + a.attr;
+      // Note [Serialized code]: a qualified class or function of an archive, or CONSTANTS.cN.
+      if ((path.rfind("__torch__.", 0) == 0 || path.rfind("CONSTANTS.", 0) == 0) && resolver) {
+        const Resolved res = resolver->resolve(path, r);
+        if (res.kind != Resolved::kUnknown && res.kind != Resolved::kNamespace)
+          return resolve_free(path, r);
+      }
       if (base.path == "torch") {
         auto it = dtype_names().find(a.attr);
         if (it != dtype_names().end())

@@ -312,7 +312,8 @@ TypePtr FunctionEmitter::parse_type(const Expr& e) {
           n = res.path;
       }
       if (TypePtr t = named(n)) return t;
-      if (e.kind == ExprKind::Name && !lookup_var(n) && resolver) {
+      if ((e.kind == ExprKind::Name && !lookup_var(n) && resolver) ||
+          (n.rfind("__torch__.", 0) == 0 && resolver)) {  // Note [Serialized code]
         Resolved res = resolver->resolve(n, e.range);
         if (res.kind == Resolved::kNamedTuple) return named_tuple_type(res, e.range);
         if (res.kind == Resolved::kClass)
