@@ -1,5 +1,7 @@
-"""torch.save / torch.load of resnet50's state dict, torch 1.13 and ampjit side by side in one run
-(docs/serialization.md): median milliseconds of 7 calls after one warm-up, and torch / ampjit."""
+"""torch.save / torch.load of resnet50's state dict, and torch.jit.load of resnet50 scripted and traced
+by torch 1.13 (the load, and the load plus the first forward, which compiles), torch 1.13 and ampjit
+side by side in one run (docs/serialization.md): median milliseconds of 7 calls after one warm-up,
+and torch / ampjit."""
 import os
 import statistics
 import sys
@@ -46,6 +48,20 @@ def main():
     print("| torch.save | {:.1f} ms | ampjit.save {:.1f} ms ({:.2f}) |".format(t_save, a_save, t_save / a_save))
     for f in (path, out_t, out_a):
         os.remove(f)
+    model = torchvision.models.resnet50().eval()
+    x = torch.randn(1, 3, 64, 64)
+    xa = ampjit.from_numpy(x.numpy())
+    for kind, compiled in (("scripted", torch.jit.script(model)), ("traced", torch.jit.trace(model, x))):
+        path = os.path.join(work, kind + ".pt")
+        compiled.save(path)
+        t_load = timed(lambda: torch.jit.load(path))
+        a_load = timed(lambda: ampjit.jit.load(path))
+        t_first = timed(lambda: torch.jit.load(path)(x), n=3)
+        a_first = timed(lambda: ampjit.jit.load(path)(xa), n=3)
+        print("| torch.jit.load, resnet50 {} | {:.1f} ms | ampjit {:.1f} ms ({:.2f}) | load + first forward: "
+              "torch {:.1f} ms, ampjit {:.1f} ms ({:.2f}) |".format(kind, t_load, a_load, t_load / a_load, t_first,
+                                                                    a_first, t_first / a_first))
+        os.remove(path)
     os.rmdir(work)
 
 

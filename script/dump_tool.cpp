@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "runtime/dtype.h"
 #include "runtime/error.h"
@@ -134,14 +135,16 @@ AutocastContext parse_eager_autocast(std::string_view spec) {
 
 std::string dump_usage() {
   return fmt::format(
-      "usage: ampjit-dump FILE.py [options]\n"
+      "usage: ampjit-dump FILE.py|MODEL.pt [options]\n"
       "\n"
       "Compiles the TorchScript functions of a standalone Python file (no Python needed),\n"
       "prints one function's graph as built, runs the named JIT passes on a copy and prints\n"
-      "the result.\n"
+      "the result. Given a TorchScript archive (torch.jit.save, by torch or ampjit), does the\n"
+      "same for each method of its module (forward first), or for the one --function names.\n"
       "\n"
       "options:\n"
-      "  --function NAME        the function to dump (default: the file's last top-level def)\n"
+      "  --function NAME        the function to dump (default: the file's last top-level def;\n"
+      "                         for an archive: every method, or forward with --format json)\n"
       "  --passes LIST|all      comma-separated passes, run in pipeline order: {} (default: none)\n"
       "  --print-after-each     print the graph after each pass, under '# after <pass>'\n"
       "  --eager-autocast SPEC  the eager autocast state the autocast pass starts from, e.g.\n"
@@ -372,7 +375,8 @@ std::unique_ptr<Graph> dump_graph(const Graph& g, const std::string& function,
   return work;
 }
 
-int run_dump(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+int run_dump(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+             const ArchiveMethods& archive) {
   DumpOptions o;
   try {
     o = parse_dump_args(args);
@@ -385,7 +389,27 @@ int run_dump(const std::vector<std::string>& args, std::ostream& out, std::ostre
     return 0;
   }
   try {
-    auto source = std::make_shared<const Source>(read_file(o.file), o.file);
+    std::string text = read_file(o.file);
+    if (archive && text.rfind("PK\x03\x04", 0) == 0) {  // a zip file: a TorchScript archive
+      std::vector<std::pair<std::string, std::shared_ptr<const Graph>>> methods = archive(o.file);
+      std::vector<std::string> names;
+      for (const auto& [name, _] : methods) names.push_back(name);
+      std::string chosen = o.function;
+      if (chosen.empty() && o.format == DumpFormat::Json) chosen = "forward";
+      if (!chosen.empty() && std::find(names.begin(), names.end(), chosen) == names.end())
+        throw Error(
+            fmt::format("--function: the module in '{}' has no method '{}'; its methods "
+                        "are: {}",
+                        o.file, chosen, fmt::join(names, ", ")));
+      for (const auto& [name, graph] : methods) {
+        if (!chosen.empty() && name != chosen) continue;
+        std::unique_ptr<Graph> final_graph = dump_graph(*graph, name, o, out);
+        if (!o.png.empty() && (name == chosen || (chosen.empty() && name == methods[0].first)))
+          render_png(graph_to_dot(*final_graph, name + ": " + final_stage_title(o)), o.png);
+      }
+      return 0;
+    }
+    auto source = std::make_shared<const Source>(std::move(text), o.file);
     std::unique_ptr<Module> module = parse_module(source);
     std::vector<std::string> defs;
     for (const StmtPtr& s : module->body)

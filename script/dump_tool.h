@@ -17,9 +17,12 @@
 // Every error (a bad flag, a missing file, a CompileError with its file:line:col and caret, a pass
 // diagnostic) goes to `err` with a non-zero status: 2 for usage errors, 1 for the rest.
 #pragma once
+#include <functional>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "runtime/autocast/autocast_state.h"
@@ -82,8 +85,17 @@ bool dump_pass_runs(const std::string& pass, const DumpOptions& options);
 std::unique_ptr<Graph> dump_graph(const Graph& g, const std::string& function,
                                   const DumpOptions& options, std::ostream& out);
 
-// The whole tool: parses `args`, compiles options.file, dumps the chosen function. Returns the exit
-// status (0, 1 for errors, 2 for usage errors).
-int run_dump(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// The methods of the module in a TorchScript archive, as (name, graph as built), forward first:
+// what the tool dumps for a zip file. The loader is in a later layer (serialization/jit_load.h), so
+// tools/ampjit_dump.cpp gives it.
+using ArchiveMethods =
+    std::function<std::vector<std::pair<std::string, std::shared_ptr<const Graph>>>(
+        const std::string& path)>;
+
+// The whole tool: parses `args`, compiles options.file, dumps the chosen function (for an archive,
+// read with `archive` when given: each method, or the chosen one). Returns the exit status (0, 1
+// for errors, 2 for usage errors).
+int run_dump(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+             const ArchiveMethods& archive = {});
 
 }  // namespace ampjit::script

@@ -9,7 +9,9 @@
 #   fuzz_graph_parser     the graph text parser: verify, print, re-parse, print the same;
 #   fuzz_zip_archive      the zip reader of saved archives (serialization/zip_archive.h): every
 #                         record of an archive it opens read with a bound, and its size checked;
-#   fuzz_unpickler        the restricted unpickler (serialization/unpickler.h) with a storage hook.
+#   fuzz_unpickler        the restricted unpickler (serialization/unpickler.h) with a storage hook;
+#   fuzz_jit_load         compiling saved code: the text as code/__torch__.py of a TorchScript
+#                         archive, loaded (class declarations) and every method compiled.
 # Seeds (scripts/fuzz_seeds.py): every .py file and C++ test program for the script harnesses; the
 # golden .graph files, the C++ tests' graph texts and ampjit-dump's graphs of the golden inputs for
 # the graph harness. Each harness runs for SECONDS and keeps its corpus in BUILD_DIR/fuzz/; the run
@@ -23,7 +25,7 @@ build=${2:-build-asan}
 shift $(($# < 2 ? $# : 2))
 harnesses=("$@")
 ((${#harnesses[@]})) || harnesses=(fuzz_script_parser fuzz_script_compiler fuzz_graph_parser fuzz_zip_archive
-                                   fuzz_unpickler)
+                                   fuzz_unpickler fuzz_jit_load)
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "fuzz: SECONDS must be a whole number, got '$seconds'" >&2; exit 2; }
 command -v clang++ >/dev/null || { echo "fuzz: clang++ is missing (scripts/setup.sh installs it)" >&2; exit 1; }
 scripts/build-asan.sh "$build"
@@ -38,6 +40,7 @@ for name in "${harnesses[@]}"; do
     fuzz_script_parser | fuzz_script_compiler) kind=script ;;
     fuzz_zip_archive) kind=zip ;;
     fuzz_unpickler) kind=pickle ;;
+    fuzz_jit_load) kind=torchcode ;;
     *) echo "fuzz: no harness '$name'" >&2; exit 2 ;;
   esac
   corpus="corpus-${name#fuzz_}" log="$out/$name.log"

@@ -6,6 +6,7 @@ OUT/seeds-graph: every .graph golden file (its graph), every C++ test string tha
 DUMP (an ampjit-dump binary), each graph it prints for the golden dump inputs (tests/golden/dump).
 OUT/seeds-zip: archives laid out as torch.save and torch.jit.save write them (zip_seeds).
 OUT/seeds-pickle: pickles as torch writes them (pickle_seeds).
+OUT/seeds-torchcode: saved code in torch's serialized dialect (tests/fuzz/seeds_torchcode/*.py).
 """
 import hashlib
 import pathlib
@@ -80,6 +81,12 @@ def main():
             for chunk in re.split(r"^# .*\n", run.stdout, flags=re.M):
                 if chunk.startswith("graph("):
                     write(graph, chunk)
+    torchcode = out / "seeds-torchcode"
+    torchcode.mkdir(parents=True, exist_ok=True)
+    for f in torchcode.iterdir():
+        f.unlink()
+    for f in tracked("tests/fuzz/seeds_torchcode/*.py"):
+        write(torchcode, f.read_text(errors="surrogateescape"))
     zips, pickles = out / "seeds-zip", out / "seeds-pickle"
     for directory, blobs in ((zips, zip_seeds()), (pickles, pickle_seeds())):
         directory.mkdir(parents=True, exist_ok=True)
@@ -89,7 +96,7 @@ def main():
             (directory / hashlib.sha1(data).hexdigest()).write_bytes(data)
     print(f"fuzz: seeds: {sum(1 for _ in script.iterdir())} scripts, "
           f"{sum(1 for _ in graph.iterdir())} graphs, {sum(1 for _ in zips.iterdir())} archives, "
-          f"{sum(1 for _ in pickles.iterdir())} pickles")
+          f"{sum(1 for _ in pickles.iterdir())} pickles, {sum(1 for _ in torchcode.iterdir())} saved codes")
 
 
 def pickle_seeds():

@@ -32,11 +32,14 @@ struct CodeFile {
   std::unordered_map<std::string, const script::FunctionDef*> defs;
 };
 
-// torch's code for `with torch.cpu.amp.autocast(...)` makes the object in two statements,
+// torch's code for `with torch.cpu.amp.autocast(...):` makes the object in two statements and
+// enters it by name:
 //     _1 = __torch__.torch.cpu.amp.autocast_mode.autocast.__new__(__torch__...autocast)
 //     _2 = (_1).__init__(True, 15, True, )
-// which become `_1 = __torch__...autocast(True, 15, True, )` and `pass` (the line count kept, so
-// errors point at the archive's lines); the class then resolves to the autocast class.
+//     with _1:
+// which become `pass`, `pass` and `with __torch__...autocast(True, 15, True, ):` (the line count
+// kept, so errors point at the archive's lines): the autocast class resolves to ampjit's, and the
+// `with` on its call is an autocast region, as in hand-written script.
 std::string join_autocast_construction(const std::string& text) {
   static const std::string kNew = ".__new__(";
   std::vector<std::string> lines;
@@ -56,13 +59,19 @@ std::string join_autocast_construction(const std::string& text) {
         l.compare(nw + kNew.size(), cls.size() + 1, cls + ")") != 0)
       continue;
     const size_t indent = l.find_first_not_of(' ');
+    const std::string pad(indent, ' ');
     const std::string var = l.substr(indent, eq - indent);
-    const std::string& next = lines[i + 1];
     const std::string init = "(" + var + ").__init__(";
-    const size_t at = next.find(init);
+    const size_t at = lines[i + 1].find(init);
     if (at == std::string::npos) continue;
-    lines[i] = l.substr(0, eq + 3) + cls + "(" + next.substr(at + init.size());
-    lines[i + 1] = std::string(indent, ' ') + "pass";
+    const std::string call = cls + "(" + lines[i + 1].substr(at + init.size());
+    for (size_t j = i + 2; j < lines.size(); ++j) {
+      if (lines[j] != pad + "with " + var + ":") continue;
+      lines[i] = pad + "pass";
+      lines[i + 1] = pad + "pass";
+      lines[j] = pad + "with " + call + ":";
+      break;
+    }
   }
   std::string out;
   for (size_t i = 0; i < lines.size(); ++i) out += (i ? "\n" : "") + lines[i];

@@ -17,8 +17,11 @@
 
 #include "frontend/python/convert.h"
 #include "runtime/ops.h"
+#include "script/compiler.h"
+#include "script/parser.h"
 #include "serialization/archive.h"
 #include "serialization/jit_load.h"
+#include "serialization/jit_save.h"
 #include "serialization/unpickler.h"
 #include "serialization/zip_archive.h"
 
@@ -27,6 +30,8 @@ namespace ampjit::python {
 // Defined in jit_bindings.cpp: the `_Function` and `_Module` Python objects.
 bp::object wrap_function(std::shared_ptr<Function> fn, IValue self);
 bp::object wrap_module(Ref<ModuleObject> obj);
+std::shared_ptr<Function> unwrap_function(PyObject* o);
+Ref<ModuleObject> unwrap_module(PyObject* o);
 
 namespace {
 
@@ -217,9 +222,69 @@ bp::list loaded_method_names(const jit::Module& m) {
   return out;
 }
 
+jit::Module::AttrKind attr_kind_of(const std::string& k) {
+  if (k == "parameter") return jit::Module::AttrKind::kParameter;
+  if (k == "buffer") return jit::Module::AttrKind::kBuffer;
+  if (k == "module") return jit::Module::AttrKind::kModule;
+  if (k == "constant") return jit::Module::AttrKind::kConstant;
+  if (k == "value") return jit::Module::AttrKind::kValue;
+  throw ValueError("_jit_save: unknown attribute kind '" + k + "'");
+}
+
+// _jit_save(root, specs, extra, path=None): a TorchScript archive of the module whose runtime
+// object is `root` (Note [Saving TorchScript archives]); specs: one (cmodule, class name, [(name,
+// kind, constant value)], [(method name, _Function)]) per module object of the tree; extra: {name:
+// bytes}. The archive's bytes when path is None, else written there.
+bp::object jit_save(bp::object root, bp::list specs, bp::dict extra, bp::object path) {
+  jit::SaveClasses classes;
+  for (Py_ssize_t i = 0, n = bp::len(specs); i < n; ++i) {
+    const bp::object spec = specs[i];
+    Ref<ModuleObject> obj = unwrap_module(bp::object(spec[0]).ptr());
+    AMPJIT_CHECK_T(TypeError, obj.get() != nullptr, "_jit_save: expected a _Module");
+    jit::SaveClass c;
+    c.qualified_name = bp::extract<std::string>(spec[1]);
+    const bp::object attrs = spec[2];
+    for (Py_ssize_t j = 0, m = bp::len(attrs); j < m; ++j) {
+      const bp::object a = attrs[j];
+      jit::SaveClass::Attr attr;
+      attr.name = bp::extract<std::string>(a[0]);
+      attr.kind = attr_kind_of(bp::extract<std::string>(a[1]));
+      if (attr.kind == jit::Module::AttrKind::kConstant)
+        attr.value = to_ivalue(bp::object(a[2]).ptr());
+      if (bp::len(a) > 3 && !bp::object(a[3]).is_none()) {  // a declared type, as annotation text
+        auto src = std::make_shared<Source>(bp::extract<std::string>(a[3])(), "<annotation>");
+        auto m = script::parse_module(src);
+        AMPJIT_CHECK_T(TypeError, m->body.size() == 1 && m->body[0]->kind == script::StmtKind::Expr,
+                       "_jit_save: bad type annotation '{}'", src->text());
+        attr.type = script::parse_annotation(*m->body[0]->as<script::ExprStmt>().value,
+                                             script::builtin_resolver());
+      }
+      c.attrs.push_back(std::move(attr));
+    }
+    const bp::object methods = spec[3];
+    for (Py_ssize_t j = 0, m = bp::len(methods); j < m; ++j) {
+      std::shared_ptr<Function> fn = unwrap_function(bp::object(methods[j][1]).ptr());
+      AMPJIT_CHECK_T(TypeError, fn != nullptr, "_jit_save: expected a _Function");
+      c.methods.emplace_back(bp::extract<std::string>(methods[j][0]), std::move(fn));
+    }
+    classes[obj.get()] = std::move(c);
+  }
+  jit::ExtraFiles files;
+  const bp::list names = extra.keys();
+  for (Py_ssize_t i = 0, n = bp::len(names); i < n; ++i)
+    files[bp::extract<std::string>(names[i])] = bytes_of(extra[names[i]]);
+  Ref<ModuleObject> r = unwrap_module(root.ptr());
+  AMPJIT_CHECK_T(TypeError, r.get() != nullptr, "_jit_save: expected a _Module");
+  if (path.is_none()) return to_bytes(jit::save_bytes(r, classes, files));
+  jit::save(r, classes, bp::extract<std::string>(path), files);
+  return bp::object();
+}
+
 }  // namespace
 
 void bind_serialization() {
+  bp::def("_jit_save", jit_save,
+          (bp::arg("root"), bp::arg("specs"), bp::arg("extra"), bp::arg("path") = bp::object()));
   bp::class_<jit::Module>("_LoadedModule", bp::no_init)
       .add_property("class_name",
                     bp::make_function(&jit::Module::class_name,

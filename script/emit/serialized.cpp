@@ -236,6 +236,19 @@ Value* FunctionEmitter::call_serialized_form(const std::string& name, std::vecto
     Value* step = args.size() > 3 ? value(3) : constant(IValue(int64_t{1}), r);
     return emit_node_call(kListSlice, {value(0), lo, hi, step}, value(0)->type(), r);
   }
+  if (name == "__getitem__" && args.size() == 2 &&
+      (k == TypeKind::List || k == TypeKind::Str || k == TypeKind::Dict)) {  // c[i]
+    const TypePtr& t = value(0)->type();
+    Value* key = k == TypeKind::Dict ? dict_key(value(0), value(1), r) : value(1);
+    if (k != TypeKind::Dict && key->type()->kind() != TypeKind::Int)
+      fail(args[1].range,
+           fmt::format("list indices must be integers, not {}", type_str(key->type())));
+    return emit_node_call(kGetItem, {value(0), key},
+                          k == TypeKind::List   ? t->elem()
+                          : k == TypeKind::Dict ? t->value()
+                                                : Type::str_(),
+                          r);
+  }
   if ((k == TypeKind::List && list_methods.count(name)) ||
       (k == TypeKind::Dict && dict_methods.count(name))) {
     std::vector<Arg> rest(args.begin() + 1, args.end());

@@ -1,7 +1,8 @@
 """The installed C++ runtime (Note [Installed ampjit]): installs the build into a fresh prefix, builds
 examples/cpp against it with find_package(ampjit), and runs it on checkpoints written by ampjit's
-torch.save and, where PyTorch is installed, by torch 1.13's; its float32 and autocast outputs must
-be the Python computation's. Usage: check_install.py BUILD_DIR SOURCE_DIR"""
+torch.save and, where PyTorch is installed, by torch 1.13's, and on TorchScript modules torch 1.13
+scripted and traced; its float32 and autocast outputs must be the Python computation's.
+Usage: check_install.py BUILD_DIR SOURCE_DIR"""
 import os
 import shutil
 import subprocess
@@ -27,6 +28,63 @@ def parse(out):
     return lines
 
 
+SCRIPTED_SOURCE = """
+import torch
+
+
+class SmallNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = torch.nn.Sequential(torch.nn.Conv2d(3, 6, 3, padding=1), torch.nn.BatchNorm2d(6),
+                                            torch.nn.ReLU(), torch.nn.MaxPool2d(2))
+        self.head = torch.nn.Linear(6 * 4 * 4, 5)
+
+    def forward(self, x):
+        y = self.features(x)
+        return self.head(torch.flatten(y, 1)), y.mean()
+"""
+
+
+def check_torchscript(example, work):
+    """run_torchscript on a small CNN that torch 1.13 scripted and traced: its outputs, float32 and
+    under autocast, against torch's."""
+    try:
+        import torch
+    except ImportError:
+        print("check_install: PyTorch is not installed: the TorchScript example is not checked")
+        return
+    import importlib.util
+    src = os.path.join(work, "small_net.py")
+    with open(src, "w") as f:
+        f.write(SCRIPTED_SOURCE)
+    spec = importlib.util.spec_from_file_location("small_net", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    torch.manual_seed(0)
+    net = mod.SmallNet().eval()
+    x = torch.randn(2, 3, 8, 8)
+    input_path = os.path.join(work, "input.pt")
+    torch.save(x, input_path)
+    exe = os.path.join(example, "run_torchscript")
+    for kind, compiled in (("scripted", torch.jit.script(net)), ("traced", torch.jit.trace(net, x))):
+        path = os.path.join(work, kind + ".pt")
+        compiled.save(path)
+        out = run([exe, path, input_path]).strip().splitlines()
+        with torch.no_grad():
+            want32 = [t.numpy().ravel() for t in compiled(x)]
+            with torch.autocast("cpu"):
+                want16 = [t.float().numpy().ravel() for t in compiled(x)]
+        rows = [(line.split()[0], np.array([float(v) for v in line.split()[1:]])) for line in out[:-1]]
+        assert [r[0] for r in rows] == ["float32", "float32", "bfloat16", "bfloat16"], out
+        for (_, got), want in zip(rows[:2], want32):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        for (_, got), want in zip(rows[2:], want16):
+            np.testing.assert_allclose(got, want, rtol=5e-2, atol=5e-2 * float(np.abs(want).max()))
+        count = sum(p.numel() for p in net.parameters())
+        assert out[-1] == "parameters {}".format(count), out[-1]
+        print("check_install: torch's {} module runs from C++ with torch's outputs".format(kind))
+
+
 def main():
     build, source = map(os.path.abspath, sys.argv[1:3])
     sys.path.insert(0, os.path.join(build, "python"))
@@ -36,7 +94,8 @@ def main():
         prefix = os.path.join(work, "prefix")
         run(["cmake", "--install", build, "--prefix", prefix])
         for must in ("lib/cmake/ampjit/ampjitConfig.cmake", "include/ampjit/runtime/ops.h",
-                     "include/ampjit/serialization/load.h", "include/ampjit/runtime/ops/all_ops.def"):
+                     "include/ampjit/serialization/load.h",
+                     "include/ampjit/serialization/jit_load.h", "include/ampjit/runtime/ops/all_ops.def"):
             if not os.path.exists(os.path.join(prefix, must)):
                 sys.exit("check_install: the install lacks " + must)
         example = os.path.join(work, "example")
@@ -64,6 +123,7 @@ def main():
             np.testing.assert_allclose(got["float32"], want32, rtol=1e-6, atol=1e-6)
             np.testing.assert_array_equal(got["bfloat16"], want16)  # the same kernels, bit for bit
             print("check_install: {}'s checkpoint: float32 and bfloat16 outputs match".format(name))
+        check_torchscript(example, work)
         bad = os.path.join(work, "bad.pt")
         with open(bad, "wb") as out:
             out.write(b"not a zip")

@@ -368,3 +368,148 @@ def test_zoo_archive_from_torch(torch_ref, zoo_archives, name, kind):
                 continue
             scale = float(np.abs(_np(w.detach())).max())
             np.testing.assert_allclose(_np(g), _np(w.detach()), rtol=0, atol=1e-4 * scale)
+
+
+def test_ampjit_dump_reads_archives(torch_ref, torch_nets):
+    """ampjit-dump prints each method of an archive's module, before and after the passes."""
+    import subprocess
+    tool = os.path.join(os.path.dirname(ampjit.__file__), "..", "..", "tools", "ampjit-dump")
+    if not os.path.exists(tool):
+        pytest.skip("ampjit-dump is not built beside this package")
+    mod, root = torch_nets
+    path = str(root / "dumped.pt")
+    torch_ref.jit.script(_net(torch_ref, mod)).save(path)
+    done = subprocess.run([tool, path, "--passes", "all", "--eager-autocast", "cpu=bfloat16"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    headers = [line for line in done.stdout.splitlines() if line.startswith("# ")]
+    assert headers == ["# forward: as built", "# after inline, constprop, autocast, cse, dce "
+                       "(eager autocast cpu=bfloat16)", "# features: as built",
+                       "# after inline, constprop, autocast, cse, dce (eager autocast cpu=bfloat16)"]
+    assert "aten::_autocast_to_reduced_precision" in done.stdout
+    assert "dumped.pt/code/__torch__/archive_models.py:" in done.stdout  # source locations
+    done = subprocess.run([tool, path, "--function", "nope"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert "the module in '{}' has no method 'nope'; its methods are: forward, features".format(path) in done.stderr
+
+
+# ---- torch.jit.save: ampjit's archives, loaded by torch 1.13 and by ampjit ------------------------
+
+@pytest.fixture(scope="module")
+def ampjit_nets(tmp_path_factory):
+    """MODULE_SOURCE imported with ampjit as torch."""
+    root = tmp_path_factory.mktemp("jit_save")
+    path = root / "archive_models_a.py"
+    path.write_text(MODULE_SOURCE.replace("import torch\n", "import ampjit as torch\n", 1))
+    spec = importlib.util.spec_from_file_location("archive_models_a", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["archive_models_a"] = mod
+    spec.loader.exec_module(mod)
+    yield mod, root
+    del sys.modules["archive_models_a"]
+
+
+def _ampjit_net(mod, offset=3):
+    ampjit.manual_seed(0)
+    net = mod.Net(offset).eval()
+    net.bn.running_mean.copy_(ampjit.tensor([-0.5, -0.2, 0.1, 0.4]))
+    net.bn.running_var.copy_(ampjit.tensor([0.5, 0.8, 1.1, 1.4]))
+    return net
+
+
+def test_saved_module_loads_in_torch_and_ampjit(torch_ref, ampjit_nets):
+    mod, root = ampjit_nets
+    scripted = ampjit.jit.script(_ampjit_net(mod))
+    path = str(root / "a_net.pt")
+    scripted.save(path, _extra_files={"note.txt": "saved by ampjit"})
+    x = ampjit.randn(2, 3, 5, 5)
+    want = scripted(x, 3)
+    extra = {"note.txt": b""}
+    theirs = torch_ref.jit.load(path, _extra_files=extra)
+    assert extra["note.txt"] == b"saved by ampjit"
+    ours = ampjit.jit.load(path)
+    tx = torch_ref.from_numpy(x.numpy())
+    for got in (theirs(tx, 3), ours(x, 3)):
+        assert [str(t.dtype) for t in got] == ["torch.float32", "torch.bfloat16"]
+        np.testing.assert_allclose(_np(got[0]), _np(want[0]), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(_np(got[1]), _np(want[1]), rtol=2e-2, atol=2e-2 * float(np.abs(_np(want[1])).max()))
+    # defaults, named methods, attributes, parameters and buffers survive both ways
+    np.testing.assert_allclose(_np(theirs(tx)[0]), _np(scripted(x)[0]), rtol=1e-5, atol=1e-5)
+    assert theirs.offset == 3 and theirs.steps == [1, 2] and theirs.weights == {"a": 0.5, "b": -1.0}
+    assert ours.name == "net" and [n for n, _ in ours.named_parameters()] == [n for n, _ in scripted.named_parameters()]
+    for n, p in theirs.named_buffers():
+        np.testing.assert_array_equal(_np(p), _np(dict(scripted.named_buffers())[n]))
+    # under eager autocast, torch runs the saved code as ampjit runs its own
+    with torch_ref.cpu.amp.autocast():
+        tz, _ = theirs(tx)
+    with ampjit.cpu.amp.autocast():
+        az, _ = scripted(x)
+    assert str(tz.dtype) == str(az.dtype)
+    np.testing.assert_allclose(_np(tz), _np(az), rtol=5e-2, atol=5e-2 * float(np.abs(_np(az)).max()))
+    # a file object, and the archive's layout
+    buf = io.BytesIO()
+    ampjit.jit.save(scripted, buf)
+    with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as z:
+        names = z.namelist()
+    for must in ("archive/data.pkl", "archive/constants.pkl", "archive/version",
+                 "archive/code/__torch__/archive_models_a.py", "archive/code/__torch__/torch/cpu/amp/autocast_mode.py"):
+        assert must in names, names
+    np.testing.assert_allclose(_np(torch_ref.jit.load(io.BytesIO(buf.getvalue()))(tx, 3)[0]), _np(want[0]),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_saving_errors(ampjit_nets):
+    mod, root = ampjit_nets
+    with pytest.raises(AttributeError, match="'Net' object has no attribute 'save'"):
+        ampjit.jit.save(_ampjit_net(mod), str(root / "x.pt"))
+    frozen = ampjit.jit.freeze(ampjit.jit.script(_ampjit_net(mod)))
+    with pytest.raises(RuntimeError, match="frozen module is not supported"):
+        ampjit.jit.save(frozen, str(root / "x.pt"))
+
+
+def test_loaded_archive_saves_again(torch_ref, zoo_archives, tmp_path):
+    """torch 1.13's archive, loaded by ampjit and saved again, loads in torch with its outputs."""
+    s, t, x = zoo_archives("resnet18")
+    for path in (s, t):
+        loaded = ampjit.jit.load(path)
+        again = str(tmp_path / "again.pt")
+        loaded.save(again)
+        want = torch_ref.jit.load(path)(x)
+        got = torch_ref.jit.load(again)(x)
+        np.testing.assert_allclose(_np(got.detach()), _np(want.detach()), rtol=0,
+                                   atol=1e-5 * float(np.abs(_np(want.detach())).max()))
+
+
+@pytest.mark.parametrize("kind", ["script", "trace"])
+@pytest.mark.parametrize("name", ZOO)
+def test_zoo_archive_from_ampjit(torch_ref, tmp_path, name, kind):
+    """The zoo model built with ampjit, scripted or traced, saved by ampjit: torch 1.13 and ampjit
+    load it and give the model's outputs."""
+    sys.path.insert(0, os.path.join(HERE, "..", "models"))
+    try:
+        import harness
+        model, hw = harness._build("ampjit", name)
+    finally:
+        sys.path.remove(os.path.join(HERE, "..", "models"))
+    if name in ("transformer_text", "lstm_tagger"):
+        x = ampjit.tensor(np.random.RandomState(0).randint(0, 100, (2, 12)).tolist())
+    else:
+        ampjit.manual_seed(0)
+        x = ampjit.randn(1, 3, hw, hw)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = ampjit.jit.script(model) if kind == "script" else ampjit.jit.trace(model, x)
+        path = str(tmp_path / "model.pt")
+        compiled.save(path)
+        want = _flat(compiled(x))
+        ours = _flat(ampjit.jit.load(path)(x))
+        theirs = _flat(torch_ref.jit.load(path)(torch_ref.from_numpy(x.numpy())))
+    assert len(want) == len(ours) == len(theirs)
+    for w, a, t in zip(want, ours, theirs):
+        if w is None:
+            assert a is None and t is None
+            continue
+        scale = float(np.abs(_np(w)).max())
+        np.testing.assert_array_equal(_np(a), _np(w))
+        np.testing.assert_allclose(_np(t.detach()), _np(w), rtol=0, atol=1e-4 * scale)

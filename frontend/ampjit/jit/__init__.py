@@ -9,7 +9,7 @@ from ._trace import (TracerWarning, TracingCheckError, ScriptFunction, ScriptMod
 from ._trace import AutocastInteropWarning, get_autocast_semantics, set_autocast_semantics  # noqa: F401
 from ._script import CompileError, Final, script  # noqa: F401
 from .frontend import NotSupportedError, UnsupportedNodeError  # noqa: F401
-from ._serialization import load  # noqa: F401
+from ._serialization import load, save  # noqa: F401
 
 
 class Error(Exception):

@@ -32,6 +32,11 @@ def compiled_module_base():
             def __call__(self, *args, **kwargs):
                 return self._forward_function()(*args, **kwargs)
 
+            def save(self, f, _extra_files=None):
+                """ScriptModule.save: torch.jit.save(self, f, _extra_files)."""
+                from ._serialization import save
+                save(self, f, _extra_files)
+
             def graph_for(self, *args, **kwargs):
                 return self._forward_function().graph_for(*args, **kwargs)
 

@@ -1,5 +1,5 @@
-"""torch.jit.load: TorchScript archives (Note [Loading TorchScript archives] in
-serialization/jit_load.h).
+"""torch.jit.load and torch.jit.save: TorchScript archives (Note [Loading TorchScript archives] in
+serialization/jit_load.h, Note [Saving TorchScript archives] in serialization/jit_save.h).
 
 The archive is read, described and compiled by the C++ loader (``_C._jit_load``), which runs
 nothing the file contains except the TorchScript code it compiles. This file gives the loaded
@@ -157,3 +157,76 @@ def load(f, map_location=None, _extra_files=None):
         mod.to(target)
     return mod
 
+
+
+# ---- torch.jit.save ---------------------------------------------------------------------------------
+
+def _spec(mod):
+    """(runtime object, class name, [(name, kind, constant value)], [(method, _Function)]) of one
+    compiled module: scripted, traced or loaded."""
+    from ..nn import Module
+    d = mod.__dict__
+    attrs = []
+    if "_loaded" in d:  # loaded from an archive: its class's declarations
+        loaded = d["_loaded"]
+        name = loaded.class_name
+        for a, kind, value in loaded._attributes():
+            attrs.append((a, kind, value if kind == "constant" else None))
+        methods = [(m, f._c) for m, f in d["_methods"].items()]
+    elif "_desc" in d:  # scripted
+        desc = d["_desc"]
+        name = desc["class_name"]
+        for a, kind, value, is_constant in desc["attrs"]:
+            declared = None
+            if kind == "tensor":
+                kind = "parameter" if a in mod._parameters else "buffer"
+            elif kind == "value" and is_constant:
+                kind = "constant"
+            elif kind == "value" and (a in mod._parameters or a in mod._buffers):
+                # a parameter or buffer that is None (MultiheadAttention's q_proj_weight): declared
+                # Optional[Tensor], which torch 1.13 runs (declared NoneType, its executor fails on
+                # the code that tests it)
+                declared = "Optional[Tensor]"
+            attrs.append((a, kind, value if kind == "constant" else None, declared))
+        methods = []
+    else:  # traced: its parameters, buffers and submodules, as the trace reads them
+        name = mod._c._class_name
+        mod._c._set_attr("training", mod.training)
+        attrs.append(("training", "value", None))
+        attrs += [(a, "parameter", None) for a, p in mod._parameters.items() if p is not None]
+        attrs += [(a, "buffer", None) for a, b in mod._buffers.items() if b is not None]
+        attrs += [(a, "module", None) for a, sub in mod._modules.items() if isinstance(sub, Module)]
+        methods = []
+    return mod._c, name, attrs, methods
+
+
+def save(m, f, _extra_files=None):
+    """torch.jit.save: writes the compiled module `m` (scripted, traced or loaded) as a TorchScript
+    archive in torch's format, to a path or a binary file-like object; torch 1.13's torch.jit.load
+    and ampjit's load it. ``_extra_files`` ({name: bytes or str}) go into its extra/ folder."""
+    from ._module import ScriptModule, is_frozen
+    if not isinstance(m, ScriptModule):
+        raise AttributeError("'{}' object has no attribute 'save'".format(type(m).__name__))
+    if is_frozen(m):
+        raise RuntimeError("torch.jit.save of a frozen module is not supported by ampjit yet")
+    specs, seen = [], set()
+
+    def visit(mod):
+        if id(mod) in seen:
+            return
+        seen.add(id(mod))
+        specs.append(_spec(mod))
+        for sub in mod._modules.values():
+            if sub is not None:
+                visit(sub)
+    visit(m)
+    c, name, attrs, methods = specs[0]
+    forward = m._forward_function()
+    specs[0] = (c, name, attrs, [("forward", forward._c)] + [x for x in methods if x[0] != "forward"])
+    extra = {}
+    for k, v in (_extra_files or {}).items():
+        extra[k] = v.encode() if isinstance(v, str) else bytes(v)
+    if isinstance(f, (str, os.PathLike)):
+        _C._jit_save(c, specs, extra, os.fspath(f))
+    else:
+        f.write(_C._jit_save(c, specs, extra))
