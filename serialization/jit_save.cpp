@@ -422,7 +422,7 @@ class Saver {
 
   // The object a method call's first input is: `self`, or an attribute path from it.
   const ModuleObject* target(const Value* v, const Graph& g, const ModuleObject* self) const {
-    if (v == g.inputs()[0] && self) return self;
+    if (self && !g.inputs().empty() && v == g.inputs()[0]) return self;
     const Node* n = v->node();
     if (n->kind() == sym::prim::GetAttr && self) {
       const ModuleObject* base = target(n->input(0), g, self);
@@ -439,10 +439,15 @@ class Saver {
       Item item = queue_.front();
       queue_.pop_front();
       const Graph& g = *item.fn->graph();
+      // A function saved as a method (torch's PlaceholderModule forward): `self` is added.
+      const bool as_method = !item.function && (g.inputs().empty() ||
+                                                g.inputs()[0]->type()->kind() != TypeKind::Object);
+      print_.prepend_self = as_method;
+      const ModuleObject* self = as_method ? nullptr : item.object;
       print_.on_call = [&](const Node& call, const std::shared_ptr<Function>& fn, bool method) {
         if (!method) return enqueue_function(fn);
         const std::string& n = fn->name();
-        enqueue_method(target(call.input(0), g, item.object), n.substr(n.rfind('.') + 1), fn);
+        enqueue_method(target(call.input(0), g, self), n.substr(n.rfind('.') + 1), fn);
       };
       if (item.function) {
         const auto [path, leaf] = split_qualified(item.name);

@@ -32,6 +32,7 @@ class Printer {
 
   std::string run(const std::string& name) {
     std::string head = "def " + name + "(";
+    if (ar_ && ar_->prepend_self) head += g_.inputs().empty() ? "self" : "self,\n    ";
     const bool has_self =
         !g_.inputs().empty() && g_.inputs()[0]->type()->kind() == TypeKind::Object;
     for (size_t i = 0; i < g_.inputs().size(); ++i) {

@@ -34,6 +34,9 @@ struct ArchivePrint {
   std::vector<IValue> constants;              // CONSTANTS.cN is constants[N] (tensors), appended
   std::vector<std::string> autocast_classes;  // the autocast classes the code makes objects of
   std::vector<TypePtr> named_tuples;          // the NamedTuple types the code names
+  // Print a function's graph as a method: `self` first (a scripted function saved as the forward of
+  // torch's PlaceholderModule).
+  bool prepend_self = false;
 };
 // `schema` (when given) supplies the arguments' defaults (`k: int=2`), after `self` for a method.
 std::string python_print_for_archive(const Graph& g, const std::string& name, ArchivePrint& ctx,

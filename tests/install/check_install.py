@@ -1,7 +1,8 @@
 """The installed C++ runtime (Note [Installed ampjit]): installs the build into a fresh prefix, builds
 examples/cpp against it with find_package(ampjit), and runs it on checkpoints written by ampjit's
-torch.save and, where PyTorch is installed, by torch 1.13's, and on TorchScript modules torch 1.13
-scripted and traced; its float32 and autocast outputs must be the Python computation's.
+torch.save and, where PyTorch is installed, by torch 1.13's, and on TorchScript modules that ampjit
+and torch 1.13 scripted, traced and saved; its float32 and autocast outputs must be the Python
+computation's.
 Usage: check_install.py BUILD_DIR SOURCE_DIR"""
 import os
 import shutil
@@ -45,27 +46,51 @@ class SmallNet(torch.nn.Module):
 """
 
 
+def _import(work, name, source):
+    import importlib.util
+    src = os.path.join(work, name + ".py")
+    with open(src, "w") as f:
+        f.write(source)
+    spec = importlib.util.spec_from_file_location(name, src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def check_torchscript(example, work):
-    """run_torchscript on a small CNN that torch 1.13 scripted and traced: its outputs, float32 and
-    under autocast, against torch's."""
+    """run_torchscript on a small CNN that ampjit scripted and traced and saved, against ampjit's
+    outputs, and on the same CNN scripted and traced by torch 1.13, against torch's: float32 and
+    under autocast."""
+    import ampjit
+    exe = os.path.join(example, "run_torchscript")
+    amod = _import(work, "small_net_a", SCRIPTED_SOURCE.replace("import torch\n", "import ampjit as torch\n", 1))
+    ampjit.manual_seed(0)
+    anet = amod.SmallNet().eval()
+    ax = ampjit.randn(2, 3, 8, 8)
+    a_input = os.path.join(work, "a_input.pt")
+    ampjit.save(ax, a_input)
+    for kind, compiled in (("scripted", ampjit.jit.script(anet)), ("traced", ampjit.jit.trace(anet, ax))):
+        path = os.path.join(work, "ampjit_" + kind + ".pt")
+        compiled.save(path)
+        out = run([exe, path, a_input]).strip().splitlines()
+        want32 = [t.numpy().ravel() for t in compiled(ax)]
+        with ampjit.autocast("cpu"):
+            want16 = [t.float().numpy().ravel() for t in compiled(ax)]
+        rows = [np.array([float(v) for v in line.split()[1:]]) for line in out[:-1]]
+        for got, want in zip(rows, want32 + want16):
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+        print("check_install: ampjit's {} module runs from C++ with ampjit's outputs".format(kind))
     try:
         import torch
     except ImportError:
-        print("check_install: PyTorch is not installed: the TorchScript example is not checked")
+        print("check_install: PyTorch is not installed: torch's TorchScript modules are not checked")
         return
-    import importlib.util
-    src = os.path.join(work, "small_net.py")
-    with open(src, "w") as f:
-        f.write(SCRIPTED_SOURCE)
-    spec = importlib.util.spec_from_file_location("small_net", src)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _import(work, "small_net", SCRIPTED_SOURCE)
     torch.manual_seed(0)
     net = mod.SmallNet().eval()
     x = torch.randn(2, 3, 8, 8)
     input_path = os.path.join(work, "input.pt")
     torch.save(x, input_path)
-    exe = os.path.join(example, "run_torchscript")
     for kind, compiled in (("scripted", torch.jit.script(net)), ("traced", torch.jit.trace(net, x))):
         path = os.path.join(work, kind + ".pt")
         compiled.save(path)

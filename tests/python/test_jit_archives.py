@@ -513,3 +513,34 @@ def test_zoo_archive_from_ampjit(torch_ref, tmp_path, name, kind):
         scale = float(np.abs(_np(w)).max())
         np.testing.assert_array_equal(_np(a), _np(w))
         np.testing.assert_allclose(_np(t.detach()), _np(w), rtol=0, atol=1e-4 * scale)
+
+
+def test_saved_function_loads_in_torch_and_ampjit(torch_ref, tmp_path):
+    """A scripted function saves as torch saves one: the forward of a PlaceholderModule."""
+    src = tmp_path / "saved_fn.py"
+    src.write_text(textwrap.dedent('''
+        import ampjit as torch
+        from typing import List
+
+        def helper(x: torch.Tensor, n: int) -> torch.Tensor:
+            return x * n
+
+        def fn(x: torch.Tensor, sizes: List[int], k: int = 2) -> torch.Tensor:
+            total = 0
+            for s in sizes:
+                total += s
+            return helper(x, k) + total
+    '''))
+    spec = importlib.util.spec_from_file_location("saved_fn", src)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    scripted = ampjit.jit.script(m.fn)
+    path = str(tmp_path / "fn.pt")
+    scripted.save(path)
+    x = ampjit.arange(4, dtype=ampjit.float32)
+    want = scripted(x, [1, 2], 3)
+    theirs = torch_ref.jit.load(path)
+    assert theirs.original_name == "PlaceholderModule"
+    np.testing.assert_array_equal(_np(theirs(torch_ref.from_numpy(x.numpy()), [1, 2], 3)), _np(want))
+    np.testing.assert_array_equal(_np(theirs(torch_ref.from_numpy(x.numpy()), [1, 2])), _np(scripted(x, [1, 2])))
+    np.testing.assert_array_equal(_np(ampjit.jit.load(path)(x, [1, 2], 3)), _np(want))

@@ -205,6 +205,19 @@ def save(m, f, _extra_files=None):
     archive in torch's format, to a path or a binary file-like object; torch 1.13's torch.jit.load
     and ampjit's load it. ``_extra_files`` ({name: bytes or str}) go into its extra/ folder."""
     from ._module import ScriptModule, is_frozen
+    extra = {}
+    for k, v in (_extra_files or {}).items():
+        extra[k] = v.encode() if isinstance(v, str) else bytes(v)
+    if isinstance(m, ScriptFunction):
+        # as torch saves a function: the forward of a module of class PlaceholderModule
+        c = _C._Module("__torch__.PlaceholderModule")
+        c._set_attr("training", True)
+        specs = [(c, "__torch__.PlaceholderModule", [("training", "value", None)], [("forward", m._c)])]
+        if isinstance(f, (str, os.PathLike)):
+            _C._jit_save(c, specs, extra, os.fspath(f))
+        else:
+            f.write(_C._jit_save(c, specs, extra))
+        return
     if not isinstance(m, ScriptModule):
         raise AttributeError("'{}' object has no attribute 'save'".format(type(m).__name__))
     if is_frozen(m):
@@ -223,9 +236,6 @@ def save(m, f, _extra_files=None):
     c, name, attrs, methods = specs[0]
     forward = m._forward_function()
     specs[0] = (c, name, attrs, [("forward", forward._c)] + [x for x in methods if x[0] != "forward"])
-    extra = {}
-    for k, v in (_extra_files or {}).items():
-        extra[k] = v.encode() if isinstance(v, str) else bytes(v)
     if isinstance(f, (str, os.PathLike)):
         _C._jit_save(c, specs, extra, os.fspath(f))
     else:

@@ -168,6 +168,12 @@ class ScriptFunction:
     def schema(self):
         return self._c._declaration
 
+    def save(self, f, _extra_files=None):
+        """ScriptFunction.save: the function as torch saves one (the forward of a
+        PlaceholderModule), in torch's TorchScript archive format."""
+        from ._serialization import save
+        save(self, f, _extra_files)
+
     def graph_for(self, *args, **kwargs):
         """The graph a call made now runs: optimized (inlined, and cast by the JIT autocast pass)
         for this thread's eager autocast state. The arguments are accepted as torch accepts them;
