@@ -89,13 +89,18 @@ const char* autocast_class(const std::string& qualified) {
   return nullptr;
 }
 
+// "a.b.c" of a Name or a chain of Attributes, else "" (a loop: saved code may chain deeply).
 std::string dotted(const script::Expr& e) {
-  if (e.kind == script::ExprKind::Name) return e.as<script::Name>().id;
-  if (e.kind == script::ExprKind::Attribute) {
-    const std::string base = dotted(*e.as<script::Attribute>().value);
-    return base.empty() ? base : base + "." + e.as<script::Attribute>().attr;
+  std::vector<const std::string*> parts;
+  const script::Expr* cur = &e;
+  while (cur->kind == script::ExprKind::Attribute) {
+    parts.push_back(&cur->as<script::Attribute>().attr);
+    cur = cur->as<script::Attribute>().value.get();
   }
-  return "";
+  if (cur->kind != script::ExprKind::Name) return "";
+  std::string out = cur->as<script::Name>().id;
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) out += "." + **it;
+  return out;
 }
 
 bool has_base(const script::ClassDef& c, const std::string& name) {

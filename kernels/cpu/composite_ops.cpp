@@ -484,12 +484,23 @@ Tensor bernoulli_k(const Tensor& self) {
   return ops::lt(u, self).tensor().to(self.dtype());
 }
 
+// torch.floor_divide (what traces record for `//` on tensors): division rounded down, as torch
+// 1.13's (it rounded toward zero before 1.13).
+Tensor floor_divide_k(const Tensor& self, const Tensor& other) {
+  return ops::div_Tensor_mode(self, other, std::string("floor"));
+}
+Tensor floor_divide_scalar_k(const Tensor& self, const Scalar& other) {
+  return ops::div_Scalar_mode(self, other, std::string("floor"));
+}
+
 }  // namespace
 }  // namespace ampjit
 
 AMPJIT_KERNEL(roll, roll_k)
 AMPJIT_KERNEL(flip, flip_k)
 AMPJIT_KERNEL(einsum, einsum_k)
+AMPJIT_KERNEL(floor_divide, floor_divide_k)
+AMPJIT_KERNEL(floor_divide_Scalar, floor_divide_scalar_k)
 AMPJIT_KERNEL(index, index_k)
 AMPJIT_KERNEL(repeat, repeat_k)
 AMPJIT_KERNEL(is_floating_point, is_floating_point_k)

@@ -88,6 +88,12 @@ Value* FunctionEmitter::convert_to(Value* v, const Argument& arg, bool allow,
       const TypePtr& elem = want->elem();
       if (have->kind() == TypeKind::List) {
         if (have->elem()->is_subtype_of(*elem)) return v;
+        // Tensor?[] for a Tensor[] (torch's index takes Tensor?[]; ampjit's takes integer tensors
+        // only): cast, and a None element (a full slice) is the kernel's error at run time.
+        if (allow && elem->kind() == TypeKind::Tensor &&
+            have->elem()->kind() == TypeKind::Optional &&
+            have->elem()->elem()->kind() == TypeKind::Tensor)
+          return unchecked_cast(v, want, r);
         return nullptr;
       }
       if (have->kind() == TypeKind::Int && elem->kind() == TypeKind::Int && arg.list_len > 0) {
@@ -394,8 +400,13 @@ SV FunctionEmitter::call_sv(const SV& callee, std::vector<Arg> args, const Sourc
         TypePtr t = args[0].sv.type;
         if (v.kind == SV::kNone) return SV::of(unchecked_cast(none(r), t, r));
         Value* x = as_value(v, r);
-        if (x->node()->kind() == sym::prim::ListConstruct && x->node()->inputs().empty() &&
-            t->kind() == TypeKind::List) {
+        // A list literal takes the annotated element type when its elements have it, as torch
+        // emits the literal with the annotation as its hint: annotate(List[Optional[Tensor]], [a,
+        // b]).
+        if (x->node()->kind() == sym::prim::ListConstruct && t->kind() == TypeKind::List &&
+            x->uses().empty() &&
+            std::all_of(x->node()->inputs().begin(), x->node()->inputs().end(),
+                        [&](const Value* e) { return e->type()->is_subtype_of(*t->elem()); })) {
           x->set_type(t);
           return SV::of(x);
         }

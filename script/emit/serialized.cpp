@@ -236,6 +236,20 @@ Value* FunctionEmitter::call_serialized_form(const std::string& name, std::vecto
     Value* step = args.size() > 3 ? value(3) : constant(IValue(int64_t{1}), r);
     return emit_node_call(kListSlice, {value(0), lo, hi, step}, value(0)->type(), r);
   }
+  if (name == "_set_item" && args.size() == 3 && (k == TypeKind::List || k == TypeKind::Dict)) {
+    // torch._set_item(c, i, v): c[i] = v
+    const TypePtr& t = value(0)->type();
+    Value* key = k == TypeKind::Dict ? dict_key(value(0), value(1), r) : value(1);
+    if (k == TypeKind::List && key->type()->kind() != TypeKind::Int)
+      fail(args[1].range, "list indices must be integers");
+    const TypePtr& elem = k == TypeKind::List ? t->elem() : t->value();
+    if (!value(2)->type()->is_subtype_of(*elem))
+      fail(args[2].range, fmt::format("Expected a value of type {} for the element but instead "
+                                      "found type {}",
+                                      type_str(elem), type_str(value(2)->type())));
+    return emit_node_call(kSetItem, {value(0), key, value(2)}, k == TypeKind::List ? t : nullptr, r)
+               ?: none(r);
+  }
   if (name == "__getitem__" && args.size() == 2 &&
       (k == TypeKind::List || k == TypeKind::Str || k == TypeKind::Dict)) {  // c[i]
     const TypePtr& t = value(0)->type();

@@ -544,3 +544,32 @@ def test_saved_function_loads_in_torch_and_ampjit(torch_ref, tmp_path):
     np.testing.assert_array_equal(_np(theirs(torch_ref.from_numpy(x.numpy()), [1, 2], 3)), _np(want))
     np.testing.assert_array_equal(_np(theirs(torch_ref.from_numpy(x.numpy()), [1, 2])), _np(scripted(x, [1, 2])))
     np.testing.assert_array_equal(_np(ampjit.jit.load(path)(x, [1, 2], 3)), _np(want))
+
+
+def test_ops_and_forms_of_zoo_archives(torch_ref, program_modules):
+    """What vit/shufflenet traces and swin/maxvit scripts need: floor_divide (rounding down, as torch
+    1.13's), and annotate of a list literal to a list of Optionals."""
+    a = np.array([-7.5, -7.0, 7.0, 7.5], dtype=np.float32)
+    for other in (2, -2.0):
+        want = torch_ref.floor_divide(torch_ref.from_numpy(a), other)
+        got = ampjit._C._call("aten::floor_divide", (ampjit.from_numpy(a), other), {})
+        np.testing.assert_array_equal(_np(got), _np(want))
+    ints = np.array([-7, 7, 9], dtype=np.int64)
+    want = torch_ref.floor_divide(torch_ref.from_numpy(ints), torch_ref.tensor([2, -2, 4]))
+    got = ampjit._C._call("aten::floor_divide", (ampjit.from_numpy(ints), ampjit.tensor([2, -2, 4])), {})
+    np.testing.assert_array_equal(_np(got), _np(want))
+    src = textwrap.dedent('''
+        import ampjit
+        from typing import List, Optional
+
+        @ampjit.jit.script
+        def pick(a: ampjit.Tensor, b: ampjit.Tensor) -> int:
+            xs = ampjit.jit.annotate(List[Optional[ampjit.Tensor]], [a, None, b])
+            n = 0
+            for x in xs:
+                if x is not None:
+                    n += 1
+            return n
+    ''')
+    for m, lib in program_modules("annotate_list", src):
+        assert m.pick(lib.ones(1), lib.ones(1)) == 2
