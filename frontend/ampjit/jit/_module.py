@@ -63,6 +63,29 @@ def compiled_module_base():
                     if sub is not None:
                         sub._sync()
 
+            def _plain_attributes(self):
+                """{name: is_constant} of the plain (non-module, non-tensor) attributes the compiled
+                code reads from the runtime object."""
+                return {}
+
+            def __setattr__(self, name, value):
+                """Assignments reach the runtime object the compiled code reads: plain attributes,
+                training, parameters and buffers. A constant is inlined, so it cannot change."""
+                d = self.__dict__
+                plain = self._plain_attributes() if "_c" in d else {}
+                if name in plain:
+                    if plain[name]:
+                        raise RuntimeError("Cannot assign to the constant '{}' of a scripted module "
+                                           "(it is inlined into the graph)".format(name))
+                    object.__setattr__(self, name, value)
+                    self._c._set_attr(name, value)
+                    return
+                Module.__setattr__(self, name, value)
+                if name == "training":
+                    self._c._set_attr("training", value)
+                elif name in d.get("_parameters", {}) or name in d.get("_buffers", {}):
+                    self._c._set_attr(name, value)
+
             def _apply(self, fn, _memo=None):
                 Module._apply(self, fn, _memo)
                 self._sync()
@@ -106,6 +129,9 @@ def frozen_module(mod, preserved):
 
         def _sync(self):
             pass  # nothing to keep in step: the frozen graph holds its own copies
+
+        def __setattr__(self, name, value):
+            Module.__setattr__(self, name, value)  # the runtime object is the original module's
 
     return RecursiveScriptModule()
 

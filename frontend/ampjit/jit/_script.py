@@ -697,22 +697,10 @@ def _make_script_module_class():
         def __bool__(self):
             return True
 
-        # -- keeping the runtime object in step --
+        # -- keeping the runtime object in step (the base's __setattr__) --
 
-        def __setattr__(self, name, value):
-            d = self.__dict__
-            if name in d.get("_desc", {}).get("_plain", {}):
-                if d["_desc"]["_plain"][name]:
-                    raise RuntimeError("Cannot assign to the constant '{}' of a scripted module "
-                                       "(it is inlined into the graph)".format(name))
-                object.__setattr__(self, name, value)
-                self._c._set_attr(name, value)
-                return
-            Module.__setattr__(self, name, value)
-            if name == "training":
-                self._c._set_attr("training", value)
-            elif name in d.get("_parameters", {}) or name in d.get("_buffers", {}):
-                self._c._set_attr(name, value)
+        def _plain_attributes(self):
+            return self.__dict__.get("_desc", {}).get("_plain", {})
 
     return RecursiveScriptModule
 

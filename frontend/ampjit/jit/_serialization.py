@@ -91,21 +91,8 @@ def _make_loaded_class():
         def extra_repr(self):
             return "original_name={}".format(self.original_name)
 
-        def __setattr__(self, name, value):
-            d = self.__dict__
-            plain = d.get("_plain", {})
-            if name in plain:
-                if plain[name]:
-                    raise RuntimeError("Cannot assign to the constant '{}' of a scripted module "
-                                       "(it is inlined into the graph)".format(name))
-                object.__setattr__(self, name, value)
-                self._c._set_attr(name, value)
-                return
-            Module.__setattr__(self, name, value)
-            if name == "training":
-                self._c._set_attr("training", value)
-            elif name in d.get("_parameters", {}) or name in d.get("_buffers", {}):
-                self._c._set_attr(name, value)
+        def _plain_attributes(self):
+            return self.__dict__.get("_plain", {})
 
     return RecursiveScriptModule
 
