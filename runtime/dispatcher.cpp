@@ -4,7 +4,7 @@
 namespace ampjit {
 
 namespace {
-constexpr int kNumLayers = 2;
+constexpr int kNumLayers = 3;
 LayerFn g_layers[kNumLayers] = {};
 thread_local DispatchTLS t_dispatch;
 
@@ -58,7 +58,14 @@ void set_layer(DispatchLayer layer, LayerFn fn) {
 }
 
 void call_kernel(const OpEntry& op, Stack& stack) {
+  if (op.written_arg < 0) [[likely]]
+    return kernel_for(op, op_device(op, stack))(stack);
+  // An in-place or out= write: the written storage's version moves on (Note [Version counter]).
+  Ref<Storage> written;
+  if (static_cast<size_t>(op.written_arg) < stack.size() && stack[op.written_arg].is_tensor())
+    written = stack[op.written_arg].tensor_impl()->storage;
   kernel_for(op, op_device(op, stack))(stack);
+  if (written) written->bump_version();
 }
 
 static inline void run_from(uint8_t active, const OpEntry& op, Stack& stack) {

@@ -1,7 +1,9 @@
-// The dispatcher: every op call runs through three layers, in this order:
+// The dispatcher: every op call runs through four layers, in this order:
 //   1. autocast  (casts arguments per the op's policy; runtime/autocast, a pass-through until set)
 //   2. tracer    (records the call into a graph while tracing; tracer/, a pass-through until set)
-//   3. kernel    (the op table's kernel for the device of the tensor arguments)
+//   3. autograd  (records the call for backward when grad mode is on and an argument requires
+//                 grad; runtime/autograd, on for every thread)
+//   4. kernel    (the op table's kernel for the device of the tensor arguments)
 // A layer is active on a thread when it is included and not excluded in that thread's dispatch
 // state; a layer that redispatches calls `redispatch(layer, ...)`, which skips it and the layers
 // above it, so it never re-enters itself.
@@ -12,13 +14,13 @@
 
 namespace ampjit {
 
-enum class DispatchLayer : uint8_t { Autocast = 0, Tracer = 1 };
+enum class DispatchLayer : uint8_t { Autocast = 0, Tracer = 1, Autograd = 2 };
 constexpr uint8_t layer_bit(DispatchLayer l) {
   return static_cast<uint8_t>(1u << static_cast<uint8_t>(l));
 }
 
 struct DispatchTLS {
-  uint8_t included = 0;
+  uint8_t included = layer_bit(DispatchLayer::Autograd);
   uint8_t excluded = 0;
 };
 DispatchTLS& dispatch_tls();

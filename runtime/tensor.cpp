@@ -348,8 +348,8 @@ Tensor Tensor::make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef stri
   impl->refresh();
   impl->dtype = b.dtype;
   impl->device = b.device;
-  impl->requires_grad = b.requires_grad;
-  impl->is_leaf = !b.requires_grad;  // a view of a tensor requiring grad is not a leaf
+  // Whether the view requires grad is autograd's to say (the view op's grad_fn), as in torch: a
+  // view made without recording (no_grad, or below the autograd layer) is a leaf that does not.
   impl->is_view = true;
   return Tensor(std::move(impl));
 }

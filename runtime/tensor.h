@@ -71,6 +71,19 @@ class Storage : public RefCounted {
   bool inline_ = false;
   std::atomic<bool> frozen_{false};
   mutable std::atomic<Derived*> derived_{nullptr};
+
+ public:
+  // Note [Version counter]
+  // Every in-place write through the dispatcher (an op that writes an argument: add_, copy_, an
+  // out= form) bumps the version of the storage it writes, so the views of a tensor share their
+  // base's count, as torch's views share its version counter. Autograd records the version of each
+  // tensor it saves for backward and refuses, with torch's message, a saved tensor whose storage
+  // was written since (runtime/autograd/saved_variable.cpp).
+  uint32_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() const { version_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  mutable std::atomic<uint32_t> version_{0};
 };
 
 class Tensor;
@@ -88,6 +101,10 @@ void set_device_backend(DeviceType type, DeviceBackend backend);
 // The backend of a device type; throws a clear Error when none is installed.
 const DeviceBackend& device_backend(DeviceType type);
 
+namespace autograd {
+struct AutogradMeta;
+}
+
 class TensorImpl : public RefCounted {
  public:
   Ref<Storage> storage;
@@ -102,6 +119,8 @@ class TensorImpl : public RefCounted {
   bool is_view = false;
   bool is_wrapped_number = false;  // a Python number turned into a 0-dim tensor (type promotion)
   bool is_contiguous = true;       // cached by refresh(): asked several times per op
+  // The gradient, grad_fn and hooks (runtime/autograd/autograd.h); null until one is needed.
+  std::shared_ptr<autograd::AutogradMeta> autograd;
 
   // Recomputes numel and contiguity after sizes or strides change.
   void refresh();

@@ -37,7 +37,9 @@ from ._autocast_state import (  # noqa: E402
     is_autocast_cache_enabled, set_autocast_cache_enabled)
 from . import nn  # noqa: E402
 from . import fx, utils  # noqa: E402,F401
-from ._grad_mode import no_grad, enable_grad, is_grad_enabled, set_grad_enabled  # noqa: E402
+from ._grad_mode import (  # noqa: E402
+    no_grad, enable_grad, is_grad_enabled, set_grad_enabled, inference_mode, is_inference_mode_enabled)
+from . import autograd, optim  # noqa: E402
 from ._memory_format import (  # noqa: E402
     memory_format, contiguous_format, preserve_format, channels_last, channels_last_3d)
 from ._default_dtype import get_default_dtype, set_default_dtype  # noqa: E402

@@ -1,6 +1,5 @@
-"""Gradient-mode switches. ampjit has no autograd yet: these keep torch's API and the per-thread
-state (runtime/grad_mode.h) so programs written with them run, `is_grad_enabled()` reports the mode,
-and compiled code that consults it (`torch.is_grad_enabled()` in script) sees the same."""
+"""Gradient-mode switches: the per-thread state (runtime/grad_mode.h) autograd records under, which
+compiled code consults too (`torch.is_grad_enabled()` in script)."""
 import functools
 
 from . import _C
@@ -57,3 +56,24 @@ class set_grad_enabled:
     def __exit__(self, *exc):
         _set(self._prev)
         return False
+
+
+class inference_mode(_GradMode):
+    """torch.inference_mode: gradients are not recorded in the block (as no_grad). torch also marks
+    the tensors made inside as inference tensors that autograd later refuses; ampjit does not."""
+
+    def __init__(self, mode=True):
+        self._enabled = not mode
+
+    def __call__(self, fn):
+        mode = not self._enabled
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(mode):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+def is_inference_mode_enabled():
+    return False

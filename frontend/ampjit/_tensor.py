@@ -191,9 +191,30 @@ def _deepcopy(self, memo):
         new.__class__ = type(self)
     new.requires_grad = self.requires_grad
     memo[key] = new
-    for k, v in self.__dict__.items():  # .grad included
+    if self.grad is not None:
+        new.grad = deepcopy(self.grad, memo)
+    for k, v in self.__dict__.items():
         setattr(new, k, deepcopy(v, memo))
     return new
+
+
+# --- autograd (runtime/autograd/autograd.h) ----------------------------------------------------
+
+def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Tensor.backward: accumulates the gradient of self into the .grad of the leaves (or only of
+    `inputs`). A non-scalar needs `gradient`; the graph is freed unless retain_graph."""
+    if isinstance(inputs, Tensor):
+        inputs = (inputs,)
+    _C._backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph,
+                 None if inputs is None else tuple(inputs))
+
+
+def _register_hook(self, hook):
+    """Tensor.register_hook: `hook(grad)` runs when the gradient of self is computed and may return
+    a replacement. Returns a handle whose remove() unregisters it."""
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    return self._register_hook(hook)
 
 
 # --- indexing --------------------------------------------------------------------------------
@@ -371,7 +392,8 @@ def _install_tensor_methods():
     if hasattr(Tensor, "__itruediv__"):
         Tensor.__idiv__ = Tensor.__itruediv__
     Tensor.T = property(_T)
-    Tensor.grad = None
+    Tensor.backward = _backward
+    Tensor.register_hook = _register_hook
     Tensor.__array_priority__ = 1000  # numpy defers to our reflected operators
     Tensor.__array__ = _array
     Tensor.__array_wrap__ = _array_wrap

@@ -56,6 +56,7 @@ void bind_jit();
 void bind_script();
 void bind_cuda();
 void bind_serialization();
+void bind_autograd();
 
 // While tracing, warns (TracerWarning) that converting a tensor to `what` ("a Python number")
 // makes the trace treat the value as a constant, with torch's message.

@@ -416,4 +416,5 @@ BOOST_PYTHON_MODULE(_C) {
   bind_script();
   bind_cuda();
   bind_serialization();
+  bind_autograd();
 }

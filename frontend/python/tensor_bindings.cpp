@@ -6,6 +6,7 @@
 #include <mutex>
 #include <unordered_map>
 #include "frontend/python/convert.h"
+#include "runtime/autograd/autograd.h"
 
 #include "runtime/ops.h"
 
@@ -231,9 +232,7 @@ bool t_requires_grad(const Tensor& t) {
   return t.requires_grad();
 }
 void t_set_requires_grad(Tensor& t, bool r) {
-  AMPJIT_CHECK(t.is_leaf() || r == t.requires_grad(),
-               "you can only change requires_grad flags of leaf variables.");
-  t.set_requires_grad(r);
+  autograd::set_requires_grad(t, r);
 }
 bool t_is_leaf(const Tensor& t) {
   return t.is_leaf();

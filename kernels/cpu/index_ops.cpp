@@ -111,6 +111,54 @@ Tensor index_select_impl(const Tensor& self, int64_t dim, const Tensor& index, c
   return self.dim() == 0 ? out.view(self.sizes()) : out;
 }
 
+// torch.index_add: self with alpha * source's slices added at `index` along dim; repeated indices
+// accumulate. The embedding and index_select derivatives are made of it. Computed in float64 for
+// float64 and integer tensors, float32 otherwise, and rounded once to self's dtype.
+Tensor index_add_k(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                   const Scalar& alpha) {
+  const meta::IndexSelectMeta m = meta::index_select_meta(self, dim, index, "index_add", true);
+  check_bounds(m.index, m.self.size(m.dim), m.dim, "index_add");
+  const Tensor src0 = source.dim() == 0 ? source.reshape(std::vector<int64_t>{1}) : source;
+  AMPJIT_CHECK_T(IndexError, src0.dim() == m.self.dim(),
+                 "index_add_(): Source/destination tensor must have same slice shapes. Destination "
+                 "slice shape: {} and source slice shape: {}",
+                 m.self.shape_str(), src0.shape_str());
+  AMPJIT_CHECK_T(IndexError, src0.size(m.dim) == m.index.numel(),
+                 "index_add_(): Number of indices ({}) should be equal to source.size(dim) ({})",
+                 m.index.numel(), src0.size(m.dim));
+  for (int64_t d = 0; d < m.self.dim(); ++d)
+    AMPJIT_CHECK_T(IndexError, d == m.dim || src0.size(d) == m.self.size(d),
+                   "index_add_(): Source/destination tensor must have same slice shapes. "
+                   "Destination slice shape: {} and source slice shape: {}",
+                   m.self.shape_str(), src0.shape_str());
+  const ScalarType ct = self.dtype() == ScalarType::Float32 ||
+                                self.dtype() == ScalarType::Float16 ||
+                                self.dtype() == ScalarType::BFloat16
+                            ? ScalarType::Float32
+                            : ScalarType::Float64;
+  Tensor out = m.self.to(ct, /*copy=*/true).transpose(0, m.dim).contiguous();
+  const Tensor src = src0.to(ct).transpose(0, m.dim).contiguous();
+  const Tensor idx = m.index.contiguous();
+  const int64_t* ix = idx.data<int64_t>();
+  const int64_t n = idx.numel();
+  const int64_t row = out.size(0) == 0 ? 0 : out.numel() / out.size(0);
+  const double a = alpha.to_double();
+  auto run = [&](auto* o, const auto* x) {
+    using T = std::remove_pointer_t<decltype(o)>;
+    for (int64_t i = 0; i < n; ++i) {
+      T* dst = o + ix[i] * row;
+      const T* s = x + i * row;
+      for (int64_t j = 0; j < row; ++j) dst[j] += static_cast<T>(a) * s[j];
+    }
+  };
+  if (ct == ScalarType::Float32)
+    run(out.data<float>(), src.data<float>());
+  else
+    run(out.data<double>(), src.data<double>());
+  Tensor r = out.transpose(0, m.dim).to(self.dtype(), /*copy=*/true).contiguous();
+  return r.view(self.sizes());
+}
+
 Tensor index_select_k(const Tensor& self, int64_t dim, const Tensor& index) {
   return index_select_impl(self, dim, index, "index_select", /*allow_int32=*/true);
 }
@@ -224,6 +272,7 @@ Tensor triu_inplace_k(Tensor self, int64_t k) {
 
 AMPJIT_KERNEL(cat, cpu::cat_k)
 AMPJIT_KERNEL(stack, cpu::stack_k)
+AMPJIT_KERNEL(index_add, cpu::index_add_k)
 AMPJIT_KERNEL(index_select, cpu::index_select_k)
 AMPJIT_KERNEL(index_copy, cpu::index_copy_k)
 AMPJIT_KERNEL(index_copy_, cpu::index_copy_inplace_k)

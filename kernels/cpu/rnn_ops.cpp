@@ -3,7 +3,9 @@
 // (CompositeImplicitAutograd): the input projection of a whole layer is one linear, each step adds
 // the hidden projection and applies the cell. Inner ops go through the dispatcher, so under
 // autocast the linears run in the lower precision and the cell state keeps its float32, exactly as
-// torch's composite does (the hidden state's dtype follows type promotion step by step).
+// torch's composite does (the hidden state's dtype follows type promotion step by step); autograd
+// records them too, views included, so the layers are differentiable without a derivative of
+// their own.
 #include "runtime/boxing.h"
 #include "runtime/op_table.h"
 #include "runtime/ops.h"
@@ -54,7 +56,7 @@ std::tuple<Tensor, Tensor, Tensor> run_direction(const Tensor& x, Tensor h, Tens
   std::vector<Tensor> outputs(static_cast<size_t>(steps));
   for (int64_t k = 0; k < steps; ++k) {
     const int64_t t = reverse ? steps - 1 - k : k;
-    const Tensor in = projected.select(0, t);
+    const Tensor in = ops::select(projected, 0, t);
     const Tensor hidden = ops::linear(h, p.w_hh, opt(p.b_hh));
     if constexpr (Lstm) {
       const std::vector<Tensor> g = ops::chunk(ops::add(hidden, in), 4, 1).value().to_tensor_list();
@@ -89,13 +91,14 @@ std::tuple<Tensor, Tensor, Tensor> rnn(const Tensor& input, const Tensor& h0, co
   AMPJIT_CHECK(h0.dim() == 3 && h0.size(0) == num_layers * dirs,
                "{}: expected hidden state of {} layers and directions, got {}", op,
                num_layers * dirs, h0.shape_str());
-  Tensor x = batch_first ? input.transpose(0, 1) : input;
+  Tensor x = batch_first ? ops::transpose(input, 0, 1).tensor() : input;
   std::vector<Tensor> hs, cs;
   for (int64_t layer = 0; layer < num_layers; ++layer) {
     std::vector<Tensor> outs;
     for (int64_t d = 0; d < dirs; ++d) {
       const int64_t i = layer * dirs + d;
-      auto [out, h, c] = run_direction<Lstm>(x, h0.select(0, i), Lstm ? c0.select(0, i) : Tensor(),
+      auto [out, h, c] = run_direction<Lstm>(x, ops::select(h0, 0, i),
+                                             Lstm ? ops::select(c0, 0, i).tensor() : Tensor(),
                                              cells[static_cast<size_t>(i)], d == 1);
       outs.push_back(out);
       hs.push_back(h);
@@ -104,7 +107,7 @@ std::tuple<Tensor, Tensor, Tensor> rnn(const Tensor& input, const Tensor& h0, co
     x = dirs == 1 ? outs[0] : ops::cat(outs, 2).tensor();
     if (dropout > 0 && train && layer + 1 < num_layers) x = ops::dropout(x, dropout, train);
   }
-  if (batch_first) x = x.transpose(0, 1);
+  if (batch_first) x = ops::transpose(x, 0, 1);
   return {x, ops::stack(hs, 0), Lstm ? ops::stack(cs, 0).tensor() : Tensor()};
 }
 

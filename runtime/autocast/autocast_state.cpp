@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "runtime/autocast/policy_profiles.h"
+#include "runtime/autograd/autograd.h"
 #include "runtime/dispatcher.h"
 
 namespace ampjit {
@@ -34,6 +35,28 @@ struct CacheEntry {
   Tensor cast[2];       // to float16, to bfloat16
 
   Tensor& slot(ScalarType to) { return cast[to == ScalarType::BFloat16]; }
+
+  // Whether only the cache keeps the source alive, so the entry can go. Besides the cache's own
+  // reference, a cast recorded by autograd reaches the source through its ToCopyBackward node and
+  // the source's AccumulateGrad; those count as the cache's when nothing else holds the casts,
+  // their nodes or the accumulator.
+  bool only_cache_holds_source() const {
+    const uint32_t uses = src->use_count();
+    if (uses == 1) return true;
+    if (uses != 2 || !src->autograd) return false;
+    const std::shared_ptr<autograd::Node> acc = src->autograd->grad_accumulator.lock();
+    if (!acc) return false;
+    long from_casts = 0;
+    for (const Tensor& c : cast) {
+      if (!c.defined()) continue;
+      if (c.impl()->use_count() != 1) return false;
+      const std::shared_ptr<autograd::Node> fn = autograd::grad_fn(c);
+      if (!fn) continue;
+      if (fn.use_count() != 2) return false;  // the cast's and this copy
+      for (const autograd::Edge& e : fn->next_edges) from_casts += e.fn == acc;
+    }
+    return acc.use_count() == 1 + from_casts;
+  }
 };
 constexpr size_t kMinSweepSize = 64;
 
@@ -51,7 +74,7 @@ struct AutocastTLS {
   size_t sweep_at = kMinSweepSize;
 
   void sweep() {
-    std::erase_if(cache, [](const auto& kv) { return kv.second.src->use_count() == 1; });
+    std::erase_if(cache, [](const auto& kv) { return kv.second.only_cache_holds_source(); });
     sweep_at = std::max(kMinSweepSize, 2 * cache.size());
   }
 };
@@ -198,13 +221,12 @@ Tensor autocast_cached_cast(ScalarType to, const Tensor& t, DeviceType device) {
   }
   Tensor& cast = it->second.slot(to);
   if (!cast.defined()) {
+    // Recorded by autograd below (ToCopyBackward0 to the float32 weight), so the cast is a non-leaf
+    // that requires grad while grad mode is on: its gradient flows back to the weight; a trace that
+    // meets it later (the cache outlives the trace) refuses it as a constant, which is torch's
+    // behavior and the reason cache_enabled=False exists (aten/src/ATen/autocast_mode.cpp,
+    // cached_cast).
     cast = cast_below_autocast(t, to);
-    // Autograd would make the cast of a weight that requires grad a non-leaf that requires grad;
-    // a trace that meets it later (the cache outlives the trace) then refuses it as a constant,
-    // which is torch's behavior and the reason cache_enabled=False exists
-    // (aten/src/ATen/autocast_mode.cpp, cached_cast).
-    cast.impl()->requires_grad = true;
-    cast.impl()->is_leaf = false;
   }
   return cast;
 }

@@ -142,7 +142,13 @@ TEST(Tensor, RequiresGradAndLeafFlags) {
   EXPECT_FALSE(w.requires_grad());
   w.set_requires_grad(true);
   EXPECT_TRUE(w.is_leaf());
-  EXPECT_FALSE(w.view(V{4}).is_leaf());  // a view of a tensor requiring grad
+  // Tensor::view is the undispatched metadata view (what kernels use): autograd does not see it.
+  EXPECT_TRUE(w.view(V{4}).is_leaf());
+  EXPECT_FALSE(w.view(V{4}).requires_grad());
+  // The op is recorded: a non-leaf that requires grad (runtime/autograd).
+  Tensor v = ops::view(w, V{4});
+  EXPECT_FALSE(v.is_leaf());
+  EXPECT_TRUE(v.requires_grad());
   EXPECT_THAT([] { ops::ones(V{2}, ScalarType::Int64).tensor().set_requires_grad(true); },
               ::testing::ThrowsMessage<Error>(HasSubstr("only Tensors of floating point dtype")));
 }

@@ -73,9 +73,9 @@ def check_torchscript(example, work):
         path = os.path.join(work, "ampjit_" + kind + ".pt")
         compiled.save(path)
         out = run([exe, path, a_input]).strip().splitlines()
-        want32 = [t.numpy().ravel() for t in compiled(ax)]
+        want32 = [t.detach().numpy().ravel() for t in compiled(ax)]
         with ampjit.autocast("cpu"):
-            want16 = [t.float().numpy().ravel() for t in compiled(ax)]
+            want16 = [t.detach().float().numpy().ravel() for t in compiled(ax)]
         rows = [np.array([float(v) for v in line.split()[1:]]) for line in out[:-1]]
         for got, want in zip(rows, want32 + want16):
             np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
@@ -96,9 +96,9 @@ def check_torchscript(example, work):
         compiled.save(path)
         out = run([exe, path, input_path]).strip().splitlines()
         with torch.no_grad():
-            want32 = [t.numpy().ravel() for t in compiled(x)]
+            want32 = [t.detach().numpy().ravel() for t in compiled(x)]
             with torch.autocast("cpu"):
-                want16 = [t.float().numpy().ravel() for t in compiled(x)]
+                want16 = [t.detach().float().numpy().ravel() for t in compiled(x)]
         rows = [(line.split()[0], np.array([float(v) for v in line.split()[1:]])) for line in out[:-1]]
         assert [r[0] for r in rows] == ["float32", "float32", "bfloat16", "bfloat16"], out
         for (_, got), want in zip(rows[:2], want32):
@@ -138,9 +138,9 @@ def main():
         except ImportError:
             print("check_install: PyTorch is not installed: only ampjit's checkpoint is checked")
         f = ampjit.nn.functional
-        want32 = f.linear(ckpt["input"], ckpt["weight"], ckpt["bias"]).numpy().ravel()
+        want32 = f.linear(ckpt["input"], ckpt["weight"], ckpt["bias"]).detach().numpy().ravel()
         with ampjit.autocast("cpu"):
-            want16 = f.linear(ckpt["input"], ckpt["weight"], ckpt["bias"]).float().numpy().ravel()
+            want16 = f.linear(ckpt["input"], ckpt["weight"], ckpt["bias"]).detach().float().numpy().ravel()
         for name, lib, obj in writers:
             path = os.path.join(work, name + "_checkpoint.pt")
             lib.save(obj, path)

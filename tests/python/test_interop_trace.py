@@ -74,7 +74,7 @@ def assert_same(got, want, what=""):
     for i, (g, w) in enumerate(zip(got, want)):
         assert g.dtype == w.dtype, "{} output {}: {} != {}".format(what, i, g.dtype, w.dtype)
         assert tuple(g.shape) == tuple(w.shape), what
-        assert np.array_equal(g.to(torch.float64).numpy(), w.to(torch.float64).numpy()), \
+        assert np.array_equal(g.detach().to(torch.float64).numpy(), w.detach().to(torch.float64).numpy()), \
             "{} output {}: values differ".format(what, i)
 
 

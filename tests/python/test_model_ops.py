@@ -32,7 +32,7 @@ def _same(got, want, rtol=1e-6, atol=1e-6):
         return
     assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
     assert tuple(got.shape) == tuple(want.shape)
-    np.testing.assert_allclose(_np(got), want.float().numpy(), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(_np(got), _np(want), rtol=rtol, atol=atol)
 
 
 CASES = {

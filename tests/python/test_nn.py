@@ -1327,7 +1327,7 @@ def test_scripted_layer_matches_eager(layer):
     want = m(x.clone())
     s = ampjit.jit.script(m)
     got = s(x.clone())
-    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-6, atol=1e-6)
 
 
 def test_scripted_conv_transpose_rejects_output_size_with_its_reason():

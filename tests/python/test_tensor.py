@@ -66,7 +66,7 @@ def test_properties():
     w = ampjit.ones(2)
     w.requires_grad = True
     assert w.requires_grad
-    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
+    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype can require gradients"):
         ampjit.ones(2, dtype=ampjit.int64).requires_grad = True
 
 

@@ -7,6 +7,7 @@ device can be overridden: set_op_policy("cpu", "aten::gelu", "fp32").
 """
 from .. import _C
 from .autocast_mode import autocast, custom_fwd, custom_bwd  # noqa: F401
+from .grad_scaler import GradScaler  # noqa: F401
 
 
 def autocast_profiles():

@@ -91,14 +91,19 @@ class autocast:
         return decorate_autocast
 
 
-def _cast(value, dtype):
+def _cast(value, device_type, dtype):
+    """The floating tensors of `device_type` in value (nested lists, tuples and dicts) cast to dtype;
+    float64 and everything else as is (torch.amp.autocast_mode._cast)."""
     from .. import Tensor
     if isinstance(value, Tensor):
-        return value.to(dtype) if value.is_floating_point() and value.dtype != _double() else value
-    if isinstance(value, (list, tuple)):
-        return type(value)(_cast(v, dtype) for v in value)
+        eligible = value.is_floating_point() and value.device.type == device_type and value.dtype != _double()
+        return value.to(dtype) if eligible else value
+    if isinstance(value, (str, bytes)):
+        return value
     if isinstance(value, dict):
-        return {k: _cast(v, dtype) for k, v in value.items()}
+        return {_cast(k, device_type, dtype): _cast(v, device_type, dtype) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(v, device_type, dtype) for v in value)
     return value
 
 
@@ -107,23 +112,46 @@ def _double():
     return float64
 
 
-def custom_fwd(fwd=None, *, device_type="cuda", cast_inputs=None):
-    """Decorator for a custom function's forward: runs it with autocast's state at call time, or
-    with inputs cast to `cast_inputs` and autocast disabled (torch.amp.custom_fwd)."""
+def _check_device_type(device_type):
+    if not isinstance(device_type, str):
+        raise ValueError("Expected `device_type` of type `str`, got: `{}`".format(type(device_type)))
+
+
+def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
+    """Decorator for the forward of a torch.autograd.Function (torch.amp.custom_fwd; seeds 001/003).
+
+    Records on ctx (args[0]) the autocast state forward ran in, for custom_bwd. With cast_inputs and
+    autocast enabled for device_type, the floating tensors of device_type among the arguments are
+    cast to cast_inputs and forward runs with autocast disabled (so ctx records False); otherwise
+    forward runs in the caller's autocast state."""
+    _check_device_type(device_type)
     if fwd is None:
         return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
 
     @functools.wraps(fwd)
     def decorate_fwd(*args, **kwargs):
-        if cast_inputs is None or not _C._autocast_is_enabled(device_type):
+        args[0]._dtype = _C._autocast_get_dtype(device_type)
+        if cast_inputs is None:
+            args[0]._fwd_used_autocast = _C._autocast_is_enabled(device_type)
             return fwd(*args, **kwargs)
-        with autocast(device_type, enabled=False):
-            return fwd(*_cast(args, cast_inputs), **_cast(kwargs, cast_inputs))
+        autocast_context = _C._autocast_is_enabled(device_type)
+        args[0]._fwd_used_autocast = False
+        if autocast_context:
+            with autocast(device_type=device_type, enabled=False):
+                return fwd(*_cast(args, device_type, cast_inputs), **_cast(kwargs, device_type, cast_inputs))
+        return fwd(*args, **kwargs)
     return decorate_fwd
 
 
-def custom_bwd(bwd=None, *, device_type="cuda"):
-    """Decorator for a custom function's backward (ampjit has no autograd yet: runs it as is)."""
+def custom_bwd(bwd=None, *, device_type):
+    """Decorator for the backward of a torch.autograd.Function (torch.amp.custom_bwd): backward
+    runs in the autocast state (enabled, dtype) its forward ran in, which custom_fwd recorded."""
+    _check_device_type(device_type)
     if bwd is None:
         return functools.partial(custom_bwd, device_type=device_type)
-    return bwd
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args, **kwargs):
+        with autocast(device_type=device_type, enabled=args[0]._fwd_used_autocast, dtype=args[0]._dtype):
+            return bwd(*args, **kwargs)
+    return decorate_bwd

@@ -1,0 +1,53 @@
+"""torch.optim.SGD (torch 1.13): momentum, dampening, Nesterov, weight decay, maximize."""
+from .. import no_grad
+from .optimizer import Optimizer, required
+
+
+class SGD(Optimizer):
+    def __init__(self, params, lr=required, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
+                 maximize=False, foreach=None, differentiable=False):
+        if lr is not required and lr < 0.0:
+            raise ValueError("Invalid learning rate: {}".format(lr))
+        if momentum < 0.0:
+            raise ValueError("Invalid momentum value: {}".format(momentum))
+        if weight_decay < 0.0:
+            raise ValueError("Invalid weight_decay value: {}".format(weight_decay))
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                        nesterov=nesterov, maximize=maximize, foreach=foreach, differentiable=differentiable)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("nesterov", False)
+            group.setdefault("maximize", False)
+
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            from .. import enable_grad
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+                weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    d_p = p.grad if not maximize else -p.grad
+                    if weight_decay != 0:
+                        d_p = d_p.add(p, alpha=weight_decay)
+                    state = self.state[p]
+                    buf = state.get("momentum_buffer")
+                    if momentum != 0:
+                        if buf is None:
+                            buf = d_p.clone().detach()
+                        else:
+                            buf.mul_(momentum).add_(d_p, alpha=1 - dampening)
+                        d_p = d_p.add(buf, alpha=momentum) if nesterov else buf
+                    state["momentum_buffer"] = buf  # None without momentum, as torch keeps it
+                    p.add_(d_p, alpha=-lr)
+        return loss

@@ -1,0 +1,1330 @@
+// The derivatives of ops, one declaration each (Note [Derivatives as data] in derivatives.h).
+// Formulas follow torch's tools/autograd/derivatives.yaml and FunctionsManual.cpp; they are written
+// with ampjit's ops, so backward under create_graph is itself recorded.
+#include "runtime/autograd/derivatives.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "runtime/dispatcher.h"
+#include "runtime/error.h"
+#include "runtime/grad_mode.h"
+#include "runtime/ops.h"
+
+namespace ampjit::autograd {
+
+namespace {
+
+using B = BackwardContext;
+
+std::vector<int64_t> vec(IntArrayRef a) {
+  return {a.begin(), a.end()};
+}
+Tensor zeros(IntArrayRef sizes, ScalarType dtype, Device device) {
+  return ops::zeros(vec(sizes), dtype, device);
+}
+Scalar scalar(const B& b, const char* name) {
+  return b.arg(name).to_scalar();
+}
+Tensor scale(const Tensor& t, const Scalar& s) {
+  if (!s.is_floating() && !s.is_bool() && s.to_int() == 1) return t;
+  return ops::mul_Scalar(t, s);
+}
+int64_t wrap(int64_t d, size_t ndim) {
+  const int64_t n = std::max<int64_t>(static_cast<int64_t>(ndim), 1);
+  return d < 0 ? d + n : d;
+}
+// The reduced dimensions of an `int[1]? dim` argument: all of them when None or empty.
+std::vector<int64_t> reduced_dims(const IValue& dim, size_t ndim) {
+  std::vector<int64_t> dims;
+  if (!dim.is_none()) dims = dim.is_int() ? std::vector<int64_t>{dim.to_int()} : dim.to_int_list();
+  if (dims.empty()) {
+    dims.resize(ndim);
+    std::iota(dims.begin(), dims.end(), 0);
+  }
+  for (int64_t& d : dims) d = wrap(d, ndim);
+  std::sort(dims.begin(), dims.end());
+  return dims;
+}
+// A reduction's gradient back at the input's shape (unsqueezed where keepdim dropped dimensions).
+Tensor expand_reduced(Tensor g, IntArrayRef sizes, const std::vector<int64_t>& dims, bool keepdim) {
+  if (!keepdim && !sizes.empty())
+    for (int64_t d : dims) g = ops::unsqueeze(g, d);
+  return ops::expand(g, vec(sizes));
+}
+int64_t count(IntArrayRef sizes, const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= sizes.empty() ? 1 : sizes[d];
+  return n;
+}
+Tensor mask(const Tensor& g, const Tensor& m) {
+  return ops::mul(g, m);
+}
+void refuse_double_backward(const Tensor& g, const char* what) {
+  if (g.requires_grad())
+    throw NotImplementedError(
+        fmt::format("the derivative of {}'s backward (double backward) is not implemented", what));
+}
+
+// ---- views --------------------------------------------------------------------------------
+
+// The gradient of a view that takes [start, start+length) of `dim`: zeros around it.
+Tensor narrow_backward(const Tensor& g, IntArrayRef sizes, int64_t dim, int64_t start,
+                       int64_t length) {
+  std::vector<Tensor> parts;
+  auto zeros_len = [&](int64_t n) {
+    std::vector<int64_t> s = vec(sizes);
+    s[dim] = n;
+    return zeros(s, g.dtype(), g.device());
+  };
+  if (start > 0) parts.push_back(zeros_len(start));
+  parts.push_back(g);
+  if (start + length < sizes[dim]) parts.push_back(zeros_len(sizes[dim] - start - length));
+  return parts.size() == 1 ? g : Tensor(ops::cat(parts, dim));
+}
+
+void slice_formula(B& b) {
+  IntArrayRef sizes = b.sizes("self");
+  const int64_t dim = wrap(b.arg("dim").to_int(), sizes.size());
+  const int64_t n = sizes[dim];
+  auto bound = [&](const IValue& v, int64_t dflt) {
+    if (v.is_none()) return dflt;
+    int64_t x = v.to_int();
+    if (x < 0) x += n;
+    return std::clamp<int64_t>(x, 0, n);
+  };
+  const int64_t start = bound(b.arg("start"), 0);
+  const int64_t end = std::max(start, bound(b.arg("end"), n));
+  const int64_t step = b.arg("step").to_int();
+  const Tensor& g = b.grad();
+  if (step == 1) return b.set("self", narrow_backward(g, sizes, dim, start, end - start));
+  refuse_double_backward(g, "slice with a step");
+  Tensor z = zeros(sizes, g.dtype(), g.device());
+  z.slice(dim, start, end, step).copy_(g);
+  b.set("self", z);
+}
+
+// A list of output gradients joined back along `dim` (chunk, split, unbind).
+std::vector<Tensor> output_grads(const B& b) {
+  std::vector<Tensor> gs;
+  for (size_t i = 0; i < b.num_grads(); ++i) gs.push_back(b.grad(i));
+  return gs;
+}
+
+Tensor reshape_to(const Tensor& g, IntArrayRef sizes) {
+  return ops::reshape(g, vec(sizes));
+}
+
+// ---- pointwise ----------------------------------------------------------------------------
+
+Tensor gelu_backward(const Tensor& g, const Tensor& x, const std::string& approximate) {
+  if (approximate == "tanh") {
+    const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
+    Tensor x2 = ops::mul(x, x);
+    Tensor inner = ops::mul_Scalar(ops::add(x, ops::mul_Scalar(ops::mul(x2, x), c)), k);
+    Tensor t = ops::tanh(inner);
+    Tensor dinner = ops::mul_Scalar(ops::add_Scalar(ops::mul_Scalar(x2, 3 * c), 1.0), k);
+    Tensor sech2 = ops::rsub_Scalar(ops::mul(t, t), 1.0);
+    Tensor d = ops::add(ops::mul_Scalar(ops::add_Scalar(t, 1.0), 0.5),
+                        ops::mul(ops::mul_Scalar(x, 0.5), ops::mul(sech2, dinner)));
+    return ops::mul(g, d);
+  }
+  Tensor cdf = ops::mul_Scalar(ops::add_Scalar(ops::erf(ops::mul_Scalar(x, M_SQRT1_2)), 1.0), 0.5);
+  Tensor pdf =
+      ops::mul_Scalar(ops::exp(ops::mul_Scalar(ops::mul(x, x), -0.5)), 1.0 / std::sqrt(2.0 * M_PI));
+  return ops::mul(g, ops::add(cdf, ops::mul(x, pdf)));
+}
+
+// Between min and max (inclusive): where clamp passes the gradient.
+Tensor in_range(const Tensor& x, const IValue& lo, const IValue& hi) {
+  Tensor m;
+  auto both = [&](Tensor c) { m = m.defined() ? Tensor(ops::logical_and(m, c)) : c; };
+  if (!lo.is_none())
+    both(lo.is_tensor() ? Tensor(ops::ge(x, lo.to_tensor()))
+                        : Tensor(ops::ge_Scalar(x, lo.to_scalar())));
+  if (!hi.is_none())
+    both(hi.is_tensor() ? Tensor(ops::le(x, hi.to_tensor()))
+                        : Tensor(ops::le_Scalar(x, hi.to_scalar())));
+  return m;
+}
+
+void pow_tensor_scalar(B& b) {
+  const Scalar e = scalar(b, "exponent");
+  const Tensor x = b.in("self");
+  if (e.to_double() == 0.0) return b.set("self", ops::zeros_like(x));
+  Tensor d = ops::mul_Scalar(ops::pow_Tensor_Scalar(x, Scalar(e.to_double() - 1.0)), e);
+  b.set("self", ops::mul(b.grad(), d));
+}
+
+void maxmin_formula(B& b, bool is_max) {
+  const Tensor x = b.in("self"), y = b.in("other");
+  Tensor pick_self = is_max ? Tensor(ops::gt(x, y)) : Tensor(ops::lt(x, y));
+  Tensor tie = ops::eq(x, y);
+  Tensor w = ops::add(ops::to_dtype(pick_self, b.grad().dtype()),
+                      ops::mul_Scalar(ops::to_dtype(tie, b.grad().dtype()), 0.5));
+  if (b.needs("self")) b.set("self", ops::mul(b.grad(), w));
+  if (b.needs("other")) b.set("other", ops::mul(b.grad(), ops::rsub_Scalar(w, 1.0)));
+}
+
+// ---- reductions ---------------------------------------------------------------------------
+
+void sum_dim_formula(B& b) {
+  IntArrayRef sizes = b.sizes("self");
+  b.set("self", expand_reduced(b.grad(), sizes, reduced_dims(b.arg("dim"), sizes.size()),
+                               b.arg("keepdim").to_bool()));
+}
+
+void mean_dim_formula(B& b) {
+  IntArrayRef sizes = b.sizes("self");
+  const auto dims = reduced_dims(b.arg("dim"), sizes.size());
+  Tensor g = expand_reduced(b.grad(), sizes, dims, b.arg("keepdim").to_bool());
+  b.set("self", ops::div_Scalar(g, static_cast<double>(count(sizes, dims))));
+}
+
+// amax, amin, max(), min(): the gradient split evenly among the elements equal to the result.
+void extremum_formula(B& b, const std::vector<int64_t>& dims, bool keepdim) {
+  const Tensor x = b.in("self");
+  Tensor r = expand_reduced(b.result(), x.sizes(), dims, keepdim);
+  Tensor m = ops::to_dtype(ops::eq(x, r), b.grad().dtype());
+  Tensor n = expand_reduced(ops::sum_dim_IntList(m, dims, true), x.sizes(), dims, true);
+  b.set("self", ops::div(ops::mul(expand_reduced(b.grad(), x.sizes(), dims, keepdim), m), n));
+}
+
+// max.dim, min.dim: the gradient goes to the index the op returned.
+void extremum_dim_formula(B& b) {
+  IntArrayRef sizes = b.sizes("self");
+  const int64_t dim = wrap(b.arg("dim").to_int(), sizes.size());
+  const bool keepdim = b.arg("keepdim").to_bool();
+  Tensor idx = b.result(1), g = b.grad(0);
+  if (sizes.empty()) return b.set("self", g);
+  if (!keepdim) {
+    idx = ops::unsqueeze(idx, dim);
+    g = ops::unsqueeze(g, dim);
+  }
+  std::vector<int64_t> shape(sizes.size(), 1);
+  shape[dim] = sizes[dim];
+  Tensor ar = ops::view(ops::arange(sizes[dim], ScalarType::Int64, b.device("self")), shape);
+  Tensor onehot = ops::to_dtype(ops::eq(ar, idx), g.dtype());
+  b.set("self", ops::mul(onehot, g));
+}
+
+void var_formula(B& b, const std::vector<int64_t>& dims, double correction, bool keepdim,
+                 bool is_std) {
+  const Tensor x = b.in("self");
+  Tensor mean = ops::mean_dim(x, dims, true);
+  const double n = static_cast<double>(count(x.sizes(), dims)) - correction;
+  Tensor g = expand_reduced(b.grad(), x.sizes(), dims, keepdim);
+  Tensor d = ops::mul_Scalar(ops::sub(x, mean), 2.0 / n);
+  if (is_std) {
+    Tensor s = expand_reduced(b.result(), x.sizes(), dims, keepdim);
+    d = ops::div(d, ops::mul_Scalar(s, 2.0));
+    d = ops::masked_fill_Scalar(d, ops::eq_Scalar(s, 0.0), 0.0);
+  }
+  b.set("self", ops::mul(g, d));
+}
+
+double correction_of(const B& b) {
+  const IValue& c = b.arg("correction");
+  return c.is_none() ? 1.0 : c.to_double();
+}
+
+// ---- matrices -----------------------------------------------------------------------------
+
+Tensor mT(const Tensor& t) {
+  return ops::transpose(t, -1, -2);
+}
+
+void matmul_formula(B& b) {
+  const Tensor x = b.in("self"), y = b.in("other");
+  const Tensor& g = b.grad();
+  if (x.dim() == 1 && y.dim() == 1) {
+    if (b.needs("self")) b.set("self", ops::mul(g, y));
+    if (b.needs("other")) b.set("other", ops::mul(g, x));
+    return;
+  }
+  if (y.dim() == 1) {
+    Tensor g1 = ops::unsqueeze(g, -1);
+    if (b.needs("self")) b.set("self", ops::mul(g1, y));
+    if (b.needs("other")) b.set("other", ops::squeeze_dim(ops::matmul(mT(x), g1), -1));
+    return;
+  }
+  if (x.dim() == 1) {
+    Tensor g1 = ops::unsqueeze(g, -2);
+    if (b.needs("self")) b.set("self", ops::squeeze_dim(ops::matmul(g1, mT(y)), -2));
+    if (b.needs("other")) b.set("other", ops::mul(ops::unsqueeze(x, -1), g1));
+    return;
+  }
+  if (b.needs("self")) b.set("self", ops::matmul(g, mT(y)));
+  if (b.needs("other")) b.set("other", ops::matmul(mT(x), g));
+}
+
+void addmm_like(B& b, const char* m1, const char* m2, bool batched) {
+  const Scalar beta = scalar(b, "beta"), alpha = scalar(b, "alpha");
+  const Tensor& g = b.grad();
+  if (b.needs("self")) b.set("self", scale(g, beta));
+  if (b.needs(m1))
+    b.set(m1, scale(batched ? ops::bmm(g, mT(b.in(m2))) : ops::mm(g, mT(b.in(m2))), alpha));
+  if (b.needs(m2))
+    b.set(m2, scale(batched ? ops::bmm(mT(b.in(m1)), g) : ops::mm(mT(b.in(m1)), g), alpha));
+}
+
+void linear_formula(B& b) {
+  const Tensor& g = b.grad();
+  const Tensor w = b.in("weight");
+  if (b.needs("input")) b.set("input", ops::matmul(g, w));
+  if (b.needs("weight")) {
+    const Tensor x = b.in("input");
+    const int64_t out = w.dim() == 2 ? w.size(0) : 1;
+    Tensor g2 = ops::reshape(g, std::vector<int64_t>{-1, out});
+    Tensor x2 = ops::reshape(x, std::vector<int64_t>{-1, x.size(-1)});
+    Tensor gw = ops::mm(mT(g2), x2);
+    b.set("weight", w.dim() == 1 ? Tensor(ops::view(gw, vec(w.sizes()))) : gw);
+  }
+  if (b.needs("bias")) b.set("bias", g);  // summed to bias's shape by the engine
+}
+
+// ---- convolution --------------------------------------------------------------------------
+
+// Note [Convolution backward]
+// The input's gradient is the transposed convolution of the output's gradient by the same weight
+// (output_padding recovers the input size lost to the stride). The weight's gradient is itself a
+// convolution: of the input, viewed with the batch as channels, by the output's gradient, viewed
+// the same way, with stride and dilation swapped; groups stay groups (each group's weight sees its
+// own input channels), so depthwise convolutions need no loop. The result is at least the kernel's
+// size and is cut to it.
+void convolution_formula(B& b, int nd) {
+  const Tensor x = b.in("input"), w = b.in("weight");
+  const Tensor& g = b.grad();
+  auto list = [&](const char* name) {
+    std::vector<int64_t> v = b.arg(name).to_int_list();
+    if (v.size() == 1 && nd > 1) v.assign(nd, v[0]);
+    return v;
+  };
+  const std::vector<int64_t> stride = list("stride"), padding = list("padding"),
+                             dilation = list("dilation");
+  const int64_t groups = b.arg("groups").to_int();
+  const bool batched = x.dim() == nd + 2;
+  Tensor xb = batched ? x : Tensor(ops::unsqueeze(x, 0));
+  Tensor gb = batched ? g : Tensor(ops::unsqueeze(g, 0));
+  if (b.needs("input")) {
+    std::vector<int64_t> out_pad(nd);
+    for (int i = 0; i < nd; ++i) {
+      const int64_t k = w.size(2 + i), in = xb.size(2 + i), out = gb.size(2 + i);
+      out_pad[i] = in - ((out - 1) * stride[i] - 2 * padding[i] + dilation[i] * (k - 1) + 1);
+    }
+    Tensor gi;
+    if (nd == 1)
+      gi = ops::conv_transpose1d(gb, w, std::nullopt, stride, padding, out_pad, groups, dilation);
+    else if (nd == 2)
+      gi = ops::conv_transpose2d(gb, w, std::nullopt, stride, padding, out_pad, groups, dilation);
+    else
+      gi = ops::conv_transpose3d(gb, w, std::nullopt, stride, padding, out_pad, groups, dilation);
+    b.set("input", batched ? gi : Tensor(ops::squeeze_dim(gi, 0)));
+  }
+  if (b.needs("weight")) {
+    const int64_t n = xb.size(0), cg = w.size(1), og = w.size(0) / groups;
+    // input [N, G*Cg, *S] -> [Cg, G*N, *S]; grad [N, G*Og, *O] -> [G*Og, N, *O]
+    std::vector<int64_t> xs{n, groups, cg}, gs{n, groups, og};
+    for (int i = 0; i < nd; ++i) {
+      xs.push_back(xb.size(2 + i));
+      gs.push_back(gb.size(2 + i));
+    }
+    std::vector<int64_t> xperm{2, 1, 0}, gperm{1, 2, 0};
+    for (int i = 0; i < nd; ++i) {
+      xperm.push_back(3 + i);
+      gperm.push_back(3 + i);
+    }
+    std::vector<int64_t> x2s{cg, groups * n}, g2s{groups * og, n};
+    for (int i = 0; i < nd; ++i) {
+      x2s.push_back(xb.size(2 + i));
+      g2s.push_back(gb.size(2 + i));
+    }
+    Tensor x2 = ops::reshape(ops::permute(ops::view(ops::contiguous(xb), xs), xperm), x2s);
+    Tensor g2 = ops::reshape(ops::permute(ops::view(ops::contiguous(gb), gs), gperm), g2s);
+    Tensor gw;
+    if (nd == 1)
+      gw = ops::conv1d(x2, g2, std::nullopt, dilation, padding, stride, groups);
+    else if (nd == 2)
+      gw = ops::conv2d(x2, g2, std::nullopt, dilation, padding, stride, groups);
+    else
+      gw = ops::conv3d(x2, g2, std::nullopt, dilation, padding, stride, groups);
+    for (int i = 0; i < nd; ++i) gw = ops::narrow(gw, 2 + i, 0, w.size(2 + i));
+    // [Cg, G*Og, *K] -> [G*Og, Cg, *K]
+    gw = ops::transpose(gw, 0, 1);
+    b.set("weight", ops::contiguous(gw));
+  }
+  if (b.needs("bias")) {
+    std::vector<int64_t> dims{0};
+    for (int i = 0; i < nd; ++i) dims.push_back(2 + i);
+    b.set("bias", ops::sum_dim_IntList(gb, dims, false));
+  }
+}
+
+// ---- pooling ------------------------------------------------------------------------------
+
+std::vector<int64_t> pair_arg(const B& b, const char* name, std::vector<int64_t> dflt) {
+  std::vector<int64_t> v = b.arg(name).to_int_list();
+  if (v.empty()) return dflt;
+  if (v.size() == 1) v.push_back(v[0]);
+  return v;
+}
+
+// Note [Pooling backward]
+// Each kernel offset (kh, kw) reads a strided window of the (padded) input: the elements at
+// oh*stride + kh*dilation. Backward walks the offsets in the forward's scan order and adds each
+// offset's share of the output gradient into that strided window of a padded zero tensor: for max
+// pooling the share goes to the offset that held the maximum first (torch's tie rule), for average
+// pooling every offset gets grad / divisor. K*K strided passes, no kernel of its own.
+Tensor pool_backward(const Tensor& g, const Tensor& x, const std::vector<int64_t>& k,
+                     const std::vector<int64_t>& s, const std::vector<int64_t>& p,
+                     const std::vector<int64_t>& d, const Tensor& result, bool is_max,
+                     const Tensor& divisor) {
+  refuse_double_backward(g, is_max ? "max_pool2d" : "avg_pool2d");
+  const int64_t nd = x.dim();
+  const int64_t H = x.size(nd - 2), W = x.size(nd - 1), OH = g.size(nd - 2), OW = g.size(nd - 1);
+  const int64_t HP = std::max(H + 2 * p[0], (OH - 1) * s[0] + (k[0] - 1) * d[0] + 1);
+  const int64_t WP = std::max(W + 2 * p[1], (OW - 1) * s[1] + (k[1] - 1) * d[1] + 1);
+  std::vector<int64_t> padded = vec(x.sizes());
+  padded[nd - 2] = HP;
+  padded[nd - 1] = WP;
+  Tensor gp = zeros(padded, g.dtype(), g.device());
+  Tensor xp, taken;
+  if (is_max) {
+    xp = ops::full(padded, -INFINITY, x.dtype(), x.device());
+    xp.narrow(nd - 2, p[0], H).narrow(nd - 1, p[1], W).copy_(x);
+    taken = ops::zeros_like(result, ScalarType::Bool);
+  }
+  Tensor share = is_max ? g : Tensor(ops::div(g, divisor));
+  for (int64_t kh = 0; kh < k[0]; ++kh) {
+    for (int64_t kw = 0; kw < k[1]; ++kw) {
+      auto window = [&](const Tensor& t) {
+        return t.slice(nd - 2, kh * d[0], kh * d[0] + (OH - 1) * s[0] + 1, s[0])
+            .slice(nd - 1, kw * d[1], kw * d[1] + (OW - 1) * s[1] + 1, s[1]);
+      };
+      Tensor dst = window(gp);
+      if (is_max) {
+        Tensor hit = ops::logical_and(ops::eq(window(xp), result), ops::logical_not(taken));
+        taken = ops::logical_or(taken, hit);
+        dst.copy_(ops::add(dst, ops::mul(g, hit)));
+      } else {
+        dst.copy_(ops::add(dst, share));
+      }
+    }
+  }
+  return ops::contiguous(gp.narrow(nd - 2, p[0], H).narrow(nd - 1, p[1], W));
+}
+
+void max_pool2d_formula(B& b) {
+  const Tensor x = b.in("self");
+  const std::vector<int64_t> k = pair_arg(b, "kernel_size", {});
+  b.set("self",
+        pool_backward(b.grad(), x, k, pair_arg(b, "stride", k), pair_arg(b, "padding", {0, 0}),
+                      pair_arg(b, "dilation", {1, 1}), b.result(), true, Tensor()));
+}
+
+void avg_pool2d_formula(B& b) {
+  const Tensor x = b.in("self");
+  const std::vector<int64_t> k = pair_arg(b, "kernel_size", {});
+  const std::vector<int64_t> s = pair_arg(b, "stride", k), p = pair_arg(b, "padding", {0, 0});
+  const bool ceil_mode = b.arg("ceil_mode").to_bool();
+  const IValue& over = b.arg("divisor_override");
+  Tensor divisor;
+  if (!over.is_none()) {
+    divisor = ops::full(std::vector<int64_t>{1}, over.to_double(), b.grad().dtype());
+  } else {
+    // the number of elements each window averaged: a window of ones, padded with ones when the
+    // padding counts, summed over the same windows
+    const int64_t nd = x.dim();
+    Tensor ones = ops::ones_like(x);
+    std::vector<int64_t> pad = p;
+    if (b.arg("count_include_pad").to_bool())
+      ones = ops::pad(ones, std::vector<int64_t>{p[1], p[1], p[0], p[0]}, std::string("constant"),
+                      1.0);
+    else
+      ones = ops::pad(ones, std::vector<int64_t>{p[1], p[1], p[0], p[0]}, std::string("constant"),
+                      0.0);
+    (void)nd;
+    divisor = ops::avg_pool2d(ones, k, s, std::vector<int64_t>{0, 0}, ceil_mode, true, 1);
+  }
+  b.set("self", pool_backward(b.grad(), x, k, s, p, {1, 1}, Tensor(), false, divisor));
+}
+
+void adaptive_avg_pool2d_formula(B& b) {
+  IntArrayRef sizes = b.sizes("self");
+  const Tensor& g = b.grad();
+  const int64_t nd = static_cast<int64_t>(sizes.size());
+  const int64_t H = sizes[nd - 2], W = sizes[nd - 1], OH = g.size(nd - 2), OW = g.size(nd - 1);
+  if (H % OH != 0 || W % OW != 0)
+    throw NotImplementedError(fmt::format(
+        "the derivative of adaptive_avg_pool2d from {}x{} to {}x{} (windows of unequal sizes) is "
+        "not implemented",
+        H, W, OH, OW));
+  const int64_t kh = H / OH, kw = W / OW;
+  if (kh == 1 && kw == 1) return b.set("self", g);
+  // equal windows: each input element gets its window's gradient / window size
+  Tensor up = ops::unsqueeze(ops::unsqueeze(g, nd), nd - 1);  // [..., OH, 1, OW, 1]
+  std::vector<int64_t> shape = vec(g.sizes());
+  shape.insert(shape.begin() + nd - 1, kh);
+  shape.push_back(kw);
+  Tensor e = ops::expand(up, shape);
+  b.set("self", ops::div_Scalar(ops::reshape(e, vec(sizes)), static_cast<double>(kh * kw)));
+}
+
+// ---- normalization ------------------------------------------------------------------------
+
+// Statistics are computed in float32 for reduced-precision inputs, as torch's CPU kernels do.
+Tensor widen(const Tensor& t) {
+  return t.dtype() == ScalarType::Float16 || t.dtype() == ScalarType::BFloat16
+             ? Tensor(ops::to_dtype(t, ScalarType::Float32))
+             : t;
+}
+
+void batch_norm_formula(B& b) {
+  const Tensor x = widen(b.in("input"));
+  const Tensor g = widen(b.grad());
+  const Tensor w = b.in("weight");
+  const double eps = b.arg("eps").to_double();
+  const int64_t C = x.size(1);
+  std::vector<int64_t> dims{0}, bshape(x.dim(), 1);
+  bshape[1] = C;
+  for (int64_t i = 2; i < x.dim(); ++i) dims.push_back(i);
+  const bool training = b.arg("training").to_bool();
+  Tensor mean, invstd;
+  if (training || !b.defined("running_mean")) {
+    mean = ops::mean_dim(x, dims, true);
+    Tensor xc = ops::sub(x, mean);
+    invstd = ops::rsqrt(ops::add_Scalar(ops::mean_dim(ops::mul(xc, xc), dims, true), eps));
+  } else {
+    mean = ops::view(widen(b.in("running_mean")), bshape);
+    invstd = ops::view(ops::rsqrt(ops::add_Scalar(widen(b.in("running_var")), eps)), bshape);
+  }
+  Tensor xhat = ops::mul(ops::sub(x, mean), invstd);
+  Tensor sum_g = ops::sum_dim_IntList(g, dims, true);
+  Tensor sum_gx = ops::sum_dim_IntList(ops::mul(g, xhat), dims, true);
+  if (b.needs("input")) {
+    Tensor scale_t = w.defined() ? Tensor(ops::mul(ops::view(widen(w), bshape), invstd)) : invstd;
+    Tensor gi;
+    if (training || !b.defined("running_mean")) {
+      const double n = static_cast<double>(x.numel() / C);
+      gi = ops::sub(ops::sub(g, ops::div_Scalar(sum_g, n)),
+                    ops::mul(xhat, ops::div_Scalar(sum_gx, n)));
+      gi = ops::mul(gi, scale_t);
+    } else {
+      gi = ops::mul(g, scale_t);
+    }
+    b.set("input", gi);
+  }
+  if (b.needs("weight")) b.set("weight", ops::view(sum_gx, std::vector<int64_t>{C}));
+  if (b.needs("bias")) b.set("bias", ops::view(sum_g, std::vector<int64_t>{C}));
+}
+
+void layer_norm_formula(B& b) {
+  const Tensor x = widen(b.in("input"));
+  const Tensor g = widen(b.grad());
+  const Tensor w = b.in("weight");
+  const double eps = b.arg("eps").to_double();
+  const int64_t k = static_cast<int64_t>(b.arg("normalized_shape").to_int_list().size());
+  std::vector<int64_t> dims;
+  for (int64_t i = x.dim() - k; i < x.dim(); ++i) dims.push_back(i);
+  Tensor mean = ops::mean_dim(x, dims, true);
+  Tensor xc = ops::sub(x, mean);
+  Tensor invstd = ops::rsqrt(ops::add_Scalar(ops::mean_dim(ops::mul(xc, xc), dims, true), eps));
+  Tensor xhat = ops::mul(xc, invstd);
+  if (b.needs("input")) {
+    Tensor gx = w.defined() ? Tensor(ops::mul(g, widen(w))) : g;
+    Tensor a = ops::mean_dim(gx, dims, true);
+    Tensor c = ops::mean_dim(ops::mul(gx, xhat), dims, true);
+    b.set("input", ops::mul(ops::sub(ops::sub(gx, a), ops::mul(xhat, c)), invstd));
+  }
+  if (b.needs("weight")) b.set("weight", ops::mul(g, xhat));  // summed to the weight's shape
+  if (b.needs("bias")) b.set("bias", g);
+}
+
+// ---- losses -------------------------------------------------------------------------------
+
+// A loss's gradient before the reduction: grad broadcast for 'none', divided by the count for
+// 'mean' (reduction: 0 none, 1 mean, 2 sum).
+Tensor reduce_grad(const B& b, const Tensor& per_element) {
+  const int64_t reduction = b.arg("reduction").to_int();
+  Tensor r = ops::mul(b.grad(), per_element);
+  if (reduction == 1)
+    r = ops::div_Scalar(r, static_cast<double>(std::max<int64_t>(per_element.numel(), 1)));
+  return r;
+}
+
+void nll_loss_formula(B& b) {
+  const Tensor x = b.in("self"), t = b.in("target"), weight = b.in("weight");
+  const int64_t ignore = b.arg("ignore_index").to_int();
+  const int64_t reduction = b.arg("reduction").to_int();
+  const bool unbatched = x.dim() == 1;
+  Tensor xt = unbatched ? Tensor(ops::unsqueeze(x, 0)) : x;
+  Tensor tt = unbatched ? Tensor(ops::unsqueeze(t, 0)) : t;
+  const int64_t C = xt.size(1);
+  Tensor valid = ops::ne_Scalar(tt, ignore);
+  Tensor safe = ops::where_ScalarOther(valid, tt, 0);
+  Tensor wt = ops::to_dtype(valid, x.dtype());
+  if (weight.defined()) {
+    Tensor picked =
+        ops::view(ops::index_select(weight, 0, ops::reshape(safe, std::vector<int64_t>{-1})),
+                  vec(safe.sizes()));
+    wt = ops::mul(wt, picked);
+  }
+  Tensor g = b.grad();
+  if (reduction == 1) g = ops::div(g, ops::sum(wt));
+  Tensor per = ops::neg(ops::mul(wt, g));  // [N, d...]
+  std::vector<int64_t> shape(xt.dim(), 1);
+  shape[1] = C;
+  Tensor ar = ops::view(ops::arange(C, ScalarType::Int64, x.device()), shape);
+  Tensor onehot = ops::to_dtype(ops::eq(ops::unsqueeze(safe, 1), ar), x.dtype());
+  Tensor gx = ops::mul(onehot, ops::unsqueeze(per, 1));
+  b.set("self", unbatched ? Tensor(ops::squeeze_dim(gx, 0)) : gx);
+}
+
+// cross_entropy_loss is recorded as what it computes: log_softmax, then nll_loss (class indices)
+// or the soft-target sum, with label smoothing as torch 1.13 mixes it in.
+void cross_entropy_decompose(const OpEntry&, Stack& s) {
+  const Tensor self = s[0].to_tensor(), target = s[1].to_tensor();
+  const IValue weight = s[2];
+  const int64_t reduction = s[3].to_int(), ignore = s[4].to_int();
+  const double smoothing = s[5].to_double();
+  const int64_t class_dim = self.dim() == 1 ? 0 : 1;
+  Tensor logp = ops::log_softmax_int(self, class_dim, std::nullopt);
+  Tensor loss;
+  if (is_floating(target.dtype())) {
+    AMPJIT_CHECK(weight.is_none() && smoothing == 0.0,
+                 "cross_entropy with class probabilities and a weight or label smoothing is not "
+                 "recorded for autograd yet");
+    Tensor per = ops::neg(
+        ops::sum_dim_IntList(ops::mul(logp, target), std::vector<int64_t>{class_dim}, false));
+    if (reduction == 0)
+      loss = per;
+    else if (reduction == 2)
+      loss = ops::sum(per);
+    else  // the mean over every position (batch and spatial), as torch
+      loss =
+          ops::div_Scalar(ops::sum(per), static_cast<double>(self.numel() / self.size(class_dim)));
+  } else {
+    loss = ops::nll_loss_nd(logp, target, weight, reduction, ignore);
+    if (smoothing > 0.0) {
+      AMPJIT_CHECK(
+          weight.is_none(),
+          "cross_entropy with a weight and label smoothing is not recorded for autograd yet");
+      const double C = static_cast<double>(self.size(class_dim));
+      Tensor valid = ops::ne_Scalar(target, ignore);
+      Tensor smooth = ops::neg(ops::sum_dim_IntList(logp, std::vector<int64_t>{class_dim}, false));
+      smooth = ops::mul(smooth, valid);
+      if (reduction == 1)
+        smooth = ops::div(ops::sum(smooth), ops::sum(ops::to_dtype(valid, smooth.dtype())));
+      else if (reduction == 2)
+        smooth = ops::sum(smooth);
+      loss =
+          ops::add(ops::mul_Scalar(loss, 1.0 - smoothing), ops::mul_Scalar(smooth, smoothing / C));
+    }
+  }
+  s.clear();
+  s.emplace_back(loss);
+}
+
+// dropout in training is recorded as the mask it multiplies by (torch's native_dropout).
+void dropout_decompose(const OpEntry& op, Stack& s) {
+  const Tensor input = s[0].to_tensor();
+  const double p = s[1].to_double();
+  const bool train = s[2].to_bool();
+  Tensor out;
+  if (!train || p == 0.0) {
+    out = op.is_inplace ? input : Tensor(ops::mul_Scalar(input, 1.0));
+  } else {
+    AMPJIT_CHECK(p >= 0.0 && p <= 1.0, "dropout probability has to be between 0 and 1, but got {}",
+                 p);
+    Tensor keep;
+    {
+      NoGradGuard no_grad;
+      keep = p == 1.0
+                 ? Tensor(ops::zeros_like(input))
+                 : Tensor(ops::div_Scalar(ops::bernoulli(ops::full_like(input, 1.0 - p)), 1.0 - p));
+    }
+    out = op.is_inplace ? Tensor(ops::mul_(input, keep)) : Tensor(ops::mul(input, keep));
+  }
+  s.clear();
+  s.emplace_back(out);
+}
+
+// ---- the table ----------------------------------------------------------------------------
+
+#define D(ID, SAVES, ...)                           \
+  Derivative {                                      \
+    OpId::ID, SAVES, [](B & b) __VA_ARGS__, nullptr \
+  }
+#define NONDIFF(ID)                \
+  Derivative {                     \
+    OpId::ID, "", nullptr, nullptr \
+  }
+#define DECOMPOSE(ID, FN)     \
+  Derivative {                \
+    OpId::ID, "", nullptr, FN \
+  }
+
+const Derivative kDerivatives[] = {
+    // -- arithmetic
+    D(add, "",
+      {
+        b.set("self", b.grad());
+        if (b.needs("other")) b.set("other", scale(b.grad(), scalar(b, "alpha")));
+      }),
+    D(add_Scalar, "", { b.set("self", b.grad()); }),
+    D(sub, "",
+      {
+        b.set("self", b.grad());
+        if (b.needs("other")) b.set("other", scale(ops::neg(b.grad()), scalar(b, "alpha")));
+      }),
+    D(sub_Scalar, "", { b.set("self", b.grad()); }),
+    D(rsub, "",
+      {
+        if (b.needs("self")) b.set("self", scale(ops::neg(b.grad()), scalar(b, "alpha")));
+        b.set("other", b.grad());
+      }),
+    D(rsub_Scalar, "", { b.set("self", scale(ops::neg(b.grad()), scalar(b, "alpha"))); }),
+    D(mul, "self other",
+      {
+        if (b.needs("self")) b.set("self", ops::mul(b.grad(), b.in("other")));
+        if (b.needs("other")) b.set("other", ops::mul(b.grad(), b.in("self")));
+      }),
+    D(mul_Scalar, "", { b.set("self", ops::mul_Scalar(b.grad(), scalar(b, "other"))); }),
+    D(div, "self other",
+      {
+        const Tensor y = b.in("other");
+        if (b.needs("self")) b.set("self", ops::div(b.grad(), y));
+        if (b.needs("other"))
+          b.set("other", ops::neg(ops::div(ops::mul(b.grad(), b.in("self")), ops::mul(y, y))));
+      }),
+    D(div_Scalar, "", { b.set("self", ops::div_Scalar(b.grad(), scalar(b, "other"))); }),
+    D(div_Tensor_mode, "self other",
+      {
+        if (!b.arg("rounding_mode").is_none()) {  // rounded: zero almost everywhere
+          if (b.needs("self")) b.set("self", ops::zeros_like(b.grad()));
+          if (b.needs("other")) b.set("other", ops::zeros_like(b.grad()));
+          return;
+        }
+        const Tensor y = b.in("other");
+        if (b.needs("self")) b.set("self", ops::div(b.grad(), y));
+        if (b.needs("other"))
+          b.set("other", ops::neg(ops::div(ops::mul(b.grad(), b.in("self")), ops::mul(y, y))));
+      }),
+    D(div_Scalar_mode, "",
+      {
+        b.set("self", b.arg("rounding_mode").is_none()
+                          ? Tensor(ops::div_Scalar(b.grad(), scalar(b, "other")))
+                          : Tensor(ops::zeros_like(b.grad())));
+      }),
+    D(neg, "", { b.set("self", ops::neg(b.grad())); }),
+    D(abs, "self", { b.set("self", ops::mul(b.grad(), ops::sign(b.in("self")))); }),
+    D(sign, "", { b.set("self", ops::zeros_like(b.grad())); }),
+    D(floor, "", { b.set("self", ops::zeros_like(b.grad())); }),
+    D(ceil, "", { b.set("self", ops::zeros_like(b.grad())); }),
+    D(round, "", { b.set("self", ops::zeros_like(b.grad())); }),
+    D(round_decimals, "", { b.set("self", ops::zeros_like(b.grad())); }),
+    D(pow_Tensor_Scalar, "self", { pow_tensor_scalar(b); }),
+    D(pow, "self exponent result",
+      {
+        const Tensor x = b.in("self"), e = b.in("exponent");
+        if (b.needs("self")) {
+          Tensor d = ops::mul(e, ops::pow(x, ops::sub_Scalar(e, 1.0)));
+          d = ops::masked_fill_Scalar(d, ops::eq_Scalar(e, 0.0), 0.0);
+          b.set("self", ops::mul(b.grad(), d));
+        }
+        if (b.needs("exponent")) {
+          Tensor d = ops::mul(b.result(), ops::log(x));
+          d = ops::masked_fill_Scalar(
+              d, ops::logical_and(ops::eq_Scalar(x, 0.0), ops::ge_Scalar(e, 0.0)), 0.0);
+          b.set("exponent", ops::mul(b.grad(), d));
+        }
+      }),
+    D(pow_Scalar, "result",
+      {
+        const double base = b.arg("self").to_double();
+        b.set("exponent", base == 0.0 ? Tensor(ops::zeros_like(b.grad()))
+                                      : Tensor(ops::mul_Scalar(ops::mul(b.grad(), b.result()),
+                                                               std::log(base))));
+      }),
+    D(fmod_Scalar, "", { b.set("self", b.grad()); }),
+    D(remainder_Scalar, "", { b.set("self", b.grad()); }),
+    D(addcmul, "tensor1 tensor2",
+      {
+        const Scalar v = scalar(b, "value");
+        b.set("self", b.grad());
+        if (b.needs("tensor1")) b.set("tensor1", scale(ops::mul(b.grad(), b.in("tensor2")), v));
+        if (b.needs("tensor2")) b.set("tensor2", scale(ops::mul(b.grad(), b.in("tensor1")), v));
+      }),
+    D(addcdiv, "tensor1 tensor2",
+      {
+        const Scalar v = scalar(b, "value");
+        const Tensor t2 = b.in("tensor2");
+        b.set("self", b.grad());
+        if (b.needs("tensor1")) b.set("tensor1", scale(ops::div(b.grad(), t2), v));
+        if (b.needs("tensor2"))
+          b.set(
+              "tensor2",
+              scale(ops::neg(ops::div(ops::mul(b.grad(), b.in("tensor1")), ops::mul(t2, t2))), v));
+      }),
+    D(maximum, "self other", { maxmin_formula(b, true); }),
+    D(minimum, "self other", { maxmin_formula(b, false); }),
+    D(where, "condition",
+      {
+        const Tensor c = b.in("condition");
+        if (b.needs("self")) b.set("self", ops::where_ScalarOther(c, b.grad(), 0.0));
+        if (b.needs("other")) b.set("other", ops::where_ScalarSelf(c, 0.0, b.grad()));
+      }),
+    D(where_ScalarSelf, "condition",
+      { b.set("other", ops::where_ScalarSelf(b.in("condition"), 0.0, b.grad())); }),
+    D(where_ScalarOther, "condition",
+      { b.set("self", ops::where_ScalarOther(b.in("condition"), b.grad(), 0.0)); }),
+    D(masked_fill_Scalar, "mask",
+      { b.set("self", ops::masked_fill_Scalar(b.grad(), b.in("mask"), 0.0)); }),
+    D(masked_fill_Tensor, "mask",
+      {
+        const Tensor m = b.in("mask");
+        if (b.needs("self")) b.set("self", ops::masked_fill_Scalar(b.grad(), m, 0.0));
+        if (b.needs("value")) b.set("value", ops::sum(ops::mul(b.grad(), m)));
+      }),
+    // -- unary math
+    D(exp, "result", { b.set("self", ops::mul(b.grad(), b.result())); }),
+    D(log, "self", { b.set("self", ops::div(b.grad(), b.in("self"))); }),
+    D(log1p, "self", { b.set("self", ops::div(b.grad(), ops::add_Scalar(b.in("self"), 1.0))); }),
+    D(sqrt, "result", { b.set("self", ops::div(b.grad(), ops::mul_Scalar(b.result(), 2.0))); }),
+    D(rsqrt, "result",
+      {
+        const Tensor y = b.result();
+        b.set("self", ops::mul_Scalar(ops::mul(b.grad(), ops::mul(ops::mul(y, y), y)), -0.5));
+      }),
+    D(reciprocal, "result",
+      {
+        const Tensor y = b.result();
+        b.set("self", ops::neg(ops::mul(b.grad(), ops::mul(y, y))));
+      }),
+    D(sin, "self", { b.set("self", ops::mul(b.grad(), ops::cos(b.in("self")))); }),
+    D(cos, "self", { b.set("self", ops::neg(ops::mul(b.grad(), ops::sin(b.in("self"))))); }),
+    D(tan, "result",
+      {
+        const Tensor y = b.result();
+        b.set("self", ops::mul(b.grad(), ops::add_Scalar(ops::mul(y, y), 1.0)));
+      }),
+    D(tanh, "result",
+      {
+        const Tensor y = b.result();
+        b.set("self", ops::mul(b.grad(), ops::rsub_Scalar(ops::mul(y, y), 1.0)));
+      }),
+    D(sigmoid, "result",
+      {
+        const Tensor y = b.result();
+        b.set("self", ops::mul(b.grad(), ops::mul(y, ops::rsub_Scalar(y, 1.0))));
+      }),
+    D(erf, "self",
+      {
+        const Tensor x = b.in("self");
+        b.set("self",
+              ops::mul(b.grad(), ops::mul_Scalar(ops::exp(ops::neg(ops::mul(x, x))), M_2_SQRTPI)));
+      }),
+    D(relu, "result", { b.set("self", mask(b.grad(), ops::gt_Scalar(b.result(), 0))); }),
+    D(relu6, "self",
+      {
+        b.set("self", mask(b.grad(), ops::logical_and(ops::gt_Scalar(b.in("self"), 0),
+                                                      ops::lt_Scalar(b.in("self"), 6))));
+      }),
+    D(hardtanh, "self",
+      {
+        const Tensor x = b.in("self");
+        b.set("self", mask(b.grad(), ops::logical_and(ops::gt_Scalar(x, scalar(b, "min_val")),
+                                                      ops::lt_Scalar(x, scalar(b, "max_val")))));
+      }),
+    D(leaky_relu, "self",
+      {
+        b.set("self", ops::where(ops::gt_Scalar(b.in("self"), 0), b.grad(),
+                                 ops::mul_Scalar(b.grad(), scalar(b, "negative_slope"))));
+      }),
+    D(elu, "self result",
+      {
+        const double alpha = b.arg("alpha").to_double(), sc = b.arg("scale").to_double(),
+                     is = b.arg("input_scale").to_double();
+        Tensor neg = ops::mul_Scalar(ops::add_Scalar(b.result(), alpha * sc), is);
+        b.set("self",
+              ops::mul(b.grad(), ops::where_ScalarSelf(ops::gt_Scalar(b.in("self"), 0), sc, neg)));
+      }),
+    D(silu, "self",
+      {
+        const Tensor x = b.in("self");
+        Tensor s = ops::sigmoid(x);
+        b.set("self",
+              ops::mul(b.grad(),
+                       ops::mul(s, ops::add_Scalar(ops::mul(x, ops::rsub_Scalar(s, 1.0)), 1.0))));
+      }),
+    D(gelu, "self",
+      {
+        b.set("self", gelu_backward(b.grad(), b.in("self"), b.arg("approximate").to_string_ref()));
+      }),
+    D(hardswish, "self",
+      {
+        const Tensor x = b.in("self");
+        Tensor mid = ops::add_Scalar(ops::div_Scalar(x, 3.0), 0.5);
+        Tensor d = ops::where_ScalarSelf(ops::lt_Scalar(x, -3.0), 0.0,
+                                         ops::where_ScalarOther(ops::le_Scalar(x, 3.0), mid, 1.0));
+        b.set("self", ops::mul(b.grad(), d));
+      }),
+    D(hardsigmoid, "self",
+      {
+        const Tensor x = b.in("self");
+        b.set("self", ops::mul_Scalar(mask(b.grad(), ops::logical_and(ops::gt_Scalar(x, -3.0),
+                                                                      ops::lt_Scalar(x, 3.0))),
+                                      1.0 / 6.0));
+      }),
+    D(softplus, "self",
+      {
+        const double beta = b.arg("beta").to_double(), threshold = b.arg("threshold").to_double();
+        const Tensor x = b.in("self");
+        Tensor bx = ops::mul_Scalar(x, beta);
+        b.set("self", ops::mul(b.grad(), ops::where_ScalarOther(ops::le_Scalar(bx, threshold),
+                                                                ops::sigmoid(bx), 1.0)));
+      }),
+    D(log_sigmoid, "self",
+      { b.set("self", ops::mul(b.grad(), ops::sigmoid(ops::neg(b.in("self"))))); }),
+    D(mish, "self",
+      {
+        const Tensor x = b.in("self");
+        Tensor tsp = ops::tanh(ops::softplus(x));
+        Tensor d = ops::add(
+            tsp, ops::mul(ops::mul(x, ops::sigmoid(x)), ops::rsub_Scalar(ops::mul(tsp, tsp), 1.0)));
+        b.set("self", ops::mul(b.grad(), d));
+      }),
+    D(clamp, "self",
+      {
+        const Tensor m = in_range(b.in("self"), b.arg("min"), b.arg("max"));
+        b.set("self", m.defined() ? mask(b.grad(), m) : b.grad());
+      }),
+    D(clamp_Tensor, "self min max",
+      {
+        const Tensor x = b.in("self");
+        const IValue lo = b.defined("min") ? IValue(b.in("min")) : IValue(),
+                     hi = b.defined("max") ? IValue(b.in("max")) : IValue();
+        const Tensor m = in_range(x, lo, hi);
+        b.set("self", m.defined() ? mask(b.grad(), m) : b.grad());
+        if (b.needs("min")) b.set("min", mask(b.grad(), ops::lt(x, lo.to_tensor())));
+        if (b.needs("max")) b.set("max", mask(b.grad(), ops::gt(x, hi.to_tensor())));
+      }),
+    D(clamp_min, "self",
+      { b.set("self", mask(b.grad(), ops::ge_Scalar(b.in("self"), scalar(b, "min")))); }),
+    D(clamp_max, "self",
+      { b.set("self", mask(b.grad(), ops::le_Scalar(b.in("self"), scalar(b, "max")))); }),
+    // -- reductions
+    D(sum, "", { b.set("self", ops::expand(b.grad(), vec(b.sizes("self")))); }),
+    D(sum_dim_IntList, "", { sum_dim_formula(b); }),
+    D(mean, "",
+      {
+        const double n = static_cast<double>(std::max<int64_t>(
+            count(b.sizes("self"), reduced_dims(IValue(), b.sizes("self").size())), 1));
+        b.set("self", ops::div_Scalar(ops::expand(b.grad(), vec(b.sizes("self"))), n));
+      }),
+    D(mean_dim, "", { mean_dim_formula(b); }),
+    D(amax, "self result",
+      {
+        extremum_formula(b, reduced_dims(b.arg("dim"), b.sizes("self").size()),
+                         b.arg("keepdim").to_bool());
+      }),
+    D(amin, "self result",
+      {
+        extremum_formula(b, reduced_dims(b.arg("dim"), b.sizes("self").size()),
+                         b.arg("keepdim").to_bool());
+      }),
+    D(max, "self result",
+      { extremum_formula(b, reduced_dims(IValue(), b.sizes("self").size()), false); }),
+    D(min, "self result",
+      { extremum_formula(b, reduced_dims(IValue(), b.sizes("self").size()), false); }),
+    D(max_dim, "result", { extremum_dim_formula(b); }),
+    D(min_dim, "result", { extremum_dim_formula(b); }),
+    D(logsumexp, "self result",
+      {
+        const auto dims = reduced_dims(b.arg("dim"), b.sizes("self").size());
+        const bool keep = b.arg("keepdim").to_bool();
+        const Tensor x = b.in("self");
+        Tensor r = expand_reduced(b.result(), x.sizes(), dims, keep);
+        b.set("self",
+              ops::mul(expand_reduced(b.grad(), x.sizes(), dims, keep), ops::exp(ops::sub(x, r))));
+      }),
+    D(cumsum, "",
+      {
+        b.set(
+            "self",
+            ops::flip(ops::cumsum(ops::flip(b.grad(), std::vector<int64_t>{b.arg("dim").to_int()}),
+                                  b.arg("dim").to_int()),
+                      std::vector<int64_t>{b.arg("dim").to_int()}));
+      }),
+    D(var, "self",
+      {
+        var_formula(b, reduced_dims(IValue(), b.sizes("self").size()),
+                    b.arg("unbiased").to_bool() ? 1.0 : 0.0, false, false);
+      }),
+    D(var_dim, "self",
+      {
+        var_formula(b, reduced_dims(b.arg("dim"), b.sizes("self").size()),
+                    b.arg("unbiased").to_bool() ? 1.0 : 0.0, b.arg("keepdim").to_bool(), false);
+      }),
+    D(var_correction, "self",
+      {
+        var_formula(b, reduced_dims(b.arg("dim"), b.sizes("self").size()), correction_of(b),
+                    b.arg("keepdim").to_bool(), false);
+      }),
+    D(std, "self result",
+      {
+        var_formula(b, reduced_dims(IValue(), b.sizes("self").size()),
+                    b.arg("unbiased").to_bool() ? 1.0 : 0.0, false, true);
+      }),
+    D(std_dim, "self result",
+      {
+        var_formula(b, reduced_dims(b.arg("dim"), b.sizes("self").size()),
+                    b.arg("unbiased").to_bool() ? 1.0 : 0.0, b.arg("keepdim").to_bool(), true);
+      }),
+    D(std_correction, "self result",
+      {
+        var_formula(b, reduced_dims(b.arg("dim"), b.sizes("self").size()), correction_of(b),
+                    b.arg("keepdim").to_bool(), true);
+      }),
+    D(norm_Scalar, "self result",
+      {
+        const double p = b.arg("p").to_double();
+        AMPJIT_CHECK_T(NotImplementedError, p == 2.0,
+                       "the derivative of norm with p={} is not implemented", p);
+        const Tensor x = b.in("self"), n = b.result();
+        Tensor d = ops::masked_fill_Scalar(ops::div(x, n), ops::eq_Scalar(n, 0.0), 0.0);
+        b.set("self", ops::mul(b.grad(), d));
+      }),
+    D(norm_ScalarOpt_dim, "self result",
+      {
+        const IValue& pv = b.arg("p");
+        AMPJIT_CHECK_T(NotImplementedError, pv.is_none() || pv.to_double() == 2.0,
+                       "the derivative of norm with p={} is not implemented", pv.to_double());
+        const Tensor x = b.in("self");
+        const auto dims = reduced_dims(b.arg("dim"), x.sizes().size());
+        const bool keep = b.arg("keepdim").to_bool();
+        Tensor n = expand_reduced(b.result(), x.sizes(), dims, keep);
+        Tensor d = ops::masked_fill_Scalar(ops::div(x, n), ops::eq_Scalar(n, 0.0), 0.0);
+        b.set("self", ops::mul(expand_reduced(b.grad(), x.sizes(), dims, keep), d));
+      }),
+    D(softmax_int, "result",
+      {
+        const Tensor y = b.result();
+        const int64_t dim = b.arg("dim").to_int();
+        Tensor g = ops::to_dtype(b.grad(), y.dtype());
+        Tensor gy = ops::mul(g, y);
+        b.set("self",
+              ops::sub(gy, ops::mul(y, ops::sum_dim_IntList(gy, std::vector<int64_t>{dim}, true))));
+      }),
+    D(log_softmax_int, "result",
+      {
+        const Tensor y = b.result();
+        const int64_t dim = b.arg("dim").to_int();
+        Tensor g = ops::to_dtype(b.grad(), y.dtype());
+        b.set("self", ops::sub(g, ops::mul(ops::exp(y), ops::sum_dim_IntList(
+                                                            g, std::vector<int64_t>{dim}, true))));
+      }),
+    // -- matrices
+    D(mm, "self mat2",
+      {
+        if (b.needs("self")) b.set("self", ops::mm(b.grad(), mT(b.in("mat2"))));
+        if (b.needs("mat2")) b.set("mat2", ops::mm(mT(b.in("self")), b.grad()));
+      }),
+    D(bmm, "self mat2",
+      {
+        if (b.needs("self")) b.set("self", ops::bmm(b.grad(), mT(b.in("mat2"))));
+        if (b.needs("mat2")) b.set("mat2", ops::bmm(mT(b.in("self")), b.grad()));
+      }),
+    D(mv, "self vec",
+      {
+        if (b.needs("self")) b.set("self", ops::mul(ops::unsqueeze(b.grad(), 1), b.in("vec")));
+        if (b.needs("vec")) b.set("vec", ops::mv(mT(b.in("self")), b.grad()));
+      }),
+    D(dot, "self tensor",
+      {
+        if (b.needs("self")) b.set("self", ops::mul(b.grad(), b.in("tensor")));
+        if (b.needs("tensor")) b.set("tensor", ops::mul(b.grad(), b.in("self")));
+      }),
+    D(matmul, "self other", { matmul_formula(b); }),
+    D(addmm, "mat1 mat2", { addmm_like(b, "mat1", "mat2", false); }),
+    D(baddbmm, "batch1 batch2", { addmm_like(b, "batch1", "batch2", true); }),
+    D(addmv, "mat vec",
+      {
+        const Scalar beta = scalar(b, "beta"), alpha = scalar(b, "alpha");
+        if (b.needs("self")) b.set("self", scale(b.grad(), beta));
+        if (b.needs("mat"))
+          b.set("mat", scale(ops::mul(ops::unsqueeze(b.grad(), 1), b.in("vec")), alpha));
+        if (b.needs("vec")) b.set("vec", scale(ops::mv(mT(b.in("mat")), b.grad()), alpha));
+      }),
+    D(linear, "input weight", { linear_formula(b); }),
+    // -- convolution, pooling, normalization
+    D(conv1d, "input weight", { convolution_formula(b, 1); }),
+    D(conv2d, "input weight", { convolution_formula(b, 2); }),
+    D(conv3d, "input weight", { convolution_formula(b, 3); }),
+    D(max_pool2d, "self result", { max_pool2d_formula(b); }),
+    D(avg_pool2d, "self", { avg_pool2d_formula(b); }),
+    D(adaptive_avg_pool2d, "", { adaptive_avg_pool2d_formula(b); }),
+    D(batch_norm, "input weight running_mean running_var", { batch_norm_formula(b); }),
+    D(layer_norm, "input weight", { layer_norm_formula(b); }),
+    DECOMPOSE(dropout, dropout_decompose),
+    DECOMPOSE(dropout_, dropout_decompose),
+    D(embedding, "indices",
+      {
+        const Tensor idx = b.in("indices");
+        IntArrayRef ws = b.sizes("weight");
+        const int64_t pad = b.arg("padding_idx").to_int();
+        AMPJIT_CHECK_T(
+            NotImplementedError, !b.arg("scale_grad_by_freq").to_bool(),
+            "the derivative of embedding with scale_grad_by_freq=True is not implemented");
+        Tensor g = ops::reshape(b.grad(), std::vector<int64_t>{-1, ws[1]});
+        Tensor flat = ops::reshape(idx, std::vector<int64_t>{-1});
+        if (pad >= 0) g = ops::mul(g, ops::unsqueeze(ops::ne_Scalar(flat, pad), 1));
+        b.set("weight", ops::index_add(zeros(ws, g.dtype(), g.device()), 0, flat, g));
+      }),
+    // -- losses
+    D(mse_loss, "self target",
+      {
+        Tensor d = ops::mul_Scalar(ops::sub(b.in("self"), b.in("target")), 2.0);
+        Tensor g = reduce_grad(b, d);
+        if (b.needs("self")) b.set("self", g);
+        if (b.needs("target")) b.set("target", ops::neg(g));
+      }),
+    D(l1_loss, "self target",
+      {
+        Tensor g = reduce_grad(b, ops::sign(ops::sub(b.in("self"), b.in("target"))));
+        if (b.needs("self")) b.set("self", g);
+        if (b.needs("target")) b.set("target", ops::neg(g));
+      }),
+    D(binary_cross_entropy, "self target weight",
+      {
+        const Tensor x = b.in("self"), y = b.in("target");
+        Tensor d =
+            ops::div(ops::sub(x, y), ops::clamp_min(ops::mul(x, ops::rsub_Scalar(x, 1.0)), 1e-12));
+        if (b.defined("weight")) d = ops::mul(d, b.in("weight"));
+        b.set("self", reduce_grad(b, d));
+        AMPJIT_CHECK_T(
+            NotImplementedError, !b.needs("target"),
+            "the derivative of binary_cross_entropy with respect to target is not implemented");
+      }),
+    D(binary_cross_entropy_with_logits, "self target weight pos_weight",
+      {
+        const Tensor x = b.in("self"), y = b.in("target");
+        Tensor s = ops::sigmoid(x);
+        Tensor d;
+        if (b.defined("pos_weight")) {
+          Tensor pwy = ops::mul(b.in("pos_weight"), y);
+          d = ops::sub(ops::mul(ops::add(ops::rsub_Scalar(y, 1.0), pwy), s), pwy);
+        } else {
+          d = ops::sub(s, y);
+        }
+        if (b.defined("weight")) d = ops::mul(d, b.in("weight"));
+        if (b.needs("self")) b.set("self", reduce_grad(b, d));
+        if (b.needs("target")) {
+          Tensor dt = ops::neg(x);
+          if (b.defined("pos_weight"))
+            dt = ops::sub(dt,
+                          ops::mul(ops::sub_Scalar(b.in("pos_weight"), 1.0), ops::log_sigmoid(x)));
+          if (b.defined("weight")) dt = ops::mul(dt, b.in("weight"));
+          b.set("target", reduce_grad(b, dt));
+        }
+      }),
+    D(nll_loss, "self target weight", { nll_loss_formula(b); }),
+    D(nll_loss_nd, "self target weight", { nll_loss_formula(b); }),
+    D(nll_loss2d, "self target weight", { nll_loss_formula(b); }),
+    DECOMPOSE(cross_entropy_loss, cross_entropy_decompose),
+    // -- views and shapes
+    D(view, "", { b.set("self", reshape_to(b.grad(), b.sizes("self"))); }),
+    D(view_as, "", { b.set("self", reshape_to(b.grad(), b.sizes("self"))); }),
+    D(reshape, "", { b.set("self", reshape_to(b.grad(), b.sizes("self"))); }),
+    D(reshape_as, "", { b.set("self", reshape_to(b.grad(), b.sizes("self"))); }),
+    D(flatten, "", { b.set("self", reshape_to(b.grad(), b.sizes("self"))); }),
+    D(squeeze, "", { b.set("self", reshape_to(b.grad(), b.sizes("self"))); }),
+    D(squeeze_dim, "", { b.set("self", reshape_to(b.grad(), b.sizes("self"))); }),
+    D(unsqueeze, "", { b.set("self", reshape_to(b.grad(), b.sizes("self"))); }),
+    D(t, "", { b.set("self", b.sizes("self").size() < 2 ? b.grad() : Tensor(ops::t(b.grad()))); }),
+    D(transpose, "",
+      { b.set("self", ops::transpose(b.grad(), b.arg("dim0").to_int(), b.arg("dim1").to_int())); }),
+    D(permute, "",
+      {
+        std::vector<int64_t> dims = b.arg("dims").to_int_list(), inv(dims.size());
+        for (size_t i = 0; i < dims.size(); ++i)
+          inv[wrap(dims[i], dims.size())] = static_cast<int64_t>(i);
+        b.set("self", ops::permute(b.grad(), inv));
+      }),
+    D(expand, "", { b.set("self", b.grad()); }),  // summed back by the engine
+    D(expand_as, "", { b.set("self", b.grad()); }),
+    D(contiguous, "", { b.set("self", b.grad()); }),
+    D(to_channels_last, "", { b.set("self", b.grad()); }),
+    D(clone, "", { b.set("self", b.grad()); }),
+    D(repeat, "",
+      {
+        // each repeat of the input adds its share: view the gradient as [r0, s0, r1, s1, ...] and
+        // sum
+        IntArrayRef sizes = b.sizes("self");
+        std::vector<int64_t> reps = b.arg("repeats").to_int_list();
+        const size_t lead = reps.size() - sizes.size();
+        std::vector<int64_t> shape, dims;
+        for (size_t i = 0; i < reps.size(); ++i) {
+          const int64_t s = i < lead ? 1 : sizes[i - lead];
+          dims.push_back(static_cast<int64_t>(shape.size()));
+          shape.push_back(reps[i]);
+          shape.push_back(s);
+        }
+        Tensor g = ops::sum_dim_IntList(ops::reshape(b.grad(), shape), dims, false);
+        b.set("self", reshape_to(g, sizes));
+      }),
+    D(select, "",
+      {
+        IntArrayRef sizes = b.sizes("self");
+        const int64_t dim = wrap(b.arg("dim").to_int(), sizes.size());
+        int64_t index = b.arg("index").to_int();
+        if (index < 0) index += sizes[dim];
+        b.set("self", narrow_backward(ops::unsqueeze(b.grad(), dim), sizes, dim, index, 1));
+      }),
+    D(slice, "", { slice_formula(b); }),
+    D(narrow, "",
+      {
+        IntArrayRef sizes = b.sizes("self");
+        const int64_t dim = wrap(b.arg("dim").to_int(), sizes.size());
+        int64_t start = b.arg("start").to_int();
+        if (start < 0) start += sizes[dim];
+        b.set("self", narrow_backward(b.grad(), sizes, dim, start, b.arg("length").to_int()));
+      }),
+    D(chunk, "", { b.set("self", ops::cat(output_grads(b), b.arg("dim").to_int())); }),
+    D(split, "", { b.set("self", ops::cat(output_grads(b), b.arg("dim").to_int())); }),
+    D(split_sizes, "", { b.set("self", ops::cat(output_grads(b), b.arg("dim").to_int())); }),
+    D(split_with_sizes, "", { b.set("self", ops::cat(output_grads(b), b.arg("dim").to_int())); }),
+    D(unbind, "", { b.set("self", ops::stack(output_grads(b), b.arg("dim").to_int())); }),
+    D(cat, "",
+      {
+        const int64_t n = static_cast<int64_t>(b.list_size("tensors"));
+        std::vector<Tensor> gs;
+        int64_t dim = b.arg("dim").to_int(), offset = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          IntArrayRef s = b.sizes("tensors", i);
+          if (s.size() == 1 && s[0] == 0 && b.grad().dim() != 1) {  // torch's legacy empty tensor
+            gs.emplace_back();
+            continue;
+          }
+          const int64_t d = wrap(dim, s.size());
+          gs.push_back(ops::narrow(b.grad(), d, offset, s[d]));
+          offset += s[d];
+        }
+        b.set_list("tensors", gs);
+      }),
+    D(stack, "",
+      {
+        const int64_t n = static_cast<int64_t>(b.list_size("tensors"));
+        const int64_t dim = wrap(b.arg("dim").to_int(), b.grad().dim());
+        std::vector<Tensor> gs;
+        for (int64_t i = 0; i < n; ++i) gs.push_back(ops::select(b.grad(), dim, i));
+        b.set_list("tensors", gs);
+      }),
+    D(index_select, "index",
+      {
+        const Tensor idx = b.in("index");
+        const int64_t dim = b.arg("dim").to_int();
+        const Tensor& g = b.grad();
+        b.set("self", ops::index_add(zeros(b.sizes("self"), g.dtype(), g.device()), dim, idx, g));
+      }),
+    D(index_add, "index",
+      {
+        b.set("self", b.grad());
+        if (b.needs("source")) {
+          Tensor g = ops::index_select(b.grad(), b.arg("dim").to_int(), b.in("index"));
+          b.set("source", scale(g, scalar(b, "alpha")));
+        }
+      }),
+    D(pad, "",
+      {
+        AMPJIT_CHECK_T(NotImplementedError, b.arg("mode").to_string_ref() == "constant",
+                       "the derivative of pad in mode '{}' is not implemented",
+                       b.arg("mode").to_string_ref());
+        IntArrayRef sizes = b.sizes("self");
+        std::vector<int64_t> p = b.arg("pad").to_int_list();
+        Tensor g = b.grad();
+        for (size_t i = 0; i + 1 < p.size(); i += 2) {
+          const int64_t dim = static_cast<int64_t>(sizes.size()) - 1 - static_cast<int64_t>(i / 2);
+          AMPJIT_CHECK_T(NotImplementedError, p[i] >= 0 && p[i + 1] >= 0,
+                         "the derivative of pad with negative padding is not implemented");
+          g = ops::narrow(g, dim, p[i], sizes[dim]);
+        }
+        b.set("self", g);
+      }),
+    D(flip, "", { b.set("self", ops::flip(b.grad(), b.arg("dims").to_int_list())); }),
+    D(roll, "",
+      {
+        std::vector<int64_t> shifts = b.arg("shifts").to_int_list();
+        for (int64_t& s : shifts) s = -s;
+        b.set("self", ops::roll(b.grad(), shifts, b.arg("dims").to_int_list()));
+      }),
+    D(tril, "", { b.set("self", ops::tril(b.grad(), b.arg("diagonal").to_int())); }),
+    D(triu, "", { b.set("self", ops::triu(b.grad(), b.arg("diagonal").to_int())); }),
+    // -- conversions and writes
+    D(to_dtype, "", { b.set("self", b.grad()); }),  // cast back by the engine
+    D(to_device, "",
+      { b.set("self", ops::to_device(b.grad(), b.device("self"), b.dtype("self"))); }),
+    D(to_other, "",
+      { b.set("self", ops::to_device(b.grad(), b.device("self"), b.dtype("self"))); }),
+    D(type_as, "", { b.set("self", b.grad()); }),
+    D(_autocast_to_reduced_precision, "", { b.set("self", b.grad()); }),
+    D(_autocast_to_full_precision, "", { b.set("self", b.grad()); }),
+    D(copy_, "",
+      {
+        b.set("self", ops::zeros_like(b.grad()));
+        if (b.needs("src")) b.set("src", ops::to_device(b.grad(), b.device("src"), b.dtype("src")));
+      }),
+    D(fill_, "", { b.set("self", ops::zeros_like(b.grad())); }),
+    D(zero_, "", { b.set("self", ops::zeros_like(b.grad())); }),
+    // -- never differentiable: the outputs of these do not require grad
+    NONDIFF(detach),
+    NONDIFF(zeros_like),
+    NONDIFF(ones_like),
+    NONDIFF(empty_like),
+    NONDIFF(full_like),
+    NONDIFF(rand_like),
+    NONDIFF(randn_like),
+    NONDIFF(new_zeros),
+    NONDIFF(new_ones),
+    NONDIFF(new_empty),
+    NONDIFF(new_full),
+    NONDIFF(bernoulli),
+    NONDIFF(argmax),
+    NONDIFF(argmin),
+};
+
+#undef D
+#undef NONDIFF
+#undef DECOMPOSE
+
+struct Table {
+  std::vector<const Derivative*> by_op = std::vector<const Derivative*>(kNumOps, nullptr);
+  Table() {
+    for (const Derivative& d : kDerivatives) by_op[static_cast<size_t>(d.op)] = &d;
+  }
+};
+
+const Table& table() {
+  static const Table t;
+  return t;
+}
+
+}  // namespace
+
+const Derivative* derivative_for(const OpEntry& op) {
+  const Table& t = table();
+  if (const Derivative* d = t.by_op[static_cast<size_t>(op.id)]) return d;
+  if (op.is_inplace && op.functional) return t.by_op[static_cast<size_t>(op.functional->id)];
+  return nullptr;
+}
+
+std::vector<const OpEntry*> ops_with_derivatives() {
+  std::vector<const OpEntry*> out;
+  for (const Derivative& d : kDerivatives) out.push_back(&op_entry(d.op));
+  return out;
+}
+
+}  // namespace ampjit::autograd
