@@ -2,6 +2,9 @@
 #include "runtime/random.h"
 
 #include <cmath>
+#include <cstring>
+
+#include "runtime/error.h"
 
 namespace ampjit {
 
@@ -15,6 +18,43 @@ void Generator::set_seed(uint64_t seed) {
   left_ = 1;
   next_ = 0;
   has_spare_ = false;
+}
+
+std::vector<uint8_t> Generator::state() const {
+  std::vector<uint8_t> out;
+  auto put = [&](const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    out.insert(out.end(), b, b + n);
+  };
+  put(state_, sizeof(state_));
+  put(&left_, sizeof(left_));
+  put(&next_, sizeof(next_));
+  put(&seed_, sizeof(seed_));
+  put(&offset_, sizeof(offset_));
+  put(&has_spare_, sizeof(has_spare_));
+  put(&spare_, sizeof(spare_));
+  return out;
+}
+
+void Generator::set_state(const std::vector<uint8_t>& bytes) {
+  const size_t want = sizeof(state_) + sizeof(left_) + sizeof(next_) + sizeof(seed_) +
+                      sizeof(offset_) + sizeof(has_spare_) + sizeof(spare_);
+  AMPJIT_CHECK(bytes.size() == want,
+               "set_rng_state: expected a state of {} bytes (from get_rng_state), got {}", want,
+               bytes.size());
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t pos = 0;
+  auto get = [&](void* p, size_t n) {
+    std::memcpy(p, bytes.data() + pos, n);
+    pos += n;
+  };
+  get(state_, sizeof(state_));
+  get(&left_, sizeof(left_));
+  get(&next_, sizeof(next_));
+  get(&seed_, sizeof(seed_));
+  get(&offset_, sizeof(offset_));
+  get(&has_spare_, sizeof(has_spare_));
+  get(&spare_, sizeof(spare_));
 }
 
 uint32_t Generator::random() {

@@ -12,6 +12,7 @@
 #pragma once
 #include <cstdint>
 #include <mutex>
+#include <vector>
 
 #include "runtime/device.h"
 
@@ -33,6 +34,10 @@ class Generator {
   std::mutex& mutex() { return mu_; }
   // Reserves `n` draws for a device kernel and returns its (seed, offset) pair.
   uint64_t reserve(uint64_t n);
+  // The whole state as bytes, and back (torch.get_rng_state / set_rng_state; ampjit's layout, not
+  // torch's): what activation checkpointing replays dropout with. set_state checks the size.
+  std::vector<uint8_t> state() const;
+  void set_state(const std::vector<uint8_t>& bytes);
 
  private:
   uint32_t state_[624];

@@ -5,7 +5,7 @@ implements. Every function here comes from ampjit's op table (one declaration pe
 where ampjit lacks a torch feature it raises NotImplementedError naming it.
 """
 from . import _C
-from ._C import Tensor, dtype, device, tensor, from_numpy, manual_seed, initial_seed
+from ._C import Tensor, dtype, device, tensor, from_numpy, manual_seed, initial_seed, get_rng_state, set_rng_state
 
 # dtypes, with torch's names and aliases (ampjit.half is ampjit.float16).
 _by_name = {repr(d)[len("torch."):]: d for d in _C._dtypes}

@@ -353,6 +353,22 @@ void seed(int64_t s) {
 int64_t initial_seed() {
   return static_cast<int64_t>(default_generator().seed());
 }
+// torch.get_rng_state / set_rng_state: the CPU generator's state as a uint8 tensor.
+Tensor get_rng_state() {
+  const std::vector<uint8_t> bytes = default_generator().state();
+  Tensor t =
+      Tensor::empty(std::vector<int64_t>{static_cast<int64_t>(bytes.size())}, ScalarType::UInt8);
+  std::memcpy(t.raw_data(), bytes.data(), bytes.size());
+  return t;
+}
+void set_rng_state(const Tensor& state) {
+  AMPJIT_CHECK_T(TypeError,
+                 state.dtype() == ScalarType::UInt8 && state.dim() == 1 && state.device().is_cpu(),
+                 "set_rng_state: expected a CPU torch.ByteTensor from get_rng_state");
+  const Tensor c = state.contiguous();
+  const auto* p = static_cast<const uint8_t*>(c.raw_data());
+  default_generator().set_state(std::vector<uint8_t>(p, p + c.numel()));
+}
 
 }  // namespace
 
@@ -385,6 +401,8 @@ void bind_module_functions() {
   bp::def("_set_num_threads", set_max_threads);
   bp::def("_get_num_threads", max_threads);
   bp::def("initial_seed", initial_seed);
+  bp::def("get_rng_state", get_rng_state);
+  bp::def("set_rng_state", set_rng_state);
 }
 
 }  // namespace ampjit::python

@@ -169,16 +169,19 @@ bool requires_grad(const IValue& v) {
   return false;
 }
 
-// Whether `name` is one of the space-separated names in `list`.
-bool listed(std::string_view list, std::string_view name) {
-  size_t pos = 0;
-  while (pos < list.size()) {
-    size_t end = list.find(' ', pos);
-    if (end == std::string_view::npos) end = list.size();
-    if (list.substr(pos, end - pos) == name) return true;
-    pos = end + 1;
+// Whether an argument of this type is a Tensor, Tensor? or Tensor[] (what a derivative may see
+// as a tensor argument).
+bool holds_tensors(const TypePtr& t) {
+  if (!t) return false;
+  switch (t->kind()) {
+    case TypeKind::Tensor:
+      return true;
+    case TypeKind::Optional:
+    case TypeKind::List:
+      return t->elem()->kind() == TypeKind::Tensor;
+    default:
+      return false;
   }
-  return false;
 }
 
 // The tensors among an op's results, in order (Tensor[] results flattened).
@@ -244,12 +247,12 @@ void check_inplace(const OpEntry& op, const Stack& stack) {
 void record(const OpEntry& op, const Derivative& d, Stack& stack) {
   auto node = std::make_shared<OpNode>(op, d);
   const auto& schema_args = op.schema.args;
-  node->saves_result_ = listed(d.saves, "result");
+  node->saves_result_ = d.saves_result;
   node->args_.resize(stack.size());
   for (size_t i = 0; i < stack.size(); ++i) {
     OpNode::Arg& a = node->args_[i];
     const IValue& v = stack[i];
-    const bool saved = i < schema_args.size() && listed(d.saves, schema_args[i].name);
+    const bool saved = i < 64 && ((d.saved_args >> i) & 1);
     auto add_tensor = [&](const Tensor& t) {
       a.defined.push_back(t.defined());
       a.meta.push_back(t.defined() ? TensorMeta{DimVector(t.sizes()), t.dtype(), t.device()}
@@ -269,9 +272,7 @@ void record(const OpEntry& op, const Derivative& d, Stack& stack) {
       }
       a.saved.push_back(slot);
     };
-    const bool tensor_arg = i < schema_args.size() && schema_args[i].type &&
-                            (v.is_tensor() || v.is_none() || v.is_list()) &&
-                            schema_args[i].type->str().find("Tensor") != std::string::npos;
+    const bool tensor_arg = i < schema_args.size() && holds_tensors(schema_args[i].type);
     if (tensor_arg && v.is_tensor()) {
       a.is_tensor = true;
       add_tensor(v.to_tensor());

@@ -324,7 +324,17 @@ void convolution_formula(B& b, int nd) {
       gi = ops::conv_transpose3d(gb, w, std::nullopt, stride, padding, out_pad, groups, dilation);
     b.set("input", batched ? gi : Tensor(ops::squeeze_dim(gi, 0)));
   }
-  if (b.needs("weight")) {
+  bool pointwise = groups == 1;  // a 1x1 kernel without padding: the weight's gradient is a GEMM
+  for (int i = 0; i < nd; ++i) pointwise = pointwise && w.size(2 + i) == 1 && padding[i] == 0;
+  if (b.needs("weight") && pointwise) {
+    // grad [N, O, *Out] and the input at the strided positions [N, C, *Out], both as [*, N*Out]
+    Tensor xs = xb;
+    for (int i = 0; i < nd; ++i)
+      xs = ops::slice(xs, 2 + i, 0, (gb.size(2 + i) - 1) * stride[i] + 1, stride[i]);
+    Tensor g2 = ops::reshape(ops::transpose(gb, 0, 1), std::vector<int64_t>{gb.size(1), -1});
+    Tensor x2 = ops::reshape(ops::transpose(xs, 0, 1), std::vector<int64_t>{xs.size(1), -1});
+    b.set("weight", ops::view(ops::mm(g2, ops::t(x2)), vec(w.sizes())));
+  } else if (b.needs("weight")) {
     const int64_t n = xb.size(0), cg = w.size(1), og = w.size(0) / groups;
     // input [N, G*Cg, *S] -> [Cg, G*N, *S]; grad [N, G*Og, *O] -> [G*Og, N, *O]
     std::vector<int64_t> xs{n, groups, cg}, gs{n, groups, og};
@@ -628,25 +638,21 @@ void cross_entropy_decompose(const OpEntry&, Stack& s) {
   s.emplace_back(loss);
 }
 
-// dropout in training is recorded as the mask it multiplies by (torch's native_dropout).
+// dropout in training is recorded as the noise it multiplies by (torch's native_dropout): the noise
+// is the dropout kernel applied to ones (0, or 1 / (1 - p) in the input's dtype), so the random
+// stream and the result are the ones the unrecorded kernel gives.
 void dropout_decompose(const OpEntry& op, Stack& s) {
   const Tensor input = s[0].to_tensor();
   const double p = s[1].to_double();
   const bool train = s[2].to_bool();
-  Tensor out;
-  if (!train || p == 0.0) {
-    out = op.is_inplace ? input : Tensor(ops::mul_Scalar(input, 1.0));
-  } else {
-    AMPJIT_CHECK(p >= 0.0 && p <= 1.0, "dropout probability has to be between 0 and 1, but got {}",
-                 p);
-    Tensor keep;
+  Tensor out = input;
+  if (train && p != 0.0) {
+    Tensor noise;
     {
       NoGradGuard no_grad;
-      keep = p == 1.0
-                 ? Tensor(ops::zeros_like(input))
-                 : Tensor(ops::div_Scalar(ops::bernoulli(ops::full_like(input, 1.0 - p)), 1.0 - p));
+      noise = ops::dropout(ops::ones_like(input), p, true);
     }
-    out = op.is_inplace ? Tensor(ops::mul_(input, keep)) : Tensor(ops::mul(input, keep));
+    out = op.is_inplace ? Tensor(ops::mul_(input, noise)) : Tensor(ops::mul(input, noise));
   }
   s.clear();
   s.emplace_back(out);
@@ -667,7 +673,7 @@ void dropout_decompose(const OpEntry& op, Stack& s) {
     OpId::ID, "", nullptr, FN \
   }
 
-const Derivative kDerivatives[] = {
+Derivative kDerivatives[] = {
     // -- arithmetic
     D(add, "",
       {
@@ -1300,10 +1306,35 @@ const Derivative kDerivatives[] = {
 #undef NONDIFF
 #undef DECOMPOSE
 
+// Resolves a declaration's `saves` against its op's schema.
+void resolve_saves(Derivative& d) {
+  const std::vector<Argument>& args = op_entry(d.op).schema.args;
+  std::string_view list = d.saves;
+  while (!list.empty()) {
+    const size_t end = std::min(list.find(' '), list.size());
+    const std::string_view name = list.substr(0, end);
+    list.remove_prefix(std::min(end + 1, list.size()));
+    if (name.empty()) continue;
+    if (name == "result") {
+      d.saves_result = true;
+      continue;
+    }
+    auto it =
+        std::find_if(args.begin(), args.end(), [&](const Argument& a) { return a.name == name; });
+    AMPJIT_CHECK(it != args.end() && it - args.begin() < 64,
+                 "derivative of {}: it saves '{}', which is not an argument", op_entry(d.op).name,
+                 name);
+    d.saved_args |= uint64_t{1} << (it - args.begin());
+  }
+}
+
 struct Table {
   std::vector<const Derivative*> by_op = std::vector<const Derivative*>(kNumOps, nullptr);
   Table() {
-    for (const Derivative& d : kDerivatives) by_op[static_cast<size_t>(d.op)] = &d;
+    for (Derivative& d : kDerivatives) {
+      resolve_saves(d);
+      by_op[static_cast<size_t>(d.op)] = &d;
+    }
   }
 };
 
@@ -1322,6 +1353,7 @@ const Derivative* derivative_for(const OpEntry& op) {
 }
 
 std::vector<const OpEntry*> ops_with_derivatives() {
+  table();  // resolves (and so checks) every declaration
   std::vector<const OpEntry*> out;
   for (const Derivative& d : kDerivatives) out.push_back(&op_entry(d.op));
   return out;

@@ -41,6 +41,10 @@ struct Derivative {
   const char* saves = "";
   Formula formula = nullptr;
   Decomposition decompose = nullptr;
+  // `saves` resolved against the op's schema when the table is first used (an unknown name is an
+  // error then): bit i set when argument i is saved.
+  uint64_t saved_args = 0;
+  bool saves_result = false;
 };
 
 // The declaration for an op (an in-place variant's is its functional sibling's); nullptr when none.

@@ -1,6 +1,11 @@
 // The backward engine (see autograd.h, Note [Autograd]).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -14,6 +19,43 @@
 namespace ampjit::autograd {
 
 namespace {
+
+// AMPJIT_AUTOGRAD_PROFILE=1: the time backward spends in each kind of node, summed over the
+// process and printed to stderr at exit, slowest first (a developer's tool for the training
+// benchmark; read once).
+class Profile {
+ public:
+  void add(const std::string& name, std::chrono::steady_clock::duration d) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Entry& e = by_name_[name];
+    e.total += d;
+    e.calls += 1;
+  }
+  ~Profile() {
+    std::vector<std::pair<std::string, Entry>> rows(by_name_.begin(), by_name_.end());
+    std::sort(rows.begin(), rows.end(),
+              [](const auto& a, const auto& b) { return a.second.total > b.second.total; });
+    std::fprintf(stderr, "autograd profile: node, calls, total ms\n");
+    for (const auto& [name, e] : rows)
+      std::fprintf(stderr, "  %-32s %8lld %10.2f\n", name.c_str(), static_cast<long long>(e.calls),
+                   std::chrono::duration<double, std::milli>(e.total).count());
+  }
+
+ private:
+  struct Entry {
+    std::chrono::steady_clock::duration total{};
+    int64_t calls = 0;
+  };
+  std::mutex mu_;
+  std::unordered_map<std::string, Entry> by_name_;
+};
+
+Profile* profile() {
+  static Profile* p = std::getenv("AMPJIT_AUTOGRAD_PROFILE") ? new Profile() : nullptr;
+  static const bool registered = p && std::atexit([] { delete p; }) == 0;
+  (void)registered;
+  return p;
+}
 
 bool same_sizes(IntArrayRef a, IntArrayRef b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
@@ -211,7 +253,15 @@ class GraphTask {
     bool any = false;
     for (const Tensor& g : grads) any = any || g.defined();
     std::vector<Tensor> outs;
-    if (any) outs = fn->apply(std::move(grads));
+    if (any) {
+      if (Profile* prof = profile()) {
+        const auto t0 = std::chrono::steady_clock::now();
+        outs = fn->apply(std::move(grads));
+        prof->add(fn->name(), std::chrono::steady_clock::now() - t0);
+      } else {
+        outs = fn->apply(std::move(grads));
+      }
+    }
     release(*fn);
     if (!is_acc && any && outs.size() != fn->next_edges.size())
       throw Error(

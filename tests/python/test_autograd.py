@@ -283,6 +283,7 @@ CASES = [
      [rnd(1, 4, 8, 8), rnd(6, 2, 3, 3)]),
     ("conv2d_depthwise_stride", lambda L, x, w: L.nn.functional.conv2d(x, w, None, 2, 1, 1, groups=3),
      [rnd(2, 3, 9, 9), rnd(3, 1, 3, 3)]),
+    ("conv2d_1x1_stride", lambda L, x, w: L.nn.functional.conv2d(x, w, None, 2), [rnd(2, 3, 7, 6), rnd(5, 3, 1, 1)]),
     ("conv1d", lambda L, x, w, b: L.nn.functional.conv1d(x, w, b, padding=1), [rnd(2, 3, 9), rnd(2, 3, 3), rnd(2)]),
     ("max_pool2d", lambda L, x: L.nn.functional.max_pool2d(x, 3, 2, 1), [rnd(2, 2, 7, 7)]),
     ("max_pool2d_ceil", lambda L, x: L.nn.functional.max_pool2d(x, 2, ceil_mode=True), [rnd(1, 2, 5, 5)]),
@@ -713,6 +714,27 @@ def test_optimizers_match_torch(torch_ref, name, kwargs):
                 assert_close(v, tsd["state"][k][key], rtol=1e-5, atol=1e-6)
 
 
+def test_optimizer_closure_and_zero_grad_default(torch_ref):
+    def run(lib):
+        w = lib.tensor([1.0, -2.0], requires_grad=True)
+        opt = lib.optim.SGD([w], lr=0.1)
+
+        def closure():
+            opt.zero_grad()
+            loss = (w * w).sum()
+            loss.backward()
+            return loss
+        losses = [float(opt.step(closure)) for _ in range(3)]
+        g = w.grad
+        opt.zero_grad()  # torch 1.13: zeroed in place, not None
+        return losses, w, g, w.grad
+    ours, theirs = both(torch_ref, run)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-6)
+    assert_close(ours[1], theirs[1])
+    assert_close(ours[2], [0.0, 0.0])  # the same storage, zeroed
+    assert_close(ours[3], theirs[3])
+
+
 def test_optimizer_state_dict_round_trip_and_errors(torch_ref):
     w = ampjit.ones(2, requires_grad=True)
     opt = ampjit.optim.Adam([w], lr=0.1)
@@ -851,3 +873,40 @@ def test_training_run_matches_torch_step_by_step(program_modules, opt_name, amp)
     tol = 3e-2 if amp else 1e-4
     np.testing.assert_allclose(losses["ampjit"], losses["torch"], rtol=tol, atol=tol)
     assert losses["ampjit"][-1] < losses["ampjit"][0]  # it learns
+
+
+# --- activation checkpointing and the random state -----------------------------------------------
+
+def test_rng_state_round_trip():
+    ampjit.manual_seed(3)
+    state = ampjit.get_rng_state()
+    a = ampjit.randn(5)
+    ampjit.set_rng_state(state)
+    assert ampjit.equal(ampjit.randn(5), a)
+    with pytest.raises(RuntimeError, match="expected a state of"):
+        ampjit.set_rng_state(ampjit.zeros(3, dtype=ampjit.uint8))
+
+
+def test_checkpoint_recomputes_with_the_same_dropout_and_gradients():
+    import ampjit.utils.checkpoint as cp
+    nn = ampjit.nn
+    ampjit.manual_seed(0)
+    block = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Dropout(0.5), nn.Linear(8, 3))
+    x = ampjit.randn(4, 6, requires_grad=True)
+
+    def run(use_checkpoint):
+        block.zero_grad(set_to_none=True)
+        x.grad = None
+        ampjit.manual_seed(11)
+        out = cp.checkpoint(block, x) if use_checkpoint else block(x)
+        (out * ampjit.arange(3.0)).sum().backward()
+        return out.detach(), x.grad.clone(), [p.grad.clone() for p in block.parameters()]
+    plain, ckpt = run(False), run(True)
+    assert ampjit.equal(plain[0], ckpt[0])
+    assert_close(ckpt[1], plain[1], rtol=1e-6)
+    for a, b in zip(ckpt[2], plain[2]):
+        assert_close(a, b, rtol=1e-6)
+    seq = cp.checkpoint_sequential(nn.Sequential(nn.Linear(6, 6), nn.Tanh(), nn.Linear(6, 2)), 2, x)
+    assert seq.requires_grad
+    with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True"):
+        cp.checkpoint(block, x.detach())

@@ -29,11 +29,7 @@ class Adam(Optimizer):
 
     def step(self, closure=None):
         from .. import zeros_like, tensor, float32, maximum
-        loss = None
-        if closure is not None:
-            from .. import enable_grad
-            with enable_grad():
-                loss = closure()
+        loss = self._closure_loss(closure)
         with no_grad():
             for group in self.param_groups:
                 beta1, beta2 = group["betas"]

@@ -150,3 +150,12 @@ class Optimizer:
 
     def step(self, closure=None):
         raise NotImplementedError
+
+    @staticmethod
+    def _closure_loss(closure):
+        """What step(closure) returns: the closure's loss, evaluated with grad enabled."""
+        if closure is None:
+            return None
+        from .. import enable_grad
+        with enable_grad():
+            return closure()

@@ -25,11 +25,7 @@ class SGD(Optimizer):
             group.setdefault("maximize", False)
 
     def step(self, closure=None):
-        loss = None
-        if closure is not None:
-            from .. import enable_grad
-            with enable_grad():
-                loss = closure()
+        loss = self._closure_loss(closure)
         with no_grad():
             for group in self.param_groups:
                 lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]

@@ -1,0 +1,163 @@
+// Autograd from C++ (runtime/autograd): the engine, saved-tensor checks, hooks, the derivatives
+// table, autocast in backward and threads. The Python tests compare each op with torch 1.13.
+#include <gmock/gmock.h>
+
+#include <set>
+#include <thread>
+
+#include "runtime/autocast/autocast_state.h"
+#include "runtime/autograd/autograd.h"
+#include "runtime/autograd/derivatives.h"
+#include "runtime/grad_mode.h"
+#include "runtime/ops.h"
+#include "tests/cpp/testing.h"
+
+namespace ampjit {
+namespace {
+
+using ::testing::HasSubstr;
+using V = std::vector<int64_t>;
+
+Tensor from_values(const std::vector<double>& values, V shape) {
+  Tensor t = Tensor::empty(shape, ScalarType::Float32);
+  for (size_t i = 0; i < values.size(); ++i) t.data<float>()[i] = static_cast<float>(values[i]);
+  return t;
+}
+
+Tensor leaf(std::vector<double> values, V shape) {
+  Tensor t = from_values(values, shape);
+  autograd::set_requires_grad(t, true);
+  return t;
+}
+
+std::vector<double> grad_of(const Tensor& t) {
+  return testing::values(autograd::grad(t));
+}
+
+TEST(Autograd, RecordsOpsAndAccumulatesIntoLeaves) {
+  Tensor x = leaf({1, 2, 3}, V{3});
+  Tensor y = ops::mul(x, x);
+  EXPECT_TRUE(y.requires_grad());
+  EXPECT_FALSE(y.is_leaf());
+  EXPECT_EQ(autograd::grad_fn(y)->name(), "MulBackward0");
+  Tensor loss = ops::sum(y);
+  autograd::backward({loss}, {}, /*retain_graph=*/true, false);
+  EXPECT_EQ(grad_of(x), (std::vector<double>{2, 4, 6}));
+  autograd::backward({loss}, {}, std::nullopt, false);  // accumulates
+  EXPECT_EQ(grad_of(x), (std::vector<double>{4, 8, 12}));
+  EXPECT_THAT(
+      [&] { autograd::backward({loss}, {}, std::nullopt, false); },
+      ::testing::ThrowsMessage<Error>(HasSubstr("backward through the graph a second time")));
+}
+
+TEST(Autograd, GradModeAndNonScalarRoots) {
+  Tensor x = leaf({1, 2}, V{2});
+  {
+    NoGradGuard no_grad;
+    EXPECT_FALSE(Tensor(ops::mul(x, x)).requires_grad());
+  }
+  Tensor y = ops::mul_Scalar(x, 3.0);
+  EXPECT_THAT([&] { autograd::backward({y}, {}, std::nullopt, false); },
+              ::testing::ThrowsMessage<Error>(
+                  HasSubstr("grad can be implicitly created only for scalar outputs")));
+  autograd::backward({y}, {from_values({1, 10}, V{2})}, std::nullopt, false);
+  EXPECT_EQ(grad_of(x), (std::vector<double>{3, 30}));
+}
+
+TEST(Autograd, SavedTensorModifiedInPlaceIsRefusedWithTorchsMessage) {
+  Tensor x = leaf({1, -2, 3, 4}, V{2, 2});
+  Tensor y = ops::relu(ops::mul_Scalar(x, 1.0));
+  Tensor z = ops::sigmoid(y);
+  ops::add__Scalar(y, 1.0);
+  EXPECT_THAT([&] { autograd::backward({ops::sum(z)}, {}, std::nullopt, false); },
+              ::testing::ThrowsMessage<Error>(::testing::StrEq(
+                  "one of the variables needed for gradient computation has been modified by an "
+                  "inplace operation: [torch.FloatTensor [2, 2]], which is output 0 of "
+                  "ReluBackward0, is at version 1; expected version 0 instead. Hint: enable "
+                  "anomaly detection to find the operation that failed to compute its gradient, "
+                  "with torch.autograd.set_detect_anomaly(True).")));
+  EXPECT_THAT([&] { ops::add__Scalar(x, 1.0); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("a leaf Variable that requires grad")));
+}
+
+TEST(Autograd, GradWithCreateGraphGivesSecondDerivatives) {
+  Tensor x = leaf({0.5, 2.0}, V{2});
+  Tensor y = ops::sum(ops::mul(ops::mul(x, x), x));  // sum x^3
+  std::vector<Tensor> g = autograd::grad({y}, {}, {x}, std::nullopt, /*create_graph=*/true, false);
+  EXPECT_TRUE(g[0].requires_grad());
+  EXPECT_EQ(testing::values(g[0]), (std::vector<double>{0.75, 12.0}));  // 3x^2
+  std::vector<Tensor> gg = autograd::grad({ops::sum(g[0])}, {}, {x}, std::nullopt, false, false);
+  EXPECT_EQ(testing::values(gg[0]), (std::vector<double>{3.0, 12.0}));  // 6x
+  EXPECT_FALSE(autograd::grad(x).defined());                            // grad() leaves .grad alone
+}
+
+TEST(Autograd, HooksSeeAndReplaceGradients) {
+  Tensor x = leaf({1, 2}, V{2});
+  Tensor y = ops::mul_Scalar(x, 2.0);
+  std::vector<double> seen;
+  autograd::register_hook(x, [&](const Tensor& g) {
+    seen = testing::values(g);
+    return Tensor();
+  });
+  autograd::HookHandle h =
+      autograd::register_hook(y, [](const Tensor& g) { return Tensor(ops::mul_Scalar(g, 10.0)); });
+  autograd::backward({ops::sum(y)}, {}, true, false);
+  EXPECT_EQ(seen, (std::vector<double>{20, 20}));
+  h.remove();
+  autograd::backward({ops::sum(y)}, {}, std::nullopt, false);
+  EXPECT_EQ(seen, (std::vector<double>{2, 2}));
+  EXPECT_EQ(grad_of(x), (std::vector<double>{22, 22}));
+}
+
+TEST(Autograd, BroadcastGradientsAreSummedBackToTheInputsShape) {
+  Tensor a = leaf({1, 2, 3, 4, 5, 6}, V{2, 3});
+  Tensor b = leaf({10, 20, 30}, V{3});
+  autograd::backward({ops::sum(ops::mul(a, b))}, {}, std::nullopt, false);
+  EXPECT_EQ(grad_of(b), (std::vector<double>{5, 7, 9}));
+  EXPECT_EQ(grad_of(a), (std::vector<double>{10, 20, 30, 10, 20, 30}));
+}
+
+TEST(Autograd, AutocastBackwardGivesFloat32GradientsToFloat32Weights) {
+  Tensor w = leaf({0.5, -1, 2, 0.25}, V{2, 2});
+  Tensor x = from_values({1, 2, 3, 4}, V{2, 2});
+  Tensor out;
+  {
+    AutocastGuard ac(DeviceType::CPU);
+    out = ops::mm(x, w);
+    EXPECT_EQ(out.dtype(), ScalarType::BFloat16);
+  }
+  autograd::backward({ops::sum(out)}, {}, std::nullopt, false);
+  EXPECT_EQ(autograd::grad(w).dtype(), ScalarType::Float32);
+  EXPECT_EQ(grad_of(w), (std::vector<double>{4, 4, 6, 6}));  // x^T @ ones, exact in bfloat16
+}
+
+TEST(Autograd, OpsWithoutADerivativeRaiseWhenReached) {
+  Tensor x = leaf({1, 2, 3, 4}, V{2, 2});
+  Tensor d = ops::cdist(x, x);
+  EXPECT_TRUE(d.requires_grad());
+  EXPECT_THAT([&] { autograd::backward({ops::sum(d)}, {}, std::nullopt, false); },
+              ::testing::ThrowsMessage<NotImplementedError>(
+                  ::testing::StrEq("the derivative for 'aten::cdist' is not implemented.")));
+}
+
+TEST(Autograd, EveryDeclarationNamesAnOpOnce) {
+  std::set<std::string> names;
+  for (const OpEntry* op : autograd::ops_with_derivatives())
+    EXPECT_TRUE(names.insert(op->name).second) << op->name << " is declared twice";
+  EXPECT_GT(names.size(), 140u);
+}
+
+TEST(Autograd, ThreadsAccumulateIntoASharedLeaf) {
+  Tensor w = leaf({1, 1, 1}, V{3});
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i)
+        autograd::backward({ops::sum(ops::mul_Scalar(w, 2.0))}, {}, std::nullopt, false);
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(grad_of(w), (std::vector<double>{400, 400, 400}));
+}
+
+}  // namespace
+}  // namespace ampjit
