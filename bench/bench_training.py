@@ -8,11 +8,13 @@ decay), the transformer with AdamW. Each cell runs in its own child process per 
 its peak memory is its own: the peak resident set of the training steps (VmHWM, reset through
 /proc/self/clear_refs once the model, optimizer and data are made) minus the resident set then --
 activations, gradients, optimizer state and whatever the allocators keep. Steps are timed
---steps times after --warmup untimed ones; the median is reported. The ratio is torch's time over
-ampjit's (> 1: ampjit is faster).
+--steps times after --warmup untimed ones, in --repeats pairs of child processes that alternate
+which library goes first (the machines this runs on share their cores with neighbors, whose load
+moves single runs by 2x); the median of the repeats' medians is reported. The ratio is torch's time
+over ampjit's (> 1: ampjit is faster).
 
     PYTHONPATH=build/python /usr/bin/python3 bench/bench_training.py [--models resnet18,transformer_text]
-        [--dtypes f32,bf16] [--batch 16] [--hw 64] [--threads 2] [--steps 5] [--markdown FILE]
+        [--dtypes f32,bf16] [--batch 16] [--hw 64] [--threads 2] [--steps 5] [--repeats 3] [--markdown FILE]
 """
 import argparse
 import contextlib
@@ -128,6 +130,7 @@ def main(argv=None):
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--markdown", default=None)
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -139,8 +142,8 @@ def main(argv=None):
     import torch
     lines = ["CPU: {} | ampjit kernels: {}".format(" ".join(harness.cpu_description()),
                                                    ampjit._C._cpu_description()),
-             "torch {} | batch {} | image {}x{} | threads {} | median of {} steps".format(
-                 torch.__version__, args.batch, args.hw, args.hw, args.threads, args.steps),
+             "torch {} | batch {} | image {}x{} | threads {} | median of {} repeats of the median of {} steps"
+             .format(torch.__version__, args.batch, args.hw, args.hw, args.threads, args.repeats, args.steps),
              "",
              "| model | dtype | ampjit ms/step | torch ms/step | torch/ampjit | ampjit peak MB | torch peak MB |",
              "|---|---|---|---|---|---|---|"]
@@ -148,10 +151,22 @@ def main(argv=None):
         print(line)
     for name in args.models.split(","):
         for dtype in args.dtypes.split(","):
-            got = {}
-            for lib_name in ("ampjit", "torch"):
-                got[lib_name] = run_child(lib_name, name, dtype, args)
-            (a, a_err), (t, t_err) = got["ampjit"], got["torch"]
+            runs = {"ampjit": [], "torch": []}
+            errors = {"ampjit": None, "torch": None}
+            for r in range(args.repeats):
+                for lib_name in (("ampjit", "torch") if r % 2 == 0 else ("torch", "ampjit")):
+                    res, err = run_child(lib_name, name, dtype, args)
+                    if res:
+                        runs[lib_name].append(res)
+                    else:
+                        errors[lib_name] = err
+
+            def summary(lib_name):
+                if not runs[lib_name]:
+                    return None, errors[lib_name]
+                return {"ms": statistics.median(x["ms"] for x in runs[lib_name]),
+                        "peak_mb": max(x["peak_mb"] for x in runs[lib_name])}, None
+            (a, a_err), (t, t_err) = summary("ampjit"), summary("torch")
             if a and t:
                 row = "| {} | {} | {:.1f} | {:.1f} | {:.2f} | {:.0f} | {:.0f} |".format(
                     name, dtype, a["ms"], t["ms"], t["ms"] / a["ms"], a["peak_mb"], t["peak_mb"])

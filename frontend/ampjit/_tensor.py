@@ -209,6 +209,13 @@ def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs
                  None if inputs is None else tuple(inputs))
 
 
+def _requires_grad_(self, requires_grad=True):
+    """Tensor.requires_grad_: sets requires_grad in place (leaves only, floating dtypes); returns
+    self."""
+    self.requires_grad = requires_grad
+    return self
+
+
 def _register_hook(self, hook):
     """Tensor.register_hook: `hook(grad)` runs when the gradient of self is computed and may return
     a replacement. Returns a handle whose remove() unregisters it."""
@@ -394,6 +401,7 @@ def _install_tensor_methods():
     Tensor.T = property(_T)
     Tensor.backward = _backward
     Tensor.register_hook = _register_hook
+    Tensor.requires_grad_ = _requires_grad_
     Tensor.__array_priority__ = 1000  # numpy defers to our reflected operators
     Tensor.__array__ = _array
     Tensor.__array_wrap__ = _array_wrap

@@ -7,6 +7,7 @@
 #include "runtime/autograd/functions.h"
 #include "runtime/error.h"
 #include "runtime/grad_mode.h"
+#include "runtime/ops.h"
 
 namespace ampjit::python {
 
@@ -134,11 +135,6 @@ bool t_retains_grad(const Tensor& t) {
 
 void t_retain_grad(const Tensor& t) {
   autograd::retain_grad(t);
-}
-
-bp::object t_requires_grad_(bp::object self, bool r) {
-  autograd::set_requires_grad(bp::extract<const Tensor&>(self)(), r);
-  return self;
 }
 
 // .data: the same data without autograd history.
@@ -290,6 +286,26 @@ bp::list py_record_function(const std::string& name, bp::object backward, bp::ob
   return out;
 }
 
+// ampjit.optim's fused step (Note [Fused optimizer steps] in kernels/cpu/optim_ops.cpp): a
+// script-only op, which the generic call does not reach.
+void py_adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg,
+                  const Tensor& exp_avg_sq, bp::object max_exp_avg_sq, double lr, double beta1,
+                  double beta2, double eps, double weight_decay, double step, bool amsgrad,
+                  bool maximize, bool decoupled) {
+  IValue max_sq;
+  if (!max_exp_avg_sq.is_none()) max_sq = IValue(bp::extract<const Tensor&>(max_exp_avg_sq)());
+  ops::adam_step(param, grad, exp_avg, exp_avg_sq, max_sq, lr, beta1, beta2, eps, weight_decay,
+                 step, amsgrad, maximize, decoupled);
+}
+
+void py_sgd_step(const Tensor& param, const Tensor& grad, bp::object momentum_buffer, double lr,
+                 double momentum, double dampening, double weight_decay, bool nesterov,
+                 bool maximize, bool first) {
+  IValue buf;
+  if (!momentum_buffer.is_none()) buf = IValue(bp::extract<const Tensor&>(momentum_buffer)());
+  ops::sgd_step(param, grad, buf, lr, momentum, dampening, weight_decay, nesterov, maximize, first);
+}
+
 }  // namespace
 
 void bind_autograd() {
@@ -309,14 +325,13 @@ void bind_autograd() {
   bp::setattr(tensor, "retains_grad", property(bp::make_function(t_retains_grad)));
   bp::setattr(tensor, "data", property(bp::make_function(t_data), bp::make_function(t_set_data)));
   bp::setattr(tensor, "retain_grad", bp::make_function(t_retain_grad));
-  bp::setattr(tensor, "requires_grad_",
-              bp::make_function(t_requires_grad_, bp::default_call_policies(),
-                                boost::mpl::vector3<bp::object, bp::object, bool>()));
   bp::setattr(tensor, "detach_", bp::make_function(t_detach_));
   bp::setattr(tensor, "_register_hook", bp::make_function(t_register_hook));
   bp::def("_backward", py_backward);
   bp::def("_grad", py_grad);
   bp::def("_record_function", py_record_function);
+  bp::def("_adam_step", py_adam_step);
+  bp::def("_sgd_step", py_sgd_step);
 }
 
 }  // namespace ampjit::python

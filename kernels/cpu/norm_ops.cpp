@@ -12,6 +12,8 @@
 // rounding error more slowly than one running sum.
 #include <cmath>
 #include <limits>
+#include <tuple>
+#include <vector>
 
 #include "kernels/norm_meta.h"
 #include "runtime/boxing.h"
@@ -125,6 +127,204 @@ Tensor group_norm_k(const Tensor& input, int64_t num_groups, const std::optional
                     const std::optional<Tensor>& bias, double eps, bool /*cudnn_enabled*/) {
   const meta::NormShape s = meta::group_norm_shape(input, num_groups, weight, bias);
   return normalize_in_groups(input, s, num_groups, weight, bias, eps, "group_norm");
+}
+
+// --- backward: layer_norm, group_norm --------------------------------------------------------
+
+// Note [Normalization backward kernels]
+// Autograd's formulas for layer_norm, group_norm and batch_norm (runtime/autograd/derivatives.cpp)
+// call these on the CPU when backward itself is not recorded: one pass over the data instead of the
+// dozen ops of the composite formula, with the statistics recomputed from the saved input in
+// acc_t (Note [Statistics precision]). For y = xhat * w + b, xhat = (x - mean) * rstd over a group
+// of M values: dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)) with gw = g * w (for
+// batch_norm in eval mode, dx = rstd * w * g), dw = sum of g * xhat and db = sum of g over
+// everything that shares the parameter. dx has the input's dtype, dw and db acc_t's (the engine
+// casts them to the parameters').
+
+// Rows of Cg * S values as normalize_groups reads them; dw, db: Cg * G values, summed over rows.
+template <typename T>
+void normalize_groups_backward(const T* g, const T* x, T* dx, int64_t rows, int64_t G, int64_t Cg,
+                               int64_t S, const acc_t<T>* w, acc_t<T>* dw, acc_t<T>* db,
+                               double eps) {
+  using A = acc_t<T>;
+  const int64_t D = Cg * S;
+  std::vector<A> means(rows), rstds(rows);
+  parallel_for(rows, row_grain(D), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const T* xr = x + r * D;
+      const T* gr = g + r * D;
+      A mean, var;
+      moments(xr, D, mean, var);
+      const A rstd = A(1) / std::sqrt(var + static_cast<A>(eps));
+      means[r] = mean;
+      rstds[r] = rstd;
+      const int64_t c0 = (r % G) * Cg;
+      A sum_gw = 0, sum_gwx = 0;
+      for (int64_t cg = 0; cg < Cg; ++cg) {
+        const A wc = w[c0 + cg];
+        for (int64_t s = 0; s < S; ++s) {
+          const int64_t i = cg * S + s;
+          const A gw = static_cast<A>(gr[i]) * wc;
+          sum_gw += gw;
+          sum_gwx += gw * (static_cast<A>(xr[i]) - mean) * rstd;
+        }
+      }
+      const A a = sum_gw / static_cast<A>(D), c = sum_gwx / static_cast<A>(D);
+      T* dr = dx + r * D;
+      for (int64_t cg = 0; cg < Cg; ++cg) {
+        const A wc = w[c0 + cg];
+        for (int64_t s = 0; s < S; ++s) {
+          const int64_t i = cg * S + s;
+          const A xhat = (static_cast<A>(xr[i]) - mean) * rstd;
+          dr[i] = static_cast<T>(rstd * (static_cast<A>(gr[i]) * wc - a - xhat * c));
+        }
+      }
+    }
+  });
+  const int64_t C = G * Cg;
+  parallel_for(C, row_grain(rows * S / std::max<int64_t>(G, 1)), [&](int64_t begin, int64_t end) {
+    for (int64_t ch = begin; ch < end; ++ch) {
+      const int64_t grp = ch / Cg, cg = ch % Cg;
+      A sw = 0, sb = 0;
+      for (int64_t r = grp; r < rows; r += G) {
+        const T* xr = x + r * D + cg * S;
+        const T* gr = g + r * D + cg * S;
+        for (int64_t s = 0; s < S; ++s) {
+          const A gv = static_cast<A>(gr[s]);
+          sw += gv * (static_cast<A>(xr[s]) - means[r]) * rstds[r];
+          sb += gv;
+        }
+      }
+      dw[ch] = sw;
+      db[ch] = sb;
+    }
+  });
+}
+
+std::tuple<Tensor, Tensor, Tensor> normalize_in_groups_backward(
+    const Tensor& grad, const Tensor& input, const meta::NormShape& s, int64_t groups,
+    const std::optional<Tensor>& weight, double eps, const char* op) {
+  const Tensor x = input.contiguous(), g = grad.contiguous();
+  Tensor dx = Tensor::empty(input.sizes(), input.dtype(), input.device());
+  Tensor dw, db;
+  dispatch_floating(input.dtype(), op, [&]<typename T>() {
+    const ScalarType at = scalar_type_of<acc_t<T>>();
+    dw = Tensor::empty(std::vector<int64_t>{s.channels}, at);
+    db = Tensor::empty(std::vector<int64_t>{s.channels}, at);
+    if (input.numel() == 0) {
+      dw.fill_(Scalar(0.0));
+      db.fill_(Scalar(0.0));
+      return;
+    }
+    const Tensor w = param_or(weight, s.channels, at, 1.0);
+    normalize_groups_backward<T>(g.data<T>(), x.data<T>(), dx.data<T>(), s.batch * groups, groups,
+                                 s.channels / groups, s.inner, w.data<acc_t<T>>(),
+                                 dw.data<acc_t<T>>(), db.data<acc_t<T>>(), eps);
+  });
+  return {dx, dw, db};
+}
+
+std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_k(const Tensor& grad, const Tensor& input,
+                                                         std::vector<int64_t> normalized_shape,
+                                                         const std::optional<Tensor>& weight,
+                                                         double eps) {
+  const meta::NormShape s = meta::layer_norm_shape(input, normalized_shape, weight, std::nullopt);
+  auto [dx, dw, db] = normalize_in_groups_backward(grad, input, s, 1, weight, eps, "layer_norm");
+  return {dx, dw.view(normalized_shape), db.view(normalized_shape)};
+}
+
+std::tuple<Tensor, Tensor, Tensor> group_norm_backward_k(const Tensor& grad, const Tensor& input,
+                                                         int64_t num_groups,
+                                                         const std::optional<Tensor>& weight,
+                                                         double eps) {
+  const meta::NormShape s = meta::group_norm_shape(input, num_groups, weight, std::nullopt);
+  return normalize_in_groups_backward(grad, input, s, num_groups, weight, eps, "group_norm");
+}
+
+// batch_norm's: per channel, over the N x S values of a contiguous input.
+std::tuple<Tensor, Tensor, Tensor> batch_norm_backward_k(const Tensor& grad, const Tensor& input,
+                                                         const std::optional<Tensor>& weight,
+                                                         const std::optional<Tensor>& running_mean,
+                                                         const std::optional<Tensor>& running_var,
+                                                         bool training, double eps) {
+  const meta::NormShape s =
+      meta::batch_norm_shape(input, weight, std::nullopt, running_mean, running_var, training);
+  const int64_t N = s.batch, C = s.channels, S = s.inner, M = N * S;
+  const Tensor x = input.contiguous(), g = grad.contiguous();
+  Tensor dx = Tensor::empty(input.sizes(), input.dtype(), input.device());
+  Tensor dw, db;
+  const bool batch_stats = training || !meta::has(running_mean) || !meta::has(running_var);
+  dispatch_floating(input.dtype(), "batch_norm", [&]<typename T>() {
+    using A = acc_t<T>;
+    const ScalarType at = scalar_type_of<A>();
+    dw = Tensor::empty(std::vector<int64_t>{C}, at);
+    db = Tensor::empty(std::vector<int64_t>{C}, at);
+    const Tensor w = param_or(weight, C, at, 1.0);
+    Tensor rm, rv;
+    if (!batch_stats) {
+      rm = running_mean->to(at).contiguous();
+      rv = running_var->to(at).contiguous();
+    }
+    const T* xp = x.data<T>();
+    const T* gp = g.data<T>();
+    T* dp = dx.data<T>();
+    A* dwp = dw.data<A>();
+    A* dbp = db.data<A>();
+    parallel_for(C, row_grain(M), [&](int64_t begin, int64_t end) {
+      for (int64_t c = begin; c < end; ++c) {
+        A mean, rstd;
+        if (batch_stats) {
+          A sum = 0;
+          for (int64_t n = 0; n < N; ++n) {
+            const T* xc = xp + (n * C + c) * S;
+            sum += lane_sum<A>(S, [xc](int64_t i) { return static_cast<A>(xc[i]); });
+          }
+          mean = sum / static_cast<A>(M);
+          A sq = 0;
+          for (int64_t n = 0; n < N; ++n) {
+            const T* xc = xp + (n * C + c) * S;
+            sq += lane_sum<A>(S, [xc, mean](int64_t i) {
+              const A d = static_cast<A>(xc[i]) - mean;
+              return d * d;
+            });
+          }
+          rstd = A(1) / std::sqrt(sq / static_cast<A>(M) + static_cast<A>(eps));
+        } else {
+          mean = rm.data<A>()[c];
+          rstd = A(1) / std::sqrt(rv.data<A>()[c] + static_cast<A>(eps));
+        }
+        A sum_g = 0, sum_gx = 0;
+        for (int64_t n = 0; n < N; ++n) {
+          const T* xc = xp + (n * C + c) * S;
+          const T* gc = gp + (n * C + c) * S;
+          for (int64_t i = 0; i < S; ++i) {
+            const A gv = static_cast<A>(gc[i]);
+            sum_g += gv;
+            sum_gx += gv * (static_cast<A>(xc[i]) - mean) * rstd;
+          }
+        }
+        dwp[c] = sum_gx;
+        dbp[c] = sum_g;
+        const A scale = rstd * w.data<A>()[c];
+        const A a = sum_g / static_cast<A>(M), b = sum_gx / static_cast<A>(M);
+        for (int64_t n = 0; n < N; ++n) {
+          const T* xc = xp + (n * C + c) * S;
+          const T* gc = gp + (n * C + c) * S;
+          T* dc = dp + (n * C + c) * S;
+          for (int64_t i = 0; i < S; ++i) {
+            const A gv = static_cast<A>(gc[i]);
+            if (batch_stats) {
+              const A xhat = (static_cast<A>(xc[i]) - mean) * rstd;
+              dc[i] = static_cast<T>(scale * (gv - a - xhat * b));
+            } else {
+              dc[i] = static_cast<T>(scale * gv);
+            }
+          }
+        }
+      }
+    });
+  });
+  return {dx, dw, db};
 }
 
 // --- batch_norm ------------------------------------------------------------------------------
@@ -411,6 +611,9 @@ Tensor cdist_k(const Tensor& x1, const Tensor& x2, double p, std::optional<int64
 
 AMPJIT_KERNEL(layer_norm, cpu::layer_norm_k)
 AMPJIT_KERNEL(batch_norm, cpu::batch_norm_k)
+AMPJIT_KERNEL(layer_norm_backward, cpu::layer_norm_backward_k)
+AMPJIT_KERNEL(group_norm_backward, cpu::group_norm_backward_k)
+AMPJIT_KERNEL(batch_norm_backward, cpu::batch_norm_backward_k)
 AMPJIT_KERNEL(group_norm, cpu::group_norm_k)
 AMPJIT_KERNEL(dropout, cpu::dropout_k)
 AMPJIT_KERNEL(dropout_, cpu::dropout_inplace_k)

@@ -63,6 +63,12 @@ int64_t count(IntArrayRef sizes, const std::vector<int64_t>& dims) {
 Tensor mask(const Tensor& g, const Tensor& m) {
   return ops::mul(g, m);
 }
+// Whether a one-pass CPU backward kernel may serve: backward is not recorded (no create_graph) and
+// the gradient is a CPU tensor.
+bool one_pass(const Tensor& g) {
+  return !grad_enabled() && g.device().is_cpu();
+}
+
 void refuse_double_backward(const Tensor& g, const char* what) {
   if (g.requires_grad())
     throw NotImplementedError(
@@ -492,7 +498,33 @@ Tensor widen(const Tensor& t) {
              : t;
 }
 
+// The one-pass CPU kernels (Note [Normalization backward kernels]) serve when backward is not
+// itself recorded; the composite formulas below them serve double backward and other devices.
+bool use_norm_kernel(const B& b) {
+  return !grad_enabled() && b.device("input").is_cpu();
+}
+
+void set_norm_grads(B& b, const OpResult& r) {
+  if (b.needs("input")) b.set("input", r.tensor(0));
+  if (b.needs("weight")) b.set("weight", r.tensor(1));
+  if (b.needs("bias")) b.set("bias", r.tensor(2));
+}
+
+Tensor optional_in(const B& b, const char* name) {
+  return b.defined(name) ? b.in(name) : Tensor();
+}
+
+IValue opt(const Tensor& t) {
+  return t.defined() ? IValue(t) : IValue();
+}
+
 void batch_norm_formula(B& b) {
+  if (use_norm_kernel(b))
+    return set_norm_grads(
+        b, ops::batch_norm_backward(b.grad(), b.in("input"), opt(optional_in(b, "weight")),
+                                    opt(optional_in(b, "running_mean")),
+                                    opt(optional_in(b, "running_var")), b.arg("training").to_bool(),
+                                    b.arg("eps").to_double()));
   const Tensor x = widen(b.in("input"));
   const Tensor g = widen(b.grad());
   const Tensor w = b.in("weight");
@@ -532,6 +564,10 @@ void batch_norm_formula(B& b) {
 }
 
 void layer_norm_formula(B& b) {
+  if (use_norm_kernel(b))
+    return set_norm_grads(
+        b, ops::layer_norm_backward(b.grad(), b.in("input"), b.arg("normalized_shape"),
+                                    opt(optional_in(b, "weight")), b.arg("eps").to_double()));
   const Tensor x = widen(b.in("input"));
   const Tensor g = widen(b.grad());
   const Tensor w = b.in("weight");
@@ -551,6 +587,40 @@ void layer_norm_formula(B& b) {
   }
   if (b.needs("weight")) b.set("weight", ops::mul(g, xhat));  // summed to the weight's shape
   if (b.needs("bias")) b.set("bias", g);
+}
+
+void group_norm_formula(B& b) {
+  const int64_t groups = b.arg("num_groups").to_int();
+  const double eps = b.arg("eps").to_double();
+  if (use_norm_kernel(b))
+    return set_norm_grads(b, ops::group_norm_backward(b.grad(), b.in("input"), groups,
+                                                      opt(optional_in(b, "weight")), eps));
+  const Tensor x = widen(b.in("input"));
+  const Tensor g = widen(b.grad());
+  const Tensor w = b.in("weight");
+  const int64_t N = x.size(0), C = x.size(1);
+  std::vector<int64_t> pshape(x.dim(), 1), gshape{N, groups, -1};
+  pshape[1] = C;
+  auto grouped_mean = [&](const Tensor& t) {  // the mean over each group, broadcast back
+    Tensor m = ops::mean_dim(ops::reshape(t, gshape), std::vector<int64_t>{2}, true);
+    return ops::reshape(ops::expand(m, std::vector<int64_t>{N, groups, x.numel() / (N * groups)}),
+                        vec(x.sizes()));
+  };
+  Tensor mean = grouped_mean(x);
+  Tensor xc = ops::sub(x, mean);
+  Tensor rstd = ops::rsqrt(ops::add_Scalar(grouped_mean(ops::mul(xc, xc)), eps));
+  Tensor xhat = ops::mul(xc, rstd);
+  if (b.needs("input")) {
+    Tensor gw = w.defined() ? Tensor(ops::mul(g, ops::view(widen(w), pshape))) : g;
+    Tensor dx =
+        ops::sub(ops::sub(gw, grouped_mean(gw)), ops::mul(xhat, grouped_mean(ops::mul(gw, xhat))));
+    b.set("input", ops::mul(dx, rstd));
+  }
+  std::vector<int64_t> dims{0};
+  for (int64_t i = 2; i < x.dim(); ++i) dims.push_back(i);
+  if (b.needs("weight")) b.set("weight", ops::sum_dim_IntList(ops::mul(g, xhat), dims, false));
+  if (b.needs("bias")) b.set("bias", ops::sum_dim_IntList(g, dims, false));
+  (void)C;
 }
 
 // ---- losses -------------------------------------------------------------------------------
@@ -833,7 +903,12 @@ Derivative kDerivatives[] = {
         b.set("self",
               ops::mul(b.grad(), ops::mul_Scalar(ops::exp(ops::neg(ops::mul(x, x))), M_2_SQRTPI)));
       }),
-    D(relu, "result", { b.set("self", mask(b.grad(), ops::gt_Scalar(b.result(), 0))); }),
+    D(relu, "result",
+      {
+        const Tensor y = b.result();
+        b.set("self", one_pass(b.grad()) ? Tensor(ops::threshold_backward(b.grad(), y, 0))
+                                         : mask(b.grad(), ops::gt_Scalar(y, 0)));
+      }),
     D(relu6, "self",
       {
         b.set("self", mask(b.grad(), ops::logical_and(ops::gt_Scalar(b.in("self"), 0),
@@ -868,7 +943,10 @@ Derivative kDerivatives[] = {
       }),
     D(gelu, "self",
       {
-        b.set("self", gelu_backward(b.grad(), b.in("self"), b.arg("approximate").to_string_ref()));
+        const std::string& approximate = b.arg("approximate").to_string_ref();
+        b.set("self", one_pass(b.grad())
+                          ? Tensor(ops::gelu_backward(b.grad(), b.in("self"), approximate))
+                          : gelu_backward(b.grad(), b.in("self"), approximate));
       }),
     D(hardswish, "self",
       {
@@ -1075,6 +1153,7 @@ Derivative kDerivatives[] = {
     D(adaptive_avg_pool2d, "", { adaptive_avg_pool2d_formula(b); }),
     D(batch_norm, "input weight running_mean running_var", { batch_norm_formula(b); }),
     D(layer_norm, "input weight", { layer_norm_formula(b); }),
+    D(group_norm, "input weight", { group_norm_formula(b); }),
     DECOMPOSE(dropout, dropout_decompose),
     DECOMPOSE(dropout_, dropout_decompose),
     D(embedding, "indices",

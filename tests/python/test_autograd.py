@@ -300,6 +300,8 @@ CASES = [
      [rnd(4, 3, 2), rnd(3), rnd(3)]),
     ("layer_norm", lambda L, x, w, b: L.nn.functional.layer_norm(x, (4,), w, b), [rnd(2, 3, 4), rnd(4), rnd(4)]),
     ("layer_norm_2d", lambda L, x: L.nn.functional.layer_norm(x, (3, 4)), [rnd(2, 3, 4)]),
+    ("group_norm", lambda L, x, w, b: L.nn.functional.group_norm(x, 2, w, b), [rnd(3, 4, 5), rnd(4), rnd(4)]),
+    ("group_norm_4d", lambda L, x: L.nn.functional.group_norm(x, 3), [rnd(2, 6, 2, 3)]),
     ("embedding", lambda L, w: L.nn.functional.embedding(L.tensor([[1, 3, 1], [0, 2, 3]]), w, padding_idx=0)
      * L.arange(12.0).view(2, 3, 2), [rnd(4, 2)]),
     ("mse_l1", lambda L, a, b: L.nn.functional.mse_loss(a, b) + L.nn.functional.l1_loss(a, b, reduction="sum")
@@ -373,6 +375,38 @@ def test_op_without_derivative_raises_when_reached():
         y.sum().backward()
     with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
         ampjit.add(x, x, out=ampjit.empty(2, 3))
+
+
+NORMS = [
+    ("batch_norm", lambda L, x, w, b: L.nn.functional.batch_norm(
+        x, L.zeros(3, dtype=x.dtype), L.ones(3, dtype=x.dtype), w, b, True), [rnd(4, 3, 2), rnd(3), rnd(3)]),
+    ("batch_norm_eval", lambda L, x, w, b: L.nn.functional.batch_norm(
+        x, L.full((3,), 0.2, dtype=x.dtype), L.full((3,), 1.5, dtype=x.dtype), w, b, False),
+     [rnd(4, 3, 2), rnd(3), rnd(3)]),
+    ("layer_norm", lambda L, x, w, b: L.nn.functional.layer_norm(x, (4,), w, b), [rnd(2, 3, 4), rnd(4), rnd(4)]),
+    ("group_norm", lambda L, x, w, b: L.nn.functional.group_norm(x, 2, w, b), [rnd(3, 4, 5), rnd(4), rnd(4)]),
+    ("relu", lambda L, x: L.relu(x) * x, [rnd(3, 4)]),
+    ("gelu", lambda L, x: L.nn.functional.gelu(x) + L.nn.functional.gelu(x * 2, approximate="tanh"), [rnd(3, 4)]),
+]
+
+
+@pytest.mark.parametrize("name,fn,arrays", NORMS, ids=[n[0] for n in NORMS])
+def test_one_pass_kernels_and_double_backward_match_torch(torch_ref, name, fn, arrays):
+    """The one-pass CPU kernels serve plain backward; under create_graph the composite formulas
+    run (and are recorded): both against torch, to second order."""
+    def run(lib):
+        xs = [lib.tensor(a, dtype=lib.float64, requires_grad=True) for a in arrays]
+        out = fn(lib, *xs)
+        up = lib.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)), dtype=lib.float64)
+        grads = lib.autograd.grad(out, xs, up, create_graph=True)
+        second = lib.autograd.grad(sum((g * g).sum() for g in grads), xs, allow_unused=True)
+        return grads, second
+    (g, s2), (tg, ts2) = both(torch_ref, run)
+    for a, b in zip(list(g) + list(s2), list(tg) + list(ts2)):
+        if a is None or b is None:  # the bias's gradient depends on no input
+            assert a is None and b is None
+            continue
+        assert_close(a, b, rtol=1e-7, atol=1e-9)
 
 
 # --- autocast in backward ----------------------------------------------------------------------
@@ -683,12 +717,13 @@ def test_optimizers_match_torch(torch_ref, name, kwargs):
     def run(lib):
         w = lib.tensor(rnd(3, 2), dtype=lib.float32, requires_grad=True)
         b = lib.tensor(rnd(2), dtype=lib.float32, requires_grad=True)
-        opt = getattr(lib.optim, name)([{"params": [w]}, {"params": [b], "lr": kwargs["lr"] * 2}], **kwargs)
+        v = lib.tensor(rnd(2, 3), dtype=lib.float32).t().requires_grad_()  # not contiguous: the op path
+        opt = getattr(lib.optim, name)([{"params": [w, v]}, {"params": [b], "lr": kwargs["lr"] * 2}], **kwargs)
         x = lib.tensor(rnd(4, 3), dtype=lib.float32)
         losses = []
         for step in range(6):
             opt.zero_grad(set_to_none=step % 2 == 0)
-            loss = ((x.mm(w) + b).tanh() ** 2).sum()
+            loss = ((x.mm(w) + x.mm(v) * 0.5 + b).tanh() ** 2).sum()
             loss.backward()
             opt.step()
             losses.append(float(loss))

@@ -263,3 +263,38 @@ def test_manual_seed_and_memory():
         torch.empty(1 << 48, dtype=torch.uint8, device="cuda")
     assert torch.cuda.memory_allocated() == before  # the allocator is left usable and unchanged
     assert torch.ones(4, device="cuda").sum().item() == 4.0
+
+
+@gpu
+def test_training_steps_on_cuda_match_the_cpu():
+    """Autograd on CUDA tensors (issue 18): a small MLP trained with SGD on CUDA, float32 and under
+    CUDA autocast (float16) with torch.amp.GradScaler("cuda"), against the same steps on the CPU in
+    float32: the gradients of the first step and the loss after five steps."""
+    def run(device, amp):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 4)).to(device)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        scaler = torch.amp.GradScaler(device, enabled=amp)
+        x = torch.randn(32, 8).to(device)
+        y = torch.randn(32, 4).to(device)
+        grads, losses = None, []
+        for _ in range(5):
+            opt.zero_grad()
+            with torch.autocast(device, enabled=amp):
+                out = model(x)
+            loss = ((out.float() - y) ** 2).mean()
+            scaler.scale(loss).backward()
+            scaler.unscale_(opt)
+            if grads is None:
+                grads = [p.grad.detach().cpu().clone() for p in model.parameters()]
+            scaler.step(opt)
+            scaler.update()
+            losses.append(float(loss))
+        return grads, losses
+    ref_grads, ref_losses = run("cpu", False)
+    for amp, tol in ((False, 1e-4), (True, 2e-2)):
+        grads, losses = run("cuda", amp)
+        for g, r in zip(grads, ref_grads):
+            assert g.dtype == torch.float32
+            close(g, r, tol, tol)
+        np.testing.assert_allclose(losses, ref_losses, rtol=tol * 10, atol=tol * 10)

@@ -2,8 +2,17 @@
 maximize; Adam adds weight decay to the gradient, AdamW decays the parameter."""
 import math
 
-from .. import no_grad
+from .. import _C, no_grad
 from .optimizer import Optimizer
+
+
+def _fusable(p, grad, state, amsgrad):
+    """Whether the fused CPU step (kernels/cpu/optim_ops.cpp) serves this parameter: contiguous
+    float32/float64 CPU tensors throughout."""
+    from .. import float32, float64
+    tensors = [p, grad, state["exp_avg"], state["exp_avg_sq"]] + ([state["max_exp_avg_sq"]] if amsgrad else [])
+    return all(t.device.type == "cpu" and t.dtype in (float32, float64) and t.dtype == p.dtype and t.is_contiguous()
+               and t.shape == p.shape for t in tensors)
 
 
 class Adam(Optimizer):
@@ -48,6 +57,10 @@ class Adam(Optimizer):
                             state["max_exp_avg_sq"] = zeros_like(p)
                     exp_avg, exp_avg_sq, step_t = state["exp_avg"], state["exp_avg_sq"], state["step"]
                     step_t += 1
+                    if _fusable(p, p.grad, state, amsgrad):  # Note [Fused optimizer steps]
+                        _C._adam_step(p, p.grad, exp_avg, exp_avg_sq, state.get("max_exp_avg_sq"), lr, beta1,
+                                      beta2, eps, weight_decay, float(step_t), amsgrad, maximize, self._decoupled)
+                        continue
                     if self._decoupled:
                         p.mul_(1 - lr * weight_decay)
                     elif weight_decay != 0:

@@ -1,6 +1,14 @@
 """torch.optim.SGD (torch 1.13): momentum, dampening, Nesterov, weight decay, maximize."""
-from .. import no_grad
+from .. import _C, no_grad
 from .optimizer import Optimizer, required
+
+
+def _fusable(p, grad, buf):
+    """Whether the fused CPU step (kernels/cpu/optim_ops.cpp) serves this parameter."""
+    from .. import float32, float64
+    tensors = [p, grad] + ([buf] if buf is not None else [])
+    return all(t.device.type == "cpu" and t.dtype in (float32, float64) and t.dtype == p.dtype and t.is_contiguous()
+               and t.shape == p.shape for t in tensors)
 
 
 class SGD(Optimizer):
@@ -25,6 +33,7 @@ class SGD(Optimizer):
             group.setdefault("maximize", False)
 
     def step(self, closure=None):
+        from .. import empty_like
         loss = self._closure_loss(closure)
         with no_grad():
             for group in self.param_groups:
@@ -33,11 +42,19 @@ class SGD(Optimizer):
                 for p in group["params"]:
                     if p.grad is None:
                         continue
+                    state = self.state[p]
+                    buf = state.get("momentum_buffer")
+                    if _fusable(p, p.grad, buf):  # Note [Fused optimizer steps]
+                        first = buf is None and momentum != 0
+                        if first:
+                            buf = empty_like(p)
+                        _C._sgd_step(p, p.grad, buf, lr, momentum, dampening, weight_decay, nesterov, maximize,
+                                     first)
+                        state["momentum_buffer"] = buf
+                        continue
                     d_p = p.grad if not maximize else -p.grad
                     if weight_decay != 0:
                         d_p = d_p.add(p, alpha=weight_decay)
-                    state = self.state[p]
-                    buf = state.get("momentum_buffer")
                     if momentum != 0:
                         if buf is None:
                             buf = d_p.clone().detach()
