@@ -63,12 +63,6 @@ int64_t count(IntArrayRef sizes, const std::vector<int64_t>& dims) {
 Tensor mask(const Tensor& g, const Tensor& m) {
   return ops::mul(g, m);
 }
-// Whether a one-pass CPU backward kernel may serve: backward is not recorded (no create_graph) and
-// the gradient is a CPU tensor.
-bool one_pass(const Tensor& g) {
-  return !grad_enabled() && g.device().is_cpu();
-}
-
 void refuse_double_backward(const Tensor& g, const char* what) {
   if (g.requires_grad())
     throw NotImplementedError(
@@ -903,12 +897,7 @@ Derivative kDerivatives[] = {
         b.set("self",
               ops::mul(b.grad(), ops::mul_Scalar(ops::exp(ops::neg(ops::mul(x, x))), M_2_SQRTPI)));
       }),
-    D(relu, "result",
-      {
-        const Tensor y = b.result();
-        b.set("self", one_pass(b.grad()) ? Tensor(ops::threshold_backward(b.grad(), y, 0))
-                                         : mask(b.grad(), ops::gt_Scalar(y, 0)));
-      }),
+    D(relu, "result", { b.set("self", mask(b.grad(), ops::gt_Scalar(b.result(), 0))); }),
     D(relu6, "self",
       {
         b.set("self", mask(b.grad(), ops::logical_and(ops::gt_Scalar(b.in("self"), 0),
@@ -943,10 +932,7 @@ Derivative kDerivatives[] = {
       }),
     D(gelu, "self",
       {
-        const std::string& approximate = b.arg("approximate").to_string_ref();
-        b.set("self", one_pass(b.grad())
-                          ? Tensor(ops::gelu_backward(b.grad(), b.in("self"), approximate))
-                          : gelu_backward(b.grad(), b.in("self"), approximate));
+        b.set("self", gelu_backward(b.grad(), b.in("self"), b.arg("approximate").to_string_ref()));
       }),
     D(hardswish, "self",
       {
