@@ -1,6 +1,10 @@
 // The three-layer dispatch (see dispatcher.h) and device selection for kernels.
 #include "runtime/dispatcher.h"
 
+#include "runtime/error.h"
+#include "runtime/grad_mode.h"
+#include "runtime/mem_overlap.h"
+
 namespace ampjit {
 
 namespace {
@@ -62,8 +66,15 @@ void call_kernel(const OpEntry& op, Stack& stack) {
     return kernel_for(op, op_device(op, stack))(stack);
   // An in-place or out= write: the written storage's version moves on (Note [Version counter]).
   Ref<Storage> written;
-  if (static_cast<size_t>(op.written_arg) < stack.size() && stack[op.written_arg].is_tensor())
-    written = stack[op.written_arg].tensor_impl()->storage;
+  if (static_cast<size_t>(op.written_arg) < stack.size() && stack[op.written_arg].is_tensor()) {
+    const TensorImpl& w = *stack[op.written_arg].tensor_impl();
+    if (!op.has(kWritesOverlap)) assert_no_internal_overlap(w);  // Note [Overlapping writes]
+    AMPJIT_CHECK(!w.is_inference || inference_mode_enabled(),
+                 "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+                 "make a clone to get a normal tensor before doing inplace update.See "
+                 "https://github.com/pytorch/rfcs/pull/17 for more details.");
+    written = w.storage;
+  }
   kernel_for(op, op_device(op, stack))(stack);
   if (written) written->bump_version();
 }

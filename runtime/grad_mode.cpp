@@ -5,7 +5,17 @@ namespace ampjit {
 
 namespace {
 thread_local bool g_grad_enabled = true;
+thread_local bool g_inference_mode = false;
 }  // namespace
+
+bool inference_mode_enabled() {
+  return g_inference_mode;
+}
+
+void set_inference_mode(bool enabled) {
+  g_inference_mode = enabled;
+  g_grad_enabled = !enabled;
+}
 
 bool grad_enabled() {
   return g_grad_enabled;

@@ -10,6 +10,15 @@ namespace ampjit {
 bool grad_enabled();
 void set_grad_enabled(bool enabled);
 
+// torch.inference_mode, per thread. While it is on, grad mode is off and every tensor made is an
+// inference tensor (TensorImpl::is_inference; a view takes its base's), which autograd refuses
+// outside inference mode with torch's messages: written in place, saved for backward, made to
+// require grad. A view of a normal tensor made inside stays normal, and an in-place change of it
+// outside is refused as torch refuses one (Note [Views and in-place changes]).
+bool inference_mode_enabled();
+// torch's InferenceMode(enabled): inference mode on and grad mode off, or both the other way.
+void set_inference_mode(bool enabled);
+
 // RAII: grad mode set for a scope, restored on exit (torch's AutoGradMode / NoGradGuard).
 class AutoGradMode {
  public:
@@ -24,6 +33,23 @@ class AutoGradMode {
 class NoGradGuard : public AutoGradMode {
  public:
   NoGradGuard() : AutoGradMode(false) {}
+};
+// RAII: torch's c10::InferenceMode guard (both modes restored on exit).
+class InferenceModeGuard {
+ public:
+  explicit InferenceModeGuard(bool enabled = true)
+      : prev_grad_(grad_enabled()), prev_inference_(inference_mode_enabled()) {
+    set_inference_mode(enabled);
+  }
+  ~InferenceModeGuard() {
+    set_inference_mode(prev_inference_);
+    set_grad_enabled(prev_grad_);
+  }
+  InferenceModeGuard(const InferenceModeGuard&) = delete;
+  InferenceModeGuard& operator=(const InferenceModeGuard&) = delete;
+
+ private:
+  bool prev_grad_, prev_inference_;
 };
 
 }  // namespace ampjit

@@ -76,6 +76,8 @@ struct Table {
       e.dtype_arg = e.schema.arg_index("dtype");
       e.is_inplace = e.schema.is_inplace();
       e.is_out = e.schema.is_out();
+      e.returns_alias = !e.schema.returns.empty() && e.schema.returns[0].in_alias_set &&
+                        !e.schema.returns[0].is_write;
       ops.push_back(std::move(e));
     }
     for (const OpEntry& e : ops) {

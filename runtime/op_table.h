@@ -37,6 +37,8 @@ enum OpFlags : uint32_t {
   kDeviceGeneric = 1u << 6,  // the kernel only allocates, copies and fills through Tensor, which a
                              // device backend serves (runtime/tensor.h DeviceBackend): it is
                              // installed for every device, like kComposite, but computes
+  kWritesOverlap = 1u << 7,  // may write a tensor whose elements share memory (fill_, zero_: the
+                             // writes torch exempts, Note [Overlapping writes])
 };
 
 enum class OpId : uint16_t {
@@ -81,6 +83,9 @@ struct OpEntry {
   // and unpaired variants (Note [Derived op variants]).
   const OpEntry* functional = nullptr;
   int written_arg = -1;  // the index of the argument a variant writes (self, out), -1 when none
+  // The result may alias `self` without writing it (`-> Tensor(a)`, `-> Tensor(a)[]`): view ops,
+  // and ops such as reshape or contiguous that return a view or self when they can.
+  bool returns_alias = false;
 
   bool has(OpFlags f) const { return (flags & f) != 0; }
 };

@@ -348,6 +348,7 @@ Tensor Tensor::make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef stri
   impl->refresh();
   impl->dtype = b.dtype;
   impl->device = b.device;
+  impl->is_inference = b.is_inference;  // a view of a normal tensor stays normal, in any mode
   // Whether the view requires grad is autograd's to say (the view op's grad_fn), as in torch: a
   // view made without recording (no_grad, or below the autograd layer) is a leaf that does not.
   impl->is_view = true;

@@ -12,6 +12,7 @@
 
 #include "runtime/device.h"
 #include "runtime/dtype.h"
+#include "runtime/grad_mode.h"
 #include "runtime/intrusive_ptr.h"
 #include "runtime/scalar.h"
 #include "runtime/small_vector.h"
@@ -118,12 +119,21 @@ class TensorImpl : public RefCounted {
   bool is_leaf = true;
   bool is_view = false;
   bool is_wrapped_number = false;  // a Python number turned into a 0-dim tensor (type promotion)
-  bool is_contiguous = true;       // cached by refresh(): asked several times per op
+  bool is_inference = inference_mode_enabled();  // made in inference mode (runtime/grad_mode.h)
+  bool is_contiguous = true;                     // cached by refresh(): asked several times per op
   // The gradient, grad_fn and hooks (runtime/autograd/autograd.h); null until one is needed.
   std::shared_ptr<autograd::AutogradMeta> autograd;
+  // A view made by a view op knows its root base, so that an in-place change through it can
+  // rewrite the base's history (Note [Views and in-place changes] in runtime/autograd/views.h);
+  // null for every other tensor, the untracked views kernels make among them.
+  Ref<TensorImpl> view_base;
+  uint32_t view_version = 0;  // the storage version its grad_fn was last derived at
+  uint8_t view_creation = 0;  // how the view was made (autograd::CreationMeta)
 
   // Recomputes numel and contiguity after sizes or strides change.
   void refresh();
+  // Whether autograd follows this tensor: a view made by a view op when its base is followed.
+  bool grad_required() const { return requires_grad || (view_base && view_base->requires_grad); }
 };
 
 class Tensor {
@@ -155,7 +165,8 @@ class Tensor {
   size_t itemsize() const { return ::ampjit::itemsize(impl_->dtype); }
   bool is_contiguous() const { return impl_->is_contiguous; }
   bool is_floating_point() const { return is_floating(dtype()); }
-  bool requires_grad() const { return impl_->requires_grad; }
+  // A view made by a view op requires grad when its base does, as torch's do.
+  bool requires_grad() const { return impl_->grad_required(); }
   Tensor& set_requires_grad(bool r);
   bool is_leaf() const { return impl_->is_leaf; }
   bool is_view() const { return impl_->is_view; }

@@ -4,6 +4,7 @@
 // wrapped at 80 columns; more than 1000 elements are summarized with 3 edge items.
 #include <cmath>
 
+#include "runtime/autograd/autograd.h"
 #include "runtime/error.h"
 #include "runtime/ops.h"
 
@@ -160,7 +161,13 @@ std::string Tensor::str() const {
     suffix.push_back(std::string("dtype=torch.") + dtype_name(dt));
   else if (numel() == 0 && dt != ScalarType::Float32)
     suffix.push_back(std::string("dtype=torch.") + dtype_name(dt));
-  if (requires_grad()) suffix.push_back("requires_grad=True");
+  if (std::shared_ptr<autograd::Node> fn = autograd::grad_fn(*this)) {
+    std::string name = fn->name();  // torch prints CopySlices, not torch::autograd::CopySlices
+    if (name.starts_with("torch::autograd::")) name = name.substr(17);
+    suffix.push_back("grad_fn=<" + name + ">");
+  } else if (requires_grad()) {
+    suffix.push_back("requires_grad=True");
+  }
   for (const auto& x : suffix) s += ", " + x;
   return s + ")";
 }

@@ -58,15 +58,27 @@ class set_grad_enabled:
         return False
 
 
-class inference_mode(_GradMode):
-    """torch.inference_mode: gradients are not recorded in the block (as no_grad). torch also marks
-    the tensors made inside as inference tensors that autograd later refuses; ampjit does not."""
+class inference_mode:
+    """torch.inference_mode: a context manager and decorator. Inside (mode=True), gradients are not
+    recorded and the tensors made are inference tensors (Tensor.is_inference()), which autograd
+    refuses outside the block with torch's errors; inference_mode(False) turns both back on
+    (runtime/grad_mode.h)."""
 
     def __init__(self, mode=True):
-        self._enabled = not mode
+        self._mode = bool(mode)
+
+    def __enter__(self):
+        self._prev = (is_grad_enabled(), is_inference_mode_enabled())
+        _C._set_inference_mode(self._mode)
+        return self
+
+    def __exit__(self, *exc):
+        _C._set_inference_mode(self._prev[1])
+        _set(self._prev[0])
+        return False
 
     def __call__(self, fn):
-        mode = not self._enabled
+        mode = self._mode
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
@@ -76,4 +88,4 @@ class inference_mode(_GradMode):
 
 
 def is_inference_mode_enabled():
-    return False
+    return _C._is_inference_mode_enabled()

@@ -5,6 +5,7 @@
 #include "frontend/python/convert.h"
 #include "runtime/autograd/autograd.h"
 #include "runtime/autograd/functions.h"
+#include "runtime/autograd/views.h"
 #include "runtime/error.h"
 #include "runtime/grad_mode.h"
 #include "runtime/ops.h"
@@ -121,6 +122,23 @@ bp::object t_grad_fn(const Tensor& t) {
   return node_object(autograd::grad_fn(t));
 }
 
+// torch's is_leaf: no grad_fn (a view's grad_fn may come from its base's history first).
+bool t_is_leaf(const Tensor& t) {
+  return autograd::grad_fn(t) == nullptr;
+}
+
+// Tensor._is_view() and Tensor._base: views made by view ops (Note [Views and in-place changes]).
+bool t_is_view(const Tensor& t) {
+  return autograd::is_tracked_view(t);
+}
+bool t_is_inference(const Tensor& t) {
+  return t.impl()->is_inference;
+}
+bp::object t_base(const Tensor& t) {
+  Tensor b = autograd::view_base(t);
+  return b.defined() ? wrap(b) : bp::object();
+}
+
 uint32_t t_version(const Tensor& t) {
   return autograd::version(t);
 }
@@ -159,8 +177,12 @@ void t_set_data(Tensor& t, const Tensor& other) {
 
 bp::object t_detach_(bp::object self) {
   Tensor& t = bp::extract<Tensor&>(self)();
-  AMPJIT_CHECK(!t.is_view() || !t.requires_grad() || t.is_leaf(),
-               "Can't detach views in-place. Use detach() instead.");
+  AMPJIT_CHECK(!autograd::is_tracked_view(t),
+               "Can't detach views in-place. Use detach() instead. If you are using "
+               "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+               "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+               "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+               "function in torch/optim/optimizer.py as the solution.");
   if (autograd::AutogradMeta* m = autograd::meta(t)) {
     m->grad_fn.reset();
     m->output_nr = 0;
@@ -321,6 +343,10 @@ void bind_autograd() {
   bp::setattr(tensor, "grad", property(bp::make_function(t_grad), bp::make_function(t_set_grad)));
   bp::setattr(tensor, "grad_fn", property(bp::make_function(t_grad_fn)));
   bp::setattr(tensor, "_version", property(bp::make_function(t_version)));
+  bp::setattr(tensor, "is_leaf", property(bp::make_function(t_is_leaf)));
+  bp::setattr(tensor, "_base", property(bp::make_function(t_base)));
+  bp::setattr(tensor, "_is_view", bp::make_function(t_is_view));
+  bp::setattr(tensor, "is_inference", bp::make_function(t_is_inference));
   bp::setattr(tensor, "output_nr", property(bp::make_function(t_output_nr)));
   bp::setattr(tensor, "retains_grad", property(bp::make_function(t_retains_grad)));
   bp::setattr(tensor, "data", property(bp::make_function(t_data), bp::make_function(t_set_data)));

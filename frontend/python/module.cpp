@@ -290,6 +290,9 @@ ScalarType from_numpy_dtype(const np::dtype& dt) {
 }
 
 void release_pyobject(void* ctx, void*) {
+  // A tensor a thread-local or static keeps alive may die after the interpreter: the array is
+  // gone with it then.
+  if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
   PyGILState_STATE g = PyGILState_Ensure();
   Py_DECREF(static_cast<PyObject*>(ctx));
   PyGILState_Release(g);
@@ -390,6 +393,8 @@ void bind_module_functions() {
   bp::def("_cpu_description", cpu_description);
   bp::def("_is_grad_enabled", grad_enabled);
   bp::def("_set_grad_enabled", set_grad_enabled);
+  bp::def("_is_inference_mode_enabled", inference_mode_enabled);
+  bp::def("_set_inference_mode", set_inference_mode);
   bp::def("tensor", tensor,
           (bp::arg("data"), bp::arg("dtype") = bp::object(), bp::arg("device") = bp::object(),
            bp::arg("requires_grad") = false));

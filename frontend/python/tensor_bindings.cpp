@@ -71,6 +71,14 @@ bp::object not_implemented() {
   return bp::object(bp::handle<>(bp::borrowed(Py_NotImplemented)));
 }
 
+// The result of a call through a thread-local stack, which then holds nothing: a tensor it kept
+// would outlive the interpreter (and its graph with it) at thread exit.
+Tensor take_result(Stack& s) {
+  Tensor r = s[0].to_tensor();
+  s.clear();
+  return r;
+}
+
 // self <op> other, or other <op> self when reflected.
 bp::object binary(const Tensor& self, PyObject* other, const char* base, bool reflected) {
   const BinaryDunder& d = resolve(base);
@@ -81,7 +89,7 @@ bp::object binary(const Tensor& self, PyObject* other, const char* base, bool re
     s.emplace_back(reflected ? self : *t);
     push_defaults(s, *d.tensor_op);
     dispatch_from_python(*d.tensor_op, s);
-    return wrap(s[0].to_tensor());
+    return wrap(take_result(s));
   }
   if (!(PyFloat_Check(other) || PyLong_Check(other) || PyIndex_Check(other)))
     return not_implemented();
@@ -100,7 +108,7 @@ bp::object binary(const Tensor& self, PyObject* other, const char* base, bool re
   }
   push_defaults(s, *op);
   dispatch_from_python(*op, s);
-  return wrap(s[0].to_tensor());
+  return wrap(take_result(s));
 }
 
 // self <op>= other: the in-place overload writes self; the Python object itself is returned.
@@ -118,6 +126,7 @@ bp::object inplace(bp::object self, PyObject* other, const char* base) {
       s.push_back(std::move(v));
       push_defaults(s, *d.scalar_op);
       dispatch_from_python(*d.scalar_op, s);
+      s.clear();
       return self;
     }
     s.emplace_back(wrapped_number(v));
@@ -126,6 +135,7 @@ bp::object inplace(bp::object self, PyObject* other, const char* base) {
   }
   push_defaults(s, *d.tensor_op);
   dispatch_from_python(*d.tensor_op, s);
+  s.clear();
   return self;
 }
 
@@ -233,9 +243,6 @@ bool t_requires_grad(const Tensor& t) {
 }
 void t_set_requires_grad(Tensor& t, bool r) {
   autograd::set_requires_grad(t, r);
-}
-bool t_is_leaf(const Tensor& t) {
-  return t.is_leaf();
 }
 int64_t t_ndim(const Tensor& t) {
   return t.dim();
@@ -403,7 +410,6 @@ void bind_tensor() {
       .add_property("device", t_device)
       .add_property("is_cuda", t_is_cuda)
       .add_property("requires_grad", t_requires_grad, t_set_requires_grad)
-      .add_property("is_leaf", t_is_leaf)
       .add_property("ndim", t_ndim)
       .def("dim", t_ndim)
       .def("numel", t_numel)

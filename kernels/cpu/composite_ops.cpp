@@ -201,7 +201,8 @@ Tensor index_k(const Tensor& self, std::vector<Tensor> indices) {
 // operands contract as one bmm (batch letters in both and the output, contracted letters in both
 // only, each side's own letters kept or summed first), which goes through the dispatcher, so
 // under autocast it runs in the lower precision as torch's einsum does; more operands contract
-// left to right. Repeated letters within an operand (diagonals) and '...' are not supported yet.
+// left to right. Every step is a dispatched op, so autograd records einsum through them. Repeated
+// letters within an operand (diagonals) and '...' are not supported yet.
 struct Term {
   std::string letters;
   Tensor t;
@@ -248,19 +249,19 @@ Term einsum_pair(const Term& a, const Term& b, const std::string& keep) {
   const auto permuted = [](const Term& t, const std::string& order) {
     std::vector<int64_t> dims;
     for (char c : order) dims.push_back(static_cast<int64_t>(t.letters.find(c)));
-    return t.t.permute(dims);
+    return Tensor(ops::permute(t.t, dims));
   };
   const int64_t B = product(x, batch), M = product(x, a_kept), K = product(x, contracted),
                 N = product(y, b_kept);
   const Tensor lhs =
-      permuted(x, batch + a_kept + contracted).reshape(std::vector<int64_t>{B, M, K});
+      ops::reshape(permuted(x, batch + a_kept + contracted), std::vector<int64_t>{B, M, K});
   const Tensor rhs =
-      permuted(y, batch + contracted + b_kept).reshape(std::vector<int64_t>{B, K, N});
+      ops::reshape(permuted(y, batch + contracted + b_kept), std::vector<int64_t>{B, K, N});
   std::vector<int64_t> shape;
   for (char c : batch) shape.push_back(size_of(x, c));
   for (char c : a_kept) shape.push_back(size_of(x, c));
   for (char c : b_kept) shape.push_back(size_of(y, c));
-  return {batch + a_kept + b_kept, ops::bmm(lhs, rhs).tensor().reshape(shape)};
+  return {batch + a_kept + b_kept, ops::reshape(ops::bmm(lhs, rhs), shape)};
 }
 
 Tensor einsum_k(std::string equation, std::vector<Tensor> tensors) {
@@ -328,7 +329,7 @@ Tensor einsum_k(std::string equation, std::vector<Tensor> tensors) {
   }
   std::vector<int64_t> dims;
   for (char c : out) dims.push_back(static_cast<int64_t>(acc.letters.find(c)));
-  return acc.t.permute(dims);
+  return ops::permute(acc.t, dims);
 }
 
 // ---- masked_fill -------------------------------------------------------------------------------

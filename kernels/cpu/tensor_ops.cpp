@@ -5,6 +5,7 @@
 
 #include "runtime/boxing.h"
 #include "runtime/layout.h"
+#include "runtime/mem_overlap.h"
 #include "runtime/op_table.h"
 #include "runtime/ops.h"
 
@@ -41,6 +42,43 @@ Tensor slice_k(const Tensor& s, int64_t d, std::optional<int64_t> b, std::option
 }
 Tensor narrow_k(const Tensor& s, int64_t d, int64_t b, int64_t n) {
   return s.narrow(d, b, n);
+}
+// Any geometry inside the storage, with torch's checks (checked arithmetic: a hostile geometry is
+// an error, never a view of memory outside the storage).
+Tensor as_strided_k(const Tensor& s, std::vector<int64_t> size, std::vector<int64_t> stride,
+                    std::optional<int64_t> storage_offset) {
+  AMPJIT_CHECK(size.size() == stride.size(), "mismatch in length of strides and shape");
+  for (int64_t st : stride)
+    AMPJIT_CHECK(st >= 0,
+                 "as_strided: Negative strides are not supported at the moment, got "
+                 "strides: [{}]",
+                 fmt::join(stride, ", "));
+  for (int64_t sz : size)
+    AMPJIT_CHECK(sz >= 0, "Trying to create tensor with negative dimension {}: [{}]", sz,
+                 fmt::join(size, ", "));
+  const int64_t offset = storage_offset.value_or(s.storage_offset());
+  AMPJIT_CHECK(offset >= 0, "Tensor: invalid storage offset {}", offset);
+  // The storage the view needs: (offset + 1 + sum (size-1)*stride) elements, 0 when empty.
+  int64_t need = 0;
+  bool overflow = false;
+  if (std::find(size.begin(), size.end(), 0) == size.end()) {
+    need = 1;
+    for (size_t i = 0; i < size.size(); ++i) {
+      int64_t step = 0;
+      overflow |= __builtin_mul_overflow(size[i] - 1, stride[i], &step);
+      overflow |= __builtin_add_overflow(need, step, &need);
+    }
+    overflow |= __builtin_add_overflow(need, offset, &need);
+    overflow |= __builtin_mul_overflow(need, static_cast<int64_t>(s.itemsize()), &need);
+  }
+  AMPJIT_CHECK(!overflow, "Storage size calculation overflowed with sizes=[{}] and strides=[{}]",
+               fmt::join(size, ", "), fmt::join(stride, ", "));
+  const int64_t have = static_cast<int64_t>(s.storage()->nbytes());
+  AMPJIT_CHECK(need <= have,
+               "setStorage: sizes [{}], strides [{}], storage offset {}, and itemsize {} requiring "
+               "a storage size of {} are out of bounds for storage of size {}",
+               fmt::join(size, ", "), fmt::join(stride, ", "), offset, s.itemsize(), need, have);
+  return s.as_strided(size, stride, offset);
 }
 Tensor expand_k(const Tensor& s, std::vector<int64_t> size, bool) {
   return s.expand(size);
@@ -90,6 +128,7 @@ Tensor detach_k(const Tensor& s) {
   return v;
 }
 Tensor copy_k(Tensor self, const Tensor& src, bool) {
+  assert_no_partial_overlap(*self.impl(), *src.impl());  // Note [Overlapping writes]
   self.copy_(src);
   return self;
 }
@@ -293,6 +332,7 @@ AMPJIT_KERNEL(permute, permute_k)
 AMPJIT_KERNEL(select, select_k)
 AMPJIT_KERNEL(slice, slice_k)
 AMPJIT_KERNEL(narrow, narrow_k)
+AMPJIT_KERNEL(as_strided, as_strided_k)
 AMPJIT_KERNEL(expand, expand_k)
 AMPJIT_KERNEL(expand_as, expand_as_k)
 AMPJIT_KERNEL(squeeze, squeeze_k)

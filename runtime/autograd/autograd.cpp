@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include "runtime/autograd/functions.h"
+#include "runtime/autograd/views.h"
 #include "runtime/error.h"
 #include "runtime/grad_mode.h"
 #include "runtime/ops.h"
@@ -35,11 +36,13 @@ AutogradMeta& ensure_meta(const Tensor& t) {
 }
 
 std::shared_ptr<Node> grad_fn(const Tensor& t) {
+  if (is_tracked_view(t)) refresh_view_grad_fn(t);
   AutogradMeta* m = meta(t);
   return m ? m->grad_fn : nullptr;
 }
 
 uint32_t output_nr(const Tensor& t) {
+  if (is_tracked_view(t)) refresh_view_grad_fn(t);
   AutogradMeta* m = meta(t);
   return m ? m->output_nr : 0;
 }
@@ -52,6 +55,9 @@ void set_requires_grad(const Tensor& t, bool requires_grad) {
                                "require differentiation use var_no_grad = var.detach().");
   AMPJIT_CHECK(!requires_grad || is_floating(t.dtype()),
                "only Tensors of floating point and complex dtype can require gradients");
+  AMPJIT_CHECK(!requires_grad || !t.impl()->is_inference || inference_mode_enabled(),
+               "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+               "allowed.");
   t.impl()->requires_grad = requires_grad;
 }
 
@@ -64,6 +70,7 @@ void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, uint32_t nr) 
 }
 
 Edge gradient_edge(const Tensor& t) {
+  if (is_tracked_view(t)) refresh_view_grad_fn(t);
   AutogradMeta* m = meta(t);
   if (m && m->grad_fn) return Edge{m->grad_fn, m->output_nr};
   if (!t.requires_grad()) return Edge{};
@@ -196,6 +203,17 @@ std::vector<Tensor> record_function(const std::shared_ptr<Node>& node,
 
 // ---- AccumulateGrad --------------------------------------------------------------------------
 
+namespace {
+// Whether nothing but `g` holds its memory: its TensorImpl and its storage (a view's storage is
+// held by its base too, when only the view holds the base).
+bool sole_owner(const Tensor& g) {
+  const TensorImpl* i = g.impl();
+  if (i->use_count() != 1) return false;
+  if (!i->view_base) return i->storage->use_count() == 1;
+  return i->view_base->use_count() == 1 && i->storage->use_count() == 2;
+}
+}  // namespace
+
 AccumulateGrad::AccumulateGrad(Tensor variable) : variable_(std::move(variable)) {
   sequence_nr = UINT64_MAX;  // run as soon as ready, as torch's
   add_output(variable_);
@@ -209,11 +227,11 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   if (!m.grad.defined()) {
     if (grad_enabled()) {
       m.grad = g;  // create_graph: keep the gradient's history
-    } else if (g.impl()->use_count() == 1 && g.impl()->storage->use_count() == 1 &&
-               !g.requires_grad() && g.storage_offset() == 0 &&
+    } else if (sole_owner(g) && !g.requires_grad() && g.storage_offset() == 0 &&
                std::equal(g.strides().begin(), g.strides().end(), variable_.strides().begin()) &&
                g.strides().size() == variable_.strides().size()) {
-      m.grad = std::move(g);  // nothing else holds it: steal, as torch does
+      g.impl()->view_base = nullptr;  // a view of a base nothing else holds: no view any more
+      m.grad = std::move(g);          // nothing else holds it: steal, as torch does
     } else {
       Tensor c = ops::empty_like(variable_);
       c.copy_(g);

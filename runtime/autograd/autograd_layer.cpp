@@ -7,6 +7,7 @@
 #include "runtime/autograd/autograd.h"
 #include "runtime/autograd/derivatives.h"
 #include "runtime/autograd/functions.h"
+#include "runtime/autograd/views.h"
 #include "runtime/dispatcher.h"
 #include "runtime/error.h"
 #include "runtime/grad_mode.h"
@@ -31,6 +32,7 @@ class OpNode : public Node {
   std::string name() const override {
     static const std::pair<const char*, const char*> kNames[] = {
         {"aten::to", "ToCopy"},
+        {"aten::chunk", "Split"},
         {"aten::conv2d", "Convolution"},
         {"aten::conv1d", "Convolution"},
         {"aten::batch_norm", "NativeBatchNorm"},
@@ -162,10 +164,10 @@ void BackwardContext::set_list(const char* name, std::vector<Tensor> gs) {
 namespace {
 
 bool requires_grad(const IValue& v) {
-  if (v.is_tensor()) return v.tensor_impl()->requires_grad;
+  if (v.is_tensor()) return v.tensor_impl()->grad_required();
   if (v.is_list())
     for (const IValue& e : v.list_elems())
-      if (e.is_tensor() && e.tensor_impl()->requires_grad) return true;
+      if (e.is_tensor() && e.tensor_impl()->grad_required()) return true;
   return false;
 }
 
@@ -203,11 +205,17 @@ bool is_input(const std::vector<Tensor>& inputs, const Tensor& t) {
   return false;
 }
 
-// The outputs of an op recorded without a derivative: a node that raises when reached.
-void attach_not_implemented(const OpEntry& op, const std::vector<Tensor>& inputs, Stack& stack) {
+// The outputs of an op recorded without a derivative: a node that raises when reached. `written`:
+// the tensor an in-place op wrote (its output, though one of the inputs). Returns the node, if
+// one was made.
+std::shared_ptr<Node> attach_not_implemented(const OpEntry& op, const std::vector<Tensor>& inputs,
+                                             const Tensor& written, Stack& stack) {
   std::shared_ptr<Node> node;
   for_each_output(stack, [&](const Tensor& t) {
-    if (!is_floating(t.dtype()) || t.requires_grad() || is_input(inputs, t)) return;
+    const bool is_written = written.defined() && written.is_same(t);
+    if (!is_floating(t.dtype()) || (t.requires_grad() && !is_written) ||
+        (is_input(inputs, t) && !is_written))
+      return;
     if (!node) {
       node = std::make_shared<NotImplementedNode>(op.base_name);
       for (const Tensor& in : inputs)
@@ -215,6 +223,16 @@ void attach_not_implemented(const OpEntry& op, const std::vector<Tensor>& inputs
     }
     set_history(t, node, node->add_output(t));
   });
+  return node;
+}
+
+// A copy of `t` that keeps its history (recorded as aten::clone when t requires grad, so that
+// double backward sees through an in-place op's saved `self`), not seen by the tracer.
+Tensor recorded_clone(const Tensor& t) {
+  if (!t.requires_grad()) return t.clone();
+  Stack s{IValue(t)};
+  redispatch(DispatchLayer::Tracer, op_entry(OpId::clone), s);
+  return s.at(0).to_tensor();
 }
 
 std::vector<Tensor> tensor_inputs(const Stack& stack) {
@@ -230,21 +248,7 @@ std::vector<Tensor> tensor_inputs(const Stack& stack) {
   return out;
 }
 
-void check_inplace(const OpEntry& op, const Stack& stack) {
-  if (op.written_arg < 0 || static_cast<size_t>(op.written_arg) >= stack.size()) return;
-  const IValue& w = stack[op.written_arg];
-  if (!w.is_tensor()) return;
-  const Tensor self = w.to_tensor();
-  AMPJIT_CHECK(!(self.is_leaf() && self.requires_grad()),
-               "a leaf Variable that requires grad is being used in an in-place operation.");
-  if (self.is_view())
-    throw NotImplementedError(fmt::format(
-        "{}: autograd does not record in-place changes of views yet; the view's base would not "
-        "see the change. Use the out-of-place op (or clone the view first).",
-        op.name));
-}
-
-void record(const OpEntry& op, const Derivative& d, Stack& stack) {
+std::shared_ptr<OpNode> record(const OpEntry& op, const Derivative& d, Stack& stack) {
   auto node = std::make_shared<OpNode>(op, d);
   const auto& schema_args = op.schema.args;
   node->saves_result_ = d.saves_result;
@@ -268,7 +272,7 @@ void record(const OpEntry& op, const Derivative& d, Stack& stack) {
         slot = static_cast<int>(node->saved_.size());
         const bool overwritten = op.is_inplace && static_cast<int>(i) == op.written_arg;
         // torch's formulas read an in-place op's `self` as it was: keep a copy
-        node->saved_.emplace_back(overwritten ? t.clone() : t, false);
+        node->saved_.emplace_back(overwritten ? recorded_clone(t) : t, false);
       }
       a.saved.push_back(slot);
     };
@@ -298,9 +302,10 @@ void record(const OpEntry& op, const Derivative& d, Stack& stack) {
     if (is_floating(t.dtype()) && !passthrough) set_history(t, node, nr);
     if (node->saves_result_) node->results_.emplace_back(t, !passthrough);
   });
+  return node;
 }
 
-void autograd_layer(const OpEntry& op, Stack& stack) {
+void record_op(const OpEntry& op, Stack& stack) {
   bool any = false;
   if (grad_enabled())
     for (const IValue& v : stack) any = any || requires_grad(v);
@@ -315,8 +320,18 @@ void autograd_layer(const OpEntry& op, Stack& stack) {
     LayerGuard below(DispatchLayer::Autograd, LayerGuard::Exclude);
     return redispatch(DispatchLayer::Autograd, op, stack);
   }
-  if (op.is_inplace) check_inplace(op, stack);
-  if (d) return record(op, *d, stack);
+  // An in-place op: torch's checks, and the root base when it writes through a view (Note
+  // [Views and in-place changes]).
+  Tensor written, base;
+  if (op.is_inplace && op.written_arg >= 0 && stack.at(op.written_arg).is_tensor()) {
+    written = stack[op.written_arg].to_tensor();
+    base = check_inplace(written);
+  }
+  if (d) {
+    std::shared_ptr<OpNode> node = record(op, *d, stack);
+    if (base.defined()) rebase_view(written, base, node, node->args_.at(op.written_arg).edge.at(0));
+    return;
+  }
   const std::vector<Tensor> inputs = tensor_inputs(stack);
   if (op.has(kComposite)) {
     redispatch(DispatchLayer::Autograd, op, stack);  // the ops it calls are recorded
@@ -324,7 +339,20 @@ void autograd_layer(const OpEntry& op, Stack& stack) {
     LayerGuard below(DispatchLayer::Autograd, LayerGuard::Exclude);
     redispatch(DispatchLayer::Autograd, op, stack);
   }
-  attach_not_implemented(op, inputs, stack);
+  const bool self_had_grad = written.defined() && written.requires_grad();
+  std::shared_ptr<Node> node = attach_not_implemented(op, inputs, written, stack);
+  if (node && base.defined()) rebase_view(written, base, node, self_had_grad ? 0 : -1);
+}
+
+// Records the op (record_op) and, for a view op, marks its results as views of its input (Note
+// [Views and in-place changes]); detach's result is no view to autograd.
+void autograd_layer(const OpEntry& op, Stack& stack) {
+  if (!op.returns_alias || stack.empty() || !stack[0].is_tensor()) return record_op(op, stack);
+  const Derivative* d = derivative_for(op);
+  if (d && !d->formula && !d->decompose) return record_op(op, stack);
+  const Tensor self = stack[0].to_tensor();
+  record_op(op, stack);
+  track_views(self, stack, op.schema.returns.at(0).type->kind() == TypeKind::List);
 }
 
 }  // namespace

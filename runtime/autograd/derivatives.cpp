@@ -2,6 +2,7 @@
 // Formulas follow torch's tools/autograd/derivatives.yaml and FunctionsManual.cpp; they are written
 // with ampjit's ops, so backward under create_graph is itself recorded.
 #include "runtime/autograd/derivatives.h"
+#include "runtime/autograd/views.h"
 
 #include <fmt/format.h>
 
@@ -101,9 +102,9 @@ void slice_formula(B& b) {
   const int64_t step = b.arg("step").to_int();
   const Tensor& g = b.grad();
   if (step == 1) return b.set("self", narrow_backward(g, sizes, dim, start, end - start));
-  refuse_double_backward(g, "slice with a step");
+  // written through a view, so that under create_graph the write is recorded (CopySlices)
   Tensor z = zeros(sizes, g.dtype(), g.device());
-  z.slice(dim, start, end, step).copy_(g);
+  ops::copy_(ops::slice(z, dim, start, end, step), g);
   b.set("self", z);
 }
 
@@ -462,16 +463,30 @@ void avg_pool2d_formula(B& b) {
   b.set("self", pool_backward(b.grad(), x, k, s, p, {1, 1}, Tensor(), false, divisor));
 }
 
+// Row o of the [out, in] matrix that averages adaptive window o: 1/len on [floor(o*in/out),
+// ceil((o+1)*in/out)), torch's adaptive windows.
+Tensor adaptive_window_matrix(int64_t in, int64_t out, ScalarType dtype, Device device) {
+  Tensor m = ops::zeros(std::vector<int64_t>{out, in}, ScalarType::Float64);
+  double* d = m.data<double>();
+  for (int64_t o = 0; o < out; ++o) {
+    const int64_t start = (o * in) / out, end = ((o + 1) * in + out - 1) / out;
+    for (int64_t i = start; i < end; ++i) d[o * in + i] = 1.0 / static_cast<double>(end - start);
+  }
+  return ops::to_device(m, device, dtype);
+}
+
 void adaptive_avg_pool2d_formula(B& b) {
   IntArrayRef sizes = b.sizes("self");
   const Tensor& g = b.grad();
   const int64_t nd = static_cast<int64_t>(sizes.size());
   const int64_t H = sizes[nd - 2], W = sizes[nd - 1], OH = g.size(nd - 2), OW = g.size(nd - 1);
-  if (H % OH != 0 || W % OW != 0)
-    throw NotImplementedError(fmt::format(
-        "the derivative of adaptive_avg_pool2d from {}x{} to {}x{} (windows of unequal sizes) is "
-        "not implemented",
-        H, W, OH, OW));
+  if (H % OH != 0 || W % OW != 0) {
+    // Windows of unequal sizes (or overlapping ones, when upsampling): the pooling is separable,
+    // out = A_h x A_w^T with A the window-averaging matrices, so the gradient is A_h^T g A_w.
+    const Tensor ah = adaptive_window_matrix(H, OH, g.dtype(), g.device());
+    const Tensor aw = adaptive_window_matrix(W, OW, g.dtype(), g.device());
+    return b.set("self", ops::matmul(ops::matmul(ops::t(ah), g), aw));
+  }
   const int64_t kh = H / OH, kw = W / OW;
   if (kh == 1 && kw == 1) return b.set("self", g);
   // equal windows: each input element gets its window's gradient / window size
@@ -1264,6 +1279,9 @@ Derivative kDerivatives[] = {
         if (start < 0) start += sizes[dim];
         b.set("self", narrow_backward(b.grad(), sizes, dim, start, b.arg("length").to_int()));
       }),
+    // AsStridedBackward0: the geometry of the input, not its values (Note [Views and in-place
+    // changes] in views.h)
+    DECOMPOSE(as_strided, record_as_strided),
     D(chunk, "", { b.set("self", ops::cat(output_grads(b), b.arg("dim").to_int())); }),
     D(split, "", { b.set("self", ops::cat(output_grads(b), b.arg("dim").to_int())); }),
     D(split_sizes, "", { b.set("self", ops::cat(output_grads(b), b.arg("dim").to_int())); }),
@@ -1308,6 +1326,17 @@ Derivative kDerivatives[] = {
           Tensor g = ops::index_select(b.grad(), b.arg("dim").to_int(), b.in("index"));
           b.set("source", scale(g, scalar(b, "alpha")));
         }
+      }),
+    D(index_copy, "index",
+      {
+        // the copied rows come from source; the rest of self passes through
+        const Tensor idx = b.in("index");
+        const int64_t dim = b.arg("dim").to_int();
+        const Tensor& g = b.grad();
+        if (b.needs("self"))
+          b.set("self",
+                ops::index_copy(g, dim, idx, zeros(b.sizes("source"), g.dtype(), g.device())));
+        if (b.needs("source")) b.set("source", ops::index_select(g, dim, idx));
       }),
     D(pad, "",
       {

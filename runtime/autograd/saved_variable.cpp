@@ -55,6 +55,9 @@ std::string legacy_type_name(const Tensor& t) {
 
 SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   if (!t.defined()) return;
+  AMPJIT_CHECK(!t.impl()->is_inference,
+               "Inference tensors cannot be saved for backward. To work around you can make a "
+               "clone to get a normal tensor and use it in autograd.");
   was_defined_ = true;
   is_output_ = is_output;
   saved_version_ = t.impl()->storage->version();

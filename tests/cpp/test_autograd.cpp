@@ -159,5 +159,55 @@ TEST(Autograd, ThreadsAccumulateIntoASharedLeaf) {
   EXPECT_EQ(grad_of(w), (std::vector<double>{400, 400, 400}));
 }
 
+// Note [Views and in-place changes]: an in-place op through a view rewrites its base's history.
+TEST(Autograd, InPlaceChangesThroughViewsReachTheBase) {
+  Tensor w = leaf({1, 2, 3, 4, 5, 6}, V{6});
+  Tensor base = ops::mul_Scalar(w, 1.0);
+  Tensor x = ops::view(base, V{2, 3});
+  Tensor column = ops::select(x, 1, 1);  // x[:, 1]
+  ops::mul__Scalar(column, 3.0);
+  EXPECT_EQ(autograd::grad_fn(base)->name(), "torch::autograd::CopySlices");
+  EXPECT_EQ(autograd::grad_fn(x)->name(), "AsStridedBackward0");  // views read the base now
+  EXPECT_EQ(autograd::grad_fn(column)->name(), "AsStridedBackward0");
+  autograd::backward({ops::sum(ops::mul(x, x))}, {}, std::nullopt, false);
+  // d/dw of sum(x^2) with x[:, 1] tripled: 2w, and 18w on the column
+  EXPECT_EQ(grad_of(w), (std::vector<double>{2, 36, 6, 8, 90, 12}));
+  // a zero tensor that a copy makes require grad
+  Tensor y = leaf({7, 8}, V{2});
+  Tensor z = ops::zeros(V{2, 2}, ScalarType::Float32);
+  ops::copy_(ops::select(z, 0, 1), y);
+  EXPECT_TRUE(z.requires_grad());
+  autograd::backward({ops::sum(z)}, {}, std::nullopt, false);
+  EXPECT_EQ(grad_of(y), (std::vector<double>{1, 1}));
+}
+
+TEST(Autograd, InPlaceChangesOfLeafViewsAndExpandedTensorsAreRefused) {
+  Tensor w = leaf({1, 2, 3, 4}, V{2, 2});
+  EXPECT_THAT([&] { ops::mul__Scalar(ops::select(w, 0, 0), 2.0); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("a view of a leaf Variable")));
+  Tensor e = ops::expand(ops::zeros(V{1, 2}, ScalarType::Float32), V{3, 2});
+  EXPECT_THAT(
+      [&] { ops::add__Scalar(e, 1.0); },
+      ::testing::ThrowsMessage<Error>(HasSubstr("more than one element of the written-to")));
+  EXPECT_EQ(autograd::version(w), 0u);  // nothing ran
+}
+
+TEST(Autograd, InferenceTensorsAreRefusedOutsideInferenceMode) {
+  Tensor x;
+  {
+    InferenceModeGuard guard;
+    EXPECT_FALSE(grad_enabled());
+    x = ops::ones(V{2}, ScalarType::Float32);
+    ops::add__Scalar(x, 1.0);  // inside: allowed
+  }
+  EXPECT_TRUE(x.impl()->is_inference);
+  EXPECT_TRUE(grad_enabled());
+  EXPECT_THAT([&] { ops::add__Scalar(x, 1.0); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("Inplace update to inference tensor")));
+  Tensor w = leaf({1, 2}, V{2});
+  EXPECT_THAT([&] { ops::mul(x, w); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("Inference tensors cannot be saved")));
+}
+
 }  // namespace
 }  // namespace ampjit
