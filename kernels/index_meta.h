@@ -203,6 +203,34 @@ inline GatherMeta gather_meta(const Tensor& self, int64_t dim, const Tensor& ind
   return m;
 }
 
+// scatter_add: self[i with i[dim] := index[i]] += src[i] for every position i of index (so src may
+// be larger than index); torch's checks, in its order and with its messages.
+struct ScatterAddMeta {
+  int64_t dim = 0;
+  Tensor index, self, src;  // src cut to index's shape
+};
+inline ScatterAddMeta scatter_add_meta(const Tensor& self, int64_t dim, const Tensor& index,
+                                       const Tensor& src) {
+  ScatterAddMeta m;
+  m.dim = wrap_dim(dim, self.dim(), "scatter_add");
+  AMPJIT_CHECK(index.dtype() == ScalarType::Int64, "scatter(): Expected dtype int64 for index");
+  AMPJIT_CHECK(self.dtype() == src.dtype(),
+               "scatter(): Expected self.dtype to be equal to src.dtype");
+  m.index = as_vector_if_scalar(index);
+  m.self = as_vector_if_scalar(self);
+  const Tensor s = as_vector_if_scalar(src);
+  AMPJIT_CHECK(m.index.dim() == m.self.dim() && m.index.dim() == s.dim(),
+               "Index tensor must have the same number of dimensions as self tensor");
+  for (int64_t d = 0; d < m.self.dim(); ++d) {
+    AMPJIT_CHECK((d == m.dim || m.index.size(d) <= m.self.size(d)) && m.index.size(d) <= s.size(d),
+                 "Expected index {} to be smaller than self {} apart from dimension {} and to be "
+                 "smaller size than src {}",
+                 index.shape_str(), self.shape_str(), m.dim, src.shape_str());
+  }
+  m.src = s.as_strided(m.index.sizes(), s.strides(), s.storage_offset());
+  return m;
+}
+
 // index_copy_: self[i with i[dim] := index[i[dim]]] = source[i] for every position i of source.
 // `place` brings index and source to self's device before they are converted or read (the CUDA
 // kernel's on_device, which raises the device-mismatch error for a CPU self; the identity on CPU),

@@ -178,6 +178,84 @@ Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input
   return c.unbatched ? y.squeeze(0) : y;
 }
 
+// Plain backward of conv1d/2d/3d (Note [Convolution backward primitives] in onednn.cpp): oneDNN's
+// backward primitives on float32 operands, or on bfloat16 ones where native_bf16(); other reduced
+// precision operands are widened to float32 and the results rounded once.
+std::tuple<Tensor, Tensor, Tensor> convolution_backward_k(
+    const Tensor& grad, const Tensor& input, const Tensor& weight, std::vector<int64_t> stride,
+    std::vector<int64_t> padding, std::vector<int64_t> dilation, int64_t groups, bool input_grad,
+    bool weight_grad, bool bias_grad) {
+  const int nsp = static_cast<int>(weight.dim()) - 2;
+  const char* op = nsp == 1 ? "conv1d" : nsp == 2 ? "conv2d" : "conv3d";
+  const meta::ConvPlan c = meta::plan_conv(op, nsp, false, input, weight, std::nullopt, stride,
+                                           padding, dilation, {0}, groups);
+  const ScalarType dt = c.input.dtype();
+  AMPJIT_CHECK(
+      grad.dtype() == dt && weight.dtype() == dt && is_floating(dt) && dt != ScalarType::Float64,
+      "{} backward: expected float32 or reduced precision operands of one dtype", op);
+  const bool direct =
+      dt == ScalarType::Float32 || (dt == ScalarType::BFloat16 && onednn::native_bf16());
+  const Tensor g_in = c.unbatched ? grad.unsqueeze(0) : grad;
+  if (!direct) {  // widened to float32, computed there, rounded once
+    auto f32 = [](const Tensor& t) { return t.to(ScalarType::Float32); };
+    auto [dx, dw, db] =
+        convolution_backward_k(f32(g_in), f32(c.input), f32(weight), stride, padding, dilation,
+                               groups, input_grad, weight_grad, bias_grad);
+    auto back = [&](const Tensor& t) { return t.numel() ? t.to(dt) : t; };
+    return {c.unbatched && input_grad ? back(dx).squeeze(0) : back(dx), back(dw), back(db)};
+  }
+  const bool channels_last = nsp == 2 && is_channels_last(c.input);
+  const Tensor x = channels_last ? c.input : c.input.contiguous();
+  const Tensor g = channels_last ? to_channels_last(g_in) : g_in.contiguous();
+  const bool w_cl = channels_last && is_channels_last(weight);
+  const Tensor w = w_cl ? weight : weight.contiguous();
+  const Tensor none = Tensor::empty(std::vector<int64_t>{0}, dt);
+  Tensor dx = !input_grad     ? none
+              : channels_last ? empty_channels_last(x.sizes(), dt)
+                              : Tensor::empty(x.sizes(), dt);
+  Tensor dw = weight_grad ? Tensor::empty(weight.sizes(), dt) : none;
+  Tensor db = none;
+  const bool fused_bias = bias_grad && dt == ScalarType::Float32;
+  if (fused_bias) db = Tensor::empty(std::vector<int64_t>{c.oc}, dt);
+  if (c.nothing_to_convolve() || g.numel() == 0) {
+    if (input_grad) dx.fill_(0);
+    if (weight_grad) dw.fill_(0);
+    if (fused_bias) db.fill_(0);
+  } else if (input_grad || weight_grad || fused_bias) {
+    onednn::ConvBackwardArgs a;
+    onednn::ConvArgs& f = a.fwd;
+    f.type = dt;
+    f.nsp = nsp;
+    f.n = c.n;
+    f.ic = c.ic;
+    f.oc = c.oc;
+    f.groups = groups;
+    for (int i = 0; i < nsp; ++i) {
+      f.in[i] = c.in[i];
+      f.out[i] = c.out[i];
+      f.kernel[i] = c.k[i];
+      f.stride[i] = c.params.stride[i];
+      f.padding[i] = c.params.padding[i];
+      f.dilation[i] = c.params.dilation[i];
+    }
+    f.channels_last = channels_last;
+    f.weight_channels_last = w_cl;
+    f.src = x.raw_data();
+    f.weight = w.raw_data();
+    a.diff_dst = g.raw_data();
+    a.diff_src = input_grad ? dx.raw_data() : nullptr;
+    a.diff_weight = weight_grad ? dw.raw_data() : nullptr;
+    a.diff_bias = fused_bias ? db.raw_data() : nullptr;
+    onednn::convolution_backward(a, op);
+  }
+  if (bias_grad && !fused_bias) {
+    std::vector<int64_t> dims{0};
+    for (int i = 0; i < nsp; ++i) dims.push_back(2 + i);
+    db = ops::sum_dim_IntList(g, dims, false);
+  }
+  return {c.unbatched && input_grad ? dx.squeeze(0) : dx, dw, db};
+}
+
 Tensor conv1d_k(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                 const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                 const std::vector<int64_t>& dilation, int64_t groups) {
@@ -280,6 +358,7 @@ AMPJIT_KERNEL(conv2d_padding, cpu::conv2d_padding_k)
 AMPJIT_KERNEL(conv3d_padding, cpu::conv3d_padding_k)
 AMPJIT_KERNEL(conv1d, cpu::conv1d_k)
 AMPJIT_KERNEL(conv2d, cpu::conv2d_k)
+AMPJIT_KERNEL(convolution_backward, cpu::convolution_backward_k)
 AMPJIT_KERNEL(conv2d_relu, cpu::conv2d_relu_k)
 AMPJIT_KERNEL(conv3d, cpu::conv3d_k)
 AMPJIT_KERNEL(conv_transpose2d, cpu::conv_transpose2d_k)

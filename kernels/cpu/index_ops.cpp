@@ -206,6 +206,58 @@ Tensor gather_k(const Tensor& self, int64_t dim, const Tensor& index, bool /*spa
   return out.view(index.sizes());
 }
 
+// torch.scatter_add. Positions that differ outside `dim` never meet, so the loop runs in parallel
+// over them, each adding its line along `dim` in order (repeated indices accumulate as in torch's
+// sequential loop). Computed in float32 for float32 and reduced precision, in float64 for float64,
+// exactly for integers, and rounded once to self's dtype.
+Tensor scatter_add_k(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  const meta::ScatterAddMeta m = meta::scatter_add_meta(self, dim, index, src);
+  check_bounds(m.index, m.self.size(m.dim), m.dim, "scatter_add");
+  const ScalarType dt = self.dtype();
+  AMPJIT_CHECK(dt != ScalarType::Bool, "\"scatter_add_cpu_\" not implemented for 'Bool'");
+  const ScalarType ct = dt == ScalarType::Float64 ? dt
+                        : is_floating(dt)         ? ScalarType::Float32
+                                                  : ScalarType::Int64;
+  Tensor out = m.self.to(ct, /*copy=*/true);
+  const Tensor s = m.src.to(ct);
+  const int64_t line = m.index.size(m.dim);
+  if (m.index.numel() == 0) return out.to(dt).view(self.sizes());
+  const int64_t isz = static_cast<int64_t>(out.itemsize());
+  const int64_t out_step = out.stride(m.dim) * isz, src_step = s.stride(m.dim) * isz,
+                idx_step = m.index.stride(m.dim) * 8;
+  DimVector outer(m.index.sizes());
+  outer[m.dim] = 1;  // one position per line along dim
+  const DimVector out_bs = byte_strides(out), src_bs = byte_strides(s),
+                  index_bs = byte_strides(m.index);
+  StridedLoop<3> loop(outer,
+                      {static_cast<char*>(s.raw_data()), static_cast<char*>(out.raw_data()),
+                       static_cast<char*>(m.index.raw_data())},
+                      {std::span<const int64_t>(src_bs), std::span<const int64_t>(out_bs),
+                       std::span<const int64_t>(index_bs)});
+  auto add = [&]<typename U>() {
+    loop.run(
+        [=](char* const* p, const int64_t* st, int64_t n) {
+          for (int64_t i = 0; i < n; ++i) {
+            const char* d = p[0] + i * st[0];
+            char* x = p[1] + i * st[1];
+            const char* ix = p[2] + i * st[2];
+            for (int64_t k = 0; k < line; ++k)
+              *reinterpret_cast<U*>(x + *reinterpret_cast<const int64_t*>(ix + k * idx_step) *
+                                            out_step) +=
+                  *reinterpret_cast<const U*>(d + k * src_step);
+          }
+        },
+        std::max<int64_t>(1, kParallelGrain / line));
+  };
+  if (ct == ScalarType::Float32)
+    add.template operator()<float>();
+  else if (ct == ScalarType::Float64)
+    add.template operator()<double>();
+  else
+    add.template operator()<int64_t>();
+  return out.to(dt).view(self.sizes());
+}
+
 Tensor index_copy_inplace_k(Tensor self, int64_t dim, const Tensor& index, const Tensor& source) {
   const meta::IndexCopyMeta m = meta::index_copy_meta(self, dim, index, source);
   check_bounds(m.index, m.self.size(m.dim), m.dim, "index_copy_");
@@ -277,6 +329,7 @@ AMPJIT_KERNEL(index_select, cpu::index_select_k)
 AMPJIT_KERNEL(index_copy, cpu::index_copy_k)
 AMPJIT_KERNEL(index_copy_, cpu::index_copy_inplace_k)
 AMPJIT_KERNEL(gather, cpu::gather_k)
+AMPJIT_KERNEL(scatter_add, cpu::scatter_add_k)
 AMPJIT_KERNEL(tril, cpu::tril_k)
 AMPJIT_KERNEL(tril_, cpu::tril_inplace_k)
 AMPJIT_KERNEL(triu, cpu::triu_k)

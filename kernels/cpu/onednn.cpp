@@ -249,12 +249,24 @@ memory::dims dense_strides(const memory::dims& d) {
   return s;
 }
 
-void make_conv(ConvEntry& e, const ConvArgs& p) {
+// A convolution's shapes as oneDNN takes them, and torch's layouts of its tensors.
+struct ConvGeometry {
+  memory::dims src_d, dst_d, w_d, strides, dil, pad_l, pad_r;
+  memory::desc user_src, user_dst, user_weight, bias;
+  dt type;
+  memory::desc any(const memory::dims& d) const {
+    return memory::desc(d, type, memory::format_tag::any);
+  }
+};
+
+ConvGeometry conv_geometry(const ConvArgs& p) {
+  ConvGeometry c;
   const int ns = p.nsp;
-  memory::dims src_d = {p.n, p.ic}, dst_d = {p.n, p.oc};
+  c.src_d = {p.n, p.ic};
+  c.dst_d = {p.n, p.oc};
   for (int i = 0; i < ns; ++i) {
-    src_d.push_back(p.in[i]);
-    dst_d.push_back(p.out[i]);
+    c.src_d.push_back(p.in[i]);
+    c.dst_d.push_back(p.out[i]);
   }
   const int64_t g = p.groups;
   const int64_t ksize = [&] {
@@ -265,18 +277,18 @@ void make_conv(ConvEntry& e, const ConvArgs& p) {
   // oneDNN weights are [G,] O, I, K... where O is the primitive's output channels. torch stores
   // convolution weights as OC x IC/G x K (exactly goihw) and transposed ones as IC x OC/G x K,
   // described here by strides.
-  memory::dims w_d, w_s;
+  memory::dims w_s;
   const int64_t ocg = p.oc / g, icg = p.ic / g;
-  if (g > 1) w_d.push_back(g);
-  w_d.push_back(ocg);
-  w_d.push_back(icg);
-  for (int i = 0; i < ns; ++i) w_d.push_back(p.kernel[i]);
+  if (g > 1) c.w_d.push_back(g);
+  c.w_d.push_back(ocg);
+  c.w_d.push_back(icg);
+  for (int i = 0; i < ns; ++i) c.w_d.push_back(p.kernel[i]);
   if (!p.transposed && p.weight_channels_last) {  // [OC, IC/G, KH, KW] stored OC, KH, KW, IC/G
     const int64_t so = icg * ksize;
     if (g > 1) w_s.push_back(ocg * so);
     for (int64_t v : {so, int64_t{1}, p.kernel[1] * icg, icg}) w_s.push_back(v);
   } else if (!p.transposed) {
-    w_s = dense_strides(w_d);
+    w_s = dense_strides(c.w_d);
   } else {
     if (g > 1) w_s.push_back(icg * ocg * ksize);
     w_s.push_back(ksize);
@@ -284,25 +296,31 @@ void make_conv(ConvEntry& e, const ConvArgs& p) {
     const memory::dims ks = dense_strides(dims_of(p.kernel, ns));
     for (int i = 0; i < ns; ++i) w_s.push_back(ks[i]);
   }
-  const dt type = dnnl_type(p.type);
+  c.type = dnnl_type(p.type);
   const auto tag = p.channels_last ? memory::format_tag::nhwc : memory::format_tag::undef;
-  e.user_src = p.channels_last ? memory::desc(src_d, type, tag)
-                               : memory::desc(src_d, type, dense_strides(src_d));
-  e.user_dst = p.channels_last ? memory::desc(dst_d, type, tag)
-                               : memory::desc(dst_d, type, dense_strides(dst_d));
-  e.user_weight = memory::desc(w_d, type, w_s);
-  if (p.bias) e.bias = memory::desc({p.oc}, type, memory::format_tag::x);
-
-  memory::dims strides, dil, pad_l, pad_r;
+  c.user_src = p.channels_last ? memory::desc(c.src_d, c.type, tag)
+                               : memory::desc(c.src_d, c.type, dense_strides(c.src_d));
+  c.user_dst = p.channels_last ? memory::desc(c.dst_d, c.type, tag)
+                               : memory::desc(c.dst_d, c.type, dense_strides(c.dst_d));
+  c.user_weight = memory::desc(c.w_d, c.type, w_s);
+  c.bias = memory::desc({p.oc}, c.type, memory::format_tag::x);
   for (int i = 0; i < ns; ++i) {
-    strides.push_back(p.stride[i]);
-    dil.push_back(p.dilation[i] - 1);  // oneDNN counts the gaps
-    pad_l.push_back(p.padding[i]);
-    pad_r.push_back(p.padding[i] - p.output_padding[i]);
+    c.strides.push_back(p.stride[i]);
+    c.dil.push_back(p.dilation[i] - 1);  // oneDNN counts the gaps
+    c.pad_l.push_back(p.padding[i]);
+    c.pad_r.push_back(p.padding[i] - p.output_padding[i]);
   }
-  const memory::desc src_any(src_d, type, memory::format_tag::any);
-  const memory::desc dst_any(dst_d, type, memory::format_tag::any);
-  const memory::desc w_any(w_d, type, memory::format_tag::any);
+  return c;
+}
+
+void make_conv(ConvEntry& e, const ConvArgs& p) {
+  const ConvGeometry c = conv_geometry(p);
+  const memory::dims &strides = c.strides, &dil = c.dil, &pad_l = c.pad_l, &pad_r = c.pad_r;
+  e.user_src = c.user_src;
+  e.user_dst = c.user_dst;
+  e.user_weight = c.user_weight;
+  if (p.bias) e.bias = c.bias;
+  const memory::desc src_any = c.any(c.src_d), dst_any = c.any(c.dst_d), w_any = c.any(c.w_d);
   const memory::desc no_bias;
   dnnl::primitive_attr attr = base_attr();
   if (p.relu) {
@@ -339,6 +357,150 @@ void make_conv(ConvEntry& e, const ConvArgs& p) {
   if (e.dst != e.user_dst)
     e.dst_out = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e.dst, eng, e.user_dst));
 }
+
+// Note [Convolution backward primitives]
+// Plain backward of a float32 (or native bfloat16) convolution runs oneDNN's backward primitives,
+// as torch's CPU backward does: convolution_backward_data for the input's gradient and
+// convolution_backward_weights for the weight's and the bias's (one pass), each created with the
+// forward's training descriptor as its hint and cached like the forward. Each primitive picks its
+// own blocked layouts; the output's gradient is reordered into them once and shared when both
+// pick the same one, and the results are reordered back into torch's layouts. Double backward,
+// float64 and the other devices keep the formula of Note [Convolution backward] (derivatives.cpp),
+// whose transposed and grouped forward convolutions compute the same sums.
+struct ConvBackwardEntry {
+  ConvGeometry geo;
+  memory::desc user_diff_weight;  // dense OC x IC/G x K...
+  std::optional<dnnl::convolution_backward_data> data;
+  memory::desc data_diff_dst, data_weight, data_diff_src, data_scratch;
+  std::optional<dnnl::reorder> data_dd_in, data_w_in, data_ds_out;
+  std::optional<dnnl::convolution_backward_weights> weights;
+  memory::desc w_src, w_diff_dst, w_diff_weight, w_scratch;
+  std::optional<dnnl::reorder> w_src_in, w_dd_in, w_dw_out;
+  bool share_diff_dst = false;  // both primitives read the output's gradient in one layout
+};
+
+// A reorder from `from` to `to`, or none when they are the same layout.
+std::optional<dnnl::reorder> reorder_between(const memory::desc& from, const memory::desc& to) {
+  if (from == to) return std::nullopt;
+  auto& eng = cpu_engine();
+  return dnnl::reorder(dnnl::reorder::primitive_desc(eng, from, eng, to));
+}
+
+void make_conv_backward(ConvBackwardEntry& e, const ConvBackwardArgs& a) {
+  const ConvArgs& p = a.fwd;
+  e.geo = conv_geometry(p);
+  const ConvGeometry& c = e.geo;
+  e.user_diff_weight = memory::desc(c.w_d, c.type, dense_strides(c.w_d));
+  const memory::desc src_any = c.any(c.src_d), dst_any = c.any(c.dst_d), w_any = c.any(c.w_d);
+  const memory::desc bias = a.diff_bias ? c.bias : memory::desc();
+  const dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training,
+                                           dnnl::algorithm::convolution_direct, src_any, w_any,
+                                           bias, dst_any, c.strides, c.dil, c.pad_l, c.pad_r);
+  const dnnl::primitive_attr attr = base_attr();
+  const dnnl::convolution_forward::primitive_desc hint(fd, attr, cpu_engine());
+  if (a.diff_src) {
+    const dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, src_any,
+                                                  w_any, dst_any, c.strides, c.dil, c.pad_l,
+                                                  c.pad_r);
+    const dnnl::convolution_backward_data::primitive_desc pd(d, attr, cpu_engine(), hint);
+    e.data_diff_dst = pd.diff_dst_desc();
+    e.data_weight = pd.weights_desc();
+    e.data_diff_src = pd.diff_src_desc();
+    e.data_scratch = pd.scratchpad_desc();
+    e.data = dnnl::convolution_backward_data(pd);
+    e.data_dd_in = reorder_between(c.user_dst, e.data_diff_dst);
+    e.data_w_in = reorder_between(c.user_weight, e.data_weight);
+    e.data_ds_out = reorder_between(e.data_diff_src, c.user_src);
+  }
+  if (a.diff_weight || a.diff_bias) {
+    const dnnl::convolution_backward_weights::desc d =
+        a.diff_bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct,
+                                                               src_any, w_any, bias, dst_any,
+                                                               c.strides, c.dil, c.pad_l, c.pad_r)
+                    : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct,
+                                                               src_any, w_any, dst_any, c.strides,
+                                                               c.dil, c.pad_l, c.pad_r);
+    const dnnl::convolution_backward_weights::primitive_desc pd(d, attr, cpu_engine(), hint);
+    e.w_src = pd.src_desc();
+    e.w_diff_dst = pd.diff_dst_desc();
+    e.w_diff_weight = pd.diff_weights_desc();
+    e.w_scratch = pd.scratchpad_desc();
+    e.weights = dnnl::convolution_backward_weights(pd);
+    e.w_src_in = reorder_between(c.user_src, e.w_src);
+    e.share_diff_dst = a.diff_src && e.w_diff_dst == e.data_diff_dst;
+    if (!e.share_diff_dst) e.w_dd_in = reorder_between(c.user_dst, e.w_diff_dst);
+    e.w_dw_out = reorder_between(e.w_diff_weight, e.user_diff_weight);
+  }
+}
+
+}  // namespace
+
+void convolution_backward(const ConvBackwardArgs& a, const char* op) {
+  static PrimitiveCache<ConvBackwardEntry> cache(kCacheCapacity);
+  const ConvArgs& p = a.fwd;
+  CacheKey key;
+  for (int64_t v : {static_cast<int64_t>(p.type), int64_t{p.nsp}, p.n, p.ic, p.oc, p.groups,
+                    int64_t{omp_get_max_threads()}, int64_t{p.channels_last},
+                    int64_t{p.weight_channels_last}, int64_t{a.diff_src != nullptr},
+                    int64_t{a.diff_weight != nullptr}, int64_t{a.diff_bias != nullptr}})
+    key.add(v);
+  for (int i = 0; i < p.nsp; ++i)
+    for (int64_t v : {p.in[i], p.out[i], p.kernel[i], p.stride[i], p.padding[i], p.dilation[i]})
+      key.add(v);
+  try {
+    auto e = cache.get(key, [&](ConvBackwardEntry& e) { make_conv_backward(e, a); });
+    const ConvGeometry& c = e->geo;
+    auto& eng = cpu_engine();
+    auto& s = cpu_stream();
+    // An operand in the layout its primitive wants: the user's memory, or its reorder into a
+    // buffer from ampjit's allocator (Note [Large CPU buffers]).
+    std::vector<Ref<Storage>> bufs;
+    auto staged = [&](const memory::desc& d) {
+      bufs.push_back(Storage::allocate(d.get_size()));
+      return memory(d, eng, bufs.back()->data());
+    };
+    auto in = [&](const std::optional<dnnl::reorder>& r, const memory::desc& want,
+                  const memory::desc& user, const void* data) {
+      memory m(user, eng, const_cast<void*>(data));
+      if (!r) return m;
+      memory to = staged(want);
+      r->execute(s, m, to);
+      return to;
+    };
+    memory dd;
+    if (e->data) {
+      dd = in(e->data_dd_in, e->data_diff_dst, c.user_dst, a.diff_dst);
+      const memory w = in(e->data_w_in, e->data_weight, c.user_weight, p.weight);
+      memory user_ds(c.user_src, eng, a.diff_src);
+      memory ds = e->data_ds_out ? staged(e->data_diff_src) : user_ds;
+      e->data->execute(s, {{DNNL_ARG_DIFF_DST, dd},
+                           {DNNL_ARG_WEIGHTS, w},
+                           {DNNL_ARG_DIFF_SRC, ds},
+                           {DNNL_ARG_SCRATCHPAD, scratchpad(e->data_scratch)}});
+      if (e->data_ds_out) e->data_ds_out->execute(s, ds, user_ds);
+    }
+    if (e->weights) {
+      const memory src = in(e->w_src_in, e->w_src, c.user_src, p.src);
+      if (!e->share_diff_dst) dd = in(e->w_dd_in, e->w_diff_dst, c.user_dst, a.diff_dst);
+      // without a weight gradient wanted (a bias one only), the primitive still writes one
+      memory user_dw = a.diff_weight ? memory(e->user_diff_weight, eng, a.diff_weight)
+                                     : staged(e->user_diff_weight);
+      memory dw = e->w_dw_out ? staged(e->w_diff_weight) : user_dw;
+      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src},
+                                              {DNNL_ARG_DIFF_DST, dd},
+                                              {DNNL_ARG_DIFF_WEIGHTS, dw},
+                                              {DNNL_ARG_SCRATCHPAD, scratchpad(e->w_scratch)}};
+      if (a.diff_bias) args.emplace(DNNL_ARG_DIFF_BIAS, memory(c.bias, eng, a.diff_bias));
+      e->weights->execute(s, args);
+      if (e->w_dw_out && a.diff_weight) e->w_dw_out->execute(s, dw, user_dw);
+    }
+    s.wait();
+  } catch (const dnnl::error& err) {
+    rethrow(err, op, "convolution backward");
+  }
+}
+
+namespace {
 
 // --- float32 staging ----------------------------------------------------------------------
 

@@ -95,6 +95,21 @@ struct ConvArgs {
 };
 void convolution(const ConvArgs& args, const char* op);
 
+// Convolution backward: oneDNN's convolution_backward_data and convolution_backward_weights, what
+// torch's CPU backward calls (Note [Convolution backward primitives] in onednn.cpp). `fwd`
+// describes the forward (not transposed, no ReLU; src and weight point at its input and weight,
+// dst and bias are ignored). From diff_dst (in dst's layout) it writes diff_src (src's layout),
+// diff_weight (the weight's dense layout, OC x IC/G x K...) and diff_bias (OC values, Float32 only)
+// where they are not null.
+struct ConvBackwardArgs {
+  ConvArgs fwd;
+  const void* diff_dst = nullptr;
+  void* diff_src = nullptr;
+  void* diff_weight = nullptr;
+  void* diff_bias = nullptr;
+};
+void convolution_backward(const ConvBackwardArgs& args, const char* op);
+
 // --- float32 staging for float16 / bfloat16 (vectorized, split across threads) -------------
 // Widens n values of `type` (Float16 or BFloat16) at src into float32.
 void widen_to_float(const void* src, ScalarType type, float* dst, int64_t n);

@@ -220,6 +220,64 @@ Tensor max_pool2d_k(const Tensor& self, const std::vector<int64_t>& kernel_size,
   return shaped_result(out, self);
 }
 
+// max_pool2d_with_indices: the maxima and where they are (the flat index into the input's H x W
+// plane), torch's CPU rule exactly: scanning the window row by row, a value replaces the maximum
+// when larger or NaN, starting from the window's first element inside the input. What autograd
+// records for max_pool2d, so that backward scatters the gradient by the indices in one pass.
+// Computed row-major; a channels-last input gets channels-last results.
+std::tuple<Tensor, Tensor> max_pool2d_with_indices_k(
+    const Tensor& self, const std::vector<int64_t>& kernel_size, const std::vector<int64_t>& stride,
+    const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, bool ceil_mode) {
+  const Pair k = pair_of(
+      kernel_size, "max_pool2d: kernel_size must either be a single int, or a tuple of two ints");
+  AMPJIT_CHECK(stride.size() <= 2,
+               "max_pool2d: stride must either be omitted, a single int, or a tuple of two ints");
+  const Pair s = stride.empty() ? k : pair_of(stride, "");
+  const Pair pad =
+      pair_of(padding, "max_pool2d: padding must either be a single int, or a tuple of two ints");
+  const Pair dil =
+      pair_of(dilation, "max_pool2d: dilation must be either a single int, or a tuple of two ints");
+  check_window(k, s, pad, dil);
+  const Tensor x = check_pool_input(self, "max_pool2d_with_indices");
+  const int64_t H = x.size(2), W = x.size(3);
+  const int64_t oh = pooled_size(H, k.h, pad.h, s.h, dil.h, ceil_mode);
+  const int64_t ow = pooled_size(W, k.w, pad.w, s.w, dil.w, ceil_mode);
+  check_output(x, oh, ow);
+  const std::vector<int64_t> shape{x.size(0), x.size(1), oh, ow};
+  Tensor out = Tensor::empty(shape, x.dtype());
+  Tensor idx = Tensor::empty(shape, ScalarType::Int64);
+  int64_t* const ip = idx.data<int64_t>();
+  dispatch_pool(x.dtype(), "max_pool2d_with_indices", [&]<typename T>() {
+    using M = opmath_t<T>;
+    for_each_plane<T>(x, out, [&](const T* in, T* o) {
+      int64_t* ix = ip + (o - out.data<T>());
+      for (int64_t i = 0; i < oh; ++i) {
+        const Taps r = window_taps(i, k.h, s.h, pad.h, dil.h, H);
+        for (int64_t j = 0; j < ow; ++j) {
+          const Taps c = window_taps(j, k.w, s.w, pad.w, dil.w, W);
+          int64_t where = (r.start + r.lo * dil.h) * W + c.start + c.lo * dil.w;
+          M best = std::numeric_limits<M>::lowest();
+          if constexpr (std::is_floating_point_v<M>) best = -std::numeric_limits<M>::infinity();
+          for (int64_t a = r.lo; a < r.hi; ++a) {
+            const int64_t row = (r.start + a * dil.h) * W + c.start;
+            for (int64_t b = c.lo; b < c.hi; ++b) {
+              const M v = static_cast<M>(in[row + b * dil.w]);
+              if (v > best || v != v) {
+                best = v;
+                where = row + b * dil.w;
+              }
+            }
+          }
+          o[i * ow + j] = static_cast<T>(best);
+          ix[i * ow + j] = where;
+        }
+      }
+    });
+  });
+  if (is_channels_last(self)) return {to_channels_last(out), to_channels_last(idx)};
+  return {shaped_result(out, self), shaped_result(idx, self)};
+}
+
 Tensor avg_pool2d_k(const Tensor& self, const std::vector<int64_t>& kernel_size,
                     const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                     bool ceil_mode, bool count_include_pad,
@@ -326,5 +384,6 @@ Tensor adaptive_avg_pool2d_k(const Tensor& self, const std::vector<int64_t>& out
 }  // namespace ampjit::cpu
 
 AMPJIT_KERNEL(max_pool2d, cpu::max_pool2d_k)
+AMPJIT_KERNEL(max_pool2d_with_indices, cpu::max_pool2d_with_indices_k)
 AMPJIT_KERNEL(avg_pool2d, cpu::avg_pool2d_k)
 AMPJIT_KERNEL(adaptive_avg_pool2d, cpu::adaptive_avg_pool2d_k)

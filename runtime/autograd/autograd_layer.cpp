@@ -33,6 +33,7 @@ class OpNode : public Node {
     static const std::pair<const char*, const char*> kNames[] = {
         {"aten::to", "ToCopy"},
         {"aten::chunk", "Split"},
+        {"aten::max_pool2d_with_indices", "MaxPool2DWithIndices"},
         {"aten::conv2d", "Convolution"},
         {"aten::conv1d", "Convolution"},
         {"aten::batch_norm", "NativeBatchNorm"},

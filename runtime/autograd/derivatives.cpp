@@ -64,11 +64,6 @@ int64_t count(IntArrayRef sizes, const std::vector<int64_t>& dims) {
 Tensor mask(const Tensor& g, const Tensor& m) {
   return ops::mul(g, m);
 }
-void refuse_double_backward(const Tensor& g, const char* what) {
-  if (g.requires_grad())
-    throw NotImplementedError(
-        fmt::format("the derivative of {}'s backward (double backward) is not implemented", what));
-}
 
 // ---- views --------------------------------------------------------------------------------
 
@@ -307,6 +302,18 @@ void convolution_formula(B& b, int nd) {
   const std::vector<int64_t> stride = list("stride"), padding = list("padding"),
                              dilation = list("dilation");
   const int64_t groups = b.arg("groups").to_int();
+  if (!grad_enabled() && x.device().is_cpu() && is_floating(x.dtype()) &&
+      x.dtype() != ScalarType::Float64 && w.dtype() == x.dtype() && g.dtype() == x.dtype()) {
+    // plain backward on the CPU: oneDNN's backward primitives (Note [Convolution backward
+    // primitives] in kernels/cpu/onednn.cpp)
+    const OpResult r =
+        ops::convolution_backward(g, x, w, stride, padding, dilation, groups, b.needs("input"),
+                                  b.needs("weight"), b.needs("bias"));
+    if (b.needs("input")) b.set("input", r.tensor(0));
+    if (b.needs("weight")) b.set("weight", r.tensor(1));
+    if (b.needs("bias")) b.set("bias", r.tensor(2));
+    return;
+  }
   const bool batched = x.dim() == nd + 2;
   Tensor xb = batched ? x : Tensor(ops::unsqueeze(x, 0));
   Tensor gb = batched ? g : Tensor(ops::unsqueeze(g, 0));
@@ -384,56 +391,57 @@ std::vector<int64_t> pair_arg(const B& b, const char* name, std::vector<int64_t>
 }
 
 // Note [Pooling backward]
-// Each kernel offset (kh, kw) reads a strided window of the (padded) input: the elements at
-// oh*stride + kh*dilation. Backward walks the offsets in the forward's scan order and adds each
-// offset's share of the output gradient into that strided window of a padded zero tensor: for max
-// pooling the share goes to the offset that held the maximum first (torch's tie rule), for average
-// pooling every offset gets grad / divisor. K*K strided passes, no kernel of its own.
-Tensor pool_backward(const Tensor& g, const Tensor& x, const std::vector<int64_t>& k,
-                     const std::vector<int64_t>& s, const std::vector<int64_t>& p,
-                     const std::vector<int64_t>& d, const Tensor& result, bool is_max,
-                     const Tensor& divisor) {
-  refuse_double_backward(g, is_max ? "max_pool2d" : "avg_pool2d");
+// Average pooling: each kernel offset (kh, kw) reads a strided window of the padded input (the
+// elements at oh*stride + kh), so backward adds grad / divisor into that strided window of a padded
+// zero tensor, once per offset: K*K strided passes, no kernel of its own. The windows are views
+// written in place through the dispatcher, so under create_graph the writes are recorded
+// (CopySlices) and backward is itself differentiable. Max pooling records where its maxima are and
+// scatters the gradient there (max_pool2d_with_indices, below).
+Tensor avg_pool_backward(const Tensor& g, const Tensor& x, const std::vector<int64_t>& k,
+                         const std::vector<int64_t>& s, const std::vector<int64_t>& p,
+                         const Tensor& divisor) {
   const int64_t nd = x.dim();
   const int64_t H = x.size(nd - 2), W = x.size(nd - 1), OH = g.size(nd - 2), OW = g.size(nd - 1);
-  const int64_t HP = std::max(H + 2 * p[0], (OH - 1) * s[0] + (k[0] - 1) * d[0] + 1);
-  const int64_t WP = std::max(W + 2 * p[1], (OW - 1) * s[1] + (k[1] - 1) * d[1] + 1);
+  const int64_t HP = std::max(H + 2 * p[0], (OH - 1) * s[0] + k[0]);
+  const int64_t WP = std::max(W + 2 * p[1], (OW - 1) * s[1] + k[1]);
   std::vector<int64_t> padded = vec(x.sizes());
   padded[nd - 2] = HP;
   padded[nd - 1] = WP;
   Tensor gp = zeros(padded, g.dtype(), g.device());
-  Tensor xp, taken;
-  if (is_max) {
-    xp = ops::full(padded, -INFINITY, x.dtype(), x.device());
-    xp.narrow(nd - 2, p[0], H).narrow(nd - 1, p[1], W).copy_(x);
-    taken = ops::zeros_like(result, ScalarType::Bool);
-  }
-  Tensor share = is_max ? g : Tensor(ops::div(g, divisor));
+  const Tensor share = ops::div(g, divisor);
   for (int64_t kh = 0; kh < k[0]; ++kh) {
     for (int64_t kw = 0; kw < k[1]; ++kw) {
-      auto window = [&](const Tensor& t) {
-        return t.slice(nd - 2, kh * d[0], kh * d[0] + (OH - 1) * s[0] + 1, s[0])
-            .slice(nd - 1, kw * d[1], kw * d[1] + (OW - 1) * s[1] + 1, s[1]);
-      };
-      Tensor dst = window(gp);
-      if (is_max) {
-        Tensor hit = ops::logical_and(ops::eq(window(xp), result), ops::logical_not(taken));
-        taken = ops::logical_or(taken, hit);
-        dst.copy_(ops::add(dst, ops::mul(g, hit)));
-      } else {
-        dst.copy_(ops::add(dst, share));
-      }
+      Tensor dst = ops::slice(ops::slice(gp, nd - 2, kh, kh + (OH - 1) * s[0] + 1, s[0]), nd - 1,
+                              kw, kw + (OW - 1) * s[1] + 1, s[1]);
+      ops::add_(dst, share);
     }
   }
-  return ops::contiguous(gp.narrow(nd - 2, p[0], H).narrow(nd - 1, p[1], W));
+  return ops::contiguous(ops::narrow(ops::narrow(gp, nd - 2, p[0], H), nd - 1, p[1], W));
 }
 
-void max_pool2d_formula(B& b) {
-  const Tensor x = b.in("self");
-  const std::vector<int64_t> k = pair_arg(b, "kernel_size", {});
-  b.set("self",
-        pool_backward(b.grad(), x, k, pair_arg(b, "stride", k), pair_arg(b, "padding", {0, 0}),
-                      pair_arg(b, "dilation", {1, 1}), b.result(), true, Tensor()));
+// max_pool2d is recorded as max_pool2d_with_indices (as torch records it), whose backward
+// scatters the gradient to the recorded maxima: one pass, and itself differentiable (scatter_add's
+// derivative is a gather), so double backward works.
+void max_pool2d_decompose(const OpEntry&, Stack& s) {
+  const OpResult r = ops::max_pool2d_with_indices(s[0], s[1], s[2], s[3], s[4], s[5]);
+  s.clear();
+  s.emplace_back(r.tensor(0));
+}
+
+void max_pool2d_with_indices_formula(B& b) {
+  IntArrayRef sizes = b.sizes("self");
+  const Tensor& g = b.grad();
+  const Tensor idx = b.result(1);
+  // [..., OH, OW] -> [..., OH*OW] into a zero [..., H*W]
+  const int64_t nd = static_cast<int64_t>(sizes.size());
+  std::vector<int64_t> flat_out = vec(g.sizes()), flat_in = vec(sizes);
+  flat_out.resize(nd - 1);
+  flat_out[nd - 2] = g.size(nd - 2) * g.size(nd - 1);
+  flat_in.resize(nd - 1);
+  flat_in[nd - 2] = sizes[nd - 2] * sizes[nd - 1];
+  Tensor gi = ops::scatter_add(zeros(flat_in, g.dtype(), g.device()), nd - 2,
+                               ops::reshape(idx, flat_out), ops::reshape(g, flat_out));
+  b.set("self", ops::view(gi, vec(sizes)));
 }
 
 void avg_pool2d_formula(B& b) {
@@ -460,7 +468,7 @@ void avg_pool2d_formula(B& b) {
     (void)nd;
     divisor = ops::avg_pool2d(ones, k, s, std::vector<int64_t>{0, 0}, ceil_mode, true, 1);
   }
-  b.set("self", pool_backward(b.grad(), x, k, s, p, {1, 1}, Tensor(), false, divisor));
+  b.set("self", avg_pool_backward(b.grad(), x, k, s, p, divisor));
 }
 
 // Row o of the [out, in] matrix that averages adaptive window o: 1/len on [floor(o*in/out),
@@ -1149,7 +1157,7 @@ Derivative kDerivatives[] = {
     D(conv1d, "input weight", { convolution_formula(b, 1); }),
     D(conv2d, "input weight", { convolution_formula(b, 2); }),
     D(conv3d, "input weight", { convolution_formula(b, 3); }),
-    D(max_pool2d, "self result", { max_pool2d_formula(b); }),
+    DECOMPOSE(max_pool2d, max_pool2d_decompose),
     D(avg_pool2d, "self", { avg_pool2d_formula(b); }),
     D(adaptive_avg_pool2d, "", { adaptive_avg_pool2d_formula(b); }),
     D(batch_norm, "input weight running_mean running_var", { batch_norm_formula(b); }),
@@ -1327,6 +1335,30 @@ Derivative kDerivatives[] = {
           b.set("source", scale(g, scalar(b, "alpha")));
         }
       }),
+    D(gather, "index",
+      {
+        const Tensor& g = b.grad();
+        b.set("self", ops::scatter_add(zeros(b.sizes("self"), g.dtype(), g.device()),
+                                       b.arg("dim").to_int(), b.in("index"), g));
+      }),
+    D(scatter_add, "index",
+      {
+        b.set("self", b.grad());
+        if (b.needs("src")) {
+          // src may be larger than index: its other elements are not read
+          const Tensor idx = b.in("index");
+          const Tensor got = ops::gather(b.grad(), b.arg("dim").to_int(), idx);
+          IntArrayRef src = b.sizes("src");
+          if (std::equal(src.begin(), src.end(), got.sizes().begin(), got.sizes().end()))
+            return b.set("src", got);
+          Tensor full = zeros(src, got.dtype(), got.device());
+          Tensor part = full;
+          for (int64_t d = 0; d < got.dim(); ++d) part = ops::narrow(part, d, 0, got.size(d));
+          ops::copy_(part, got);
+          b.set("src", full);
+        }
+      }),
+    D(max_pool2d_with_indices, "self result", { max_pool2d_with_indices_formula(b); }),
     D(index_copy, "index",
       {
         // the copied rows come from source; the rest of self passes through

@@ -26,7 +26,6 @@ rng = np.random.default_rng(1234)
 # with a NotImplementedError naming the missing op; strict, so a test flips the day the op lands.
 MISSING_OPS = {
     "Conv2d_reflect": "aten::pad",
-    "max_pool2d_indices": "aten::max_pool2d_with_indices",
     "pad_reflect": "aten::pad",
 }
 
