@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "runtime/autograd/functions.h"
@@ -63,6 +64,26 @@ void set_requires_grad(const Tensor& t, bool requires_grad) {
 
 void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, uint32_t nr) {
   AutogradMeta& m = ensure_meta(t);
+  // torch 1.13 moves retain_grad's hook to the new grad_fn (an in-place op, a view's refresh):
+  // .grad is the gradient of what the tensor holds now. Other hooks stay with the old value.
+  if (m.retains_grad && m.grad_fn && m.grad_fn != fn) {
+    std::optional<HookEntry> moved;
+    {
+      std::lock_guard<std::mutex> lock(m.grad_fn->hooks_mutex);
+      auto& hooks = m.grad_fn->pre_hooks;
+      auto it = std::find_if(hooks.begin(), hooks.end(),
+                             [&](const HookEntry& h) { return h.id == m.retain_hook_id; });
+      if (it != hooks.end()) {
+        moved = std::move(*it);
+        hooks.erase(it);
+      }
+    }
+    if (moved) {
+      moved->output_nr = nr;
+      std::lock_guard<std::mutex> lock(fn->hooks_mutex);
+      fn->pre_hooks.push_back(std::move(*moved));
+    }
+  }
   m.grad_fn = fn;
   m.output_nr = nr;
   t.impl()->requires_grad = true;
@@ -137,12 +158,13 @@ HookHandle register_hook(const Tensor& t, TensorHook fn) {
 // before a hook that changes the gradient, it keeps the gradient as it was.
 void retain_grad(const Tensor& t) {
   AMPJIT_CHECK(t.requires_grad(), "can't retain_grad on Tensor that has requires_grad=False");
-  if (t.is_leaf()) return;  // a leaf keeps its .grad anyway
+  if (!grad_fn(t)) return;  // a leaf keeps its .grad anyway (a view may take its grad_fn first)
   AutogradMeta& m = ensure_meta(t);
   if (m.retains_grad) return;
   m.retains_grad = true;
   std::weak_ptr<AutogradMeta> weak = t.impl()->autograd;
   const uint64_t id = g_next_hook_id.fetch_add(1, std::memory_order_relaxed);
+  m.retain_hook_id = id;
   std::lock_guard<std::mutex> lock(m.grad_fn->hooks_mutex);
   m.grad_fn->pre_hooks.push_back(HookEntry{id, m.output_nr, [weak](const Tensor& g) -> Tensor {
                                              auto meta = weak.lock();

@@ -93,6 +93,7 @@ struct AutogradMeta {
   std::weak_ptr<Node> grad_accumulator;  // a leaf's AccumulateGrad while a graph holds it
   uint32_t output_nr = 0;
   bool retains_grad = false;
+  uint64_t retain_hook_id = 0;   // retain_grad's hook, on grad_fn: it follows grad_fn (set_history)
   std::vector<HookEntry> hooks;  // a leaf's hooks (AccumulateGrad runs them)
   std::mutex mutex;              // .grad accumulation
 };

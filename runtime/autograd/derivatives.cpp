@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 
 #include "runtime/dispatcher.h"
@@ -291,24 +292,101 @@ void linear_formula(B& b) {
 // the same way, with stride and dilation swapped; groups stay groups (each group's weight sees its
 // own input channels), so depthwise convolutions need no loop. The result is at least the kernel's
 // size and is cut to it.
-void convolution_formula(B& b, int nd) {
-  const Tensor x = b.in("input"), w = b.in("weight");
-  const Tensor& g = b.grad();
+// Whether the CPU backward kernel serves: plain backward of float32 or reduced precision operands
+// (Note [Convolution backward primitives] in kernels/cpu/onednn.cpp).
+bool use_conv_kernel(const Tensor& x, const Tensor& w, const Tensor& g) {
+  return !grad_enabled() && x.device().is_cpu() && is_floating(x.dtype()) &&
+         x.dtype() != ScalarType::Float64 && w.dtype() == x.dtype() && g.dtype() == x.dtype();
+}
+
+struct ConvParamLists {
+  std::vector<int64_t> stride, padding, dilation, output_padding;
+  int64_t groups = 1;
+};
+ConvParamLists conv_params(const B& b, int nd, bool transposed) {
   auto list = [&](const char* name) {
     std::vector<int64_t> v = b.arg(name).to_int_list();
     if (v.size() == 1 && nd > 1) v.assign(nd, v[0]);
     return v;
   };
-  const std::vector<int64_t> stride = list("stride"), padding = list("padding"),
-                             dilation = list("dilation");
-  const int64_t groups = b.arg("groups").to_int();
-  if (!grad_enabled() && x.device().is_cpu() && is_floating(x.dtype()) &&
-      x.dtype() != ScalarType::Float64 && w.dtype() == x.dtype() && g.dtype() == x.dtype()) {
-    // plain backward on the CPU: oneDNN's backward primitives (Note [Convolution backward
-    // primitives] in kernels/cpu/onednn.cpp)
+  ConvParamLists c{list("stride"), list("padding"), list("dilation"), {}, b.arg("groups").to_int()};
+  if (transposed) c.output_padding = list("output_padding");
+  return c;
+}
+
+Tensor conv_nd(int nd, const Tensor& x, const Tensor& w, const ConvParamLists& c) {
+  if (nd == 1) return ops::conv1d(x, w, std::nullopt, c.stride, c.padding, c.dilation, c.groups);
+  if (nd == 2) return ops::conv2d(x, w, std::nullopt, c.stride, c.padding, c.dilation, c.groups);
+  return ops::conv3d(x, w, std::nullopt, c.stride, c.padding, c.dilation, c.groups);
+}
+
+Tensor conv_transpose_nd(int nd, const Tensor& x, const Tensor& w, const ConvParamLists& c,
+                         const std::vector<int64_t>& out_pad) {
+  if (nd == 1)
+    return ops::conv_transpose1d(x, w, std::nullopt, c.stride, c.padding, out_pad, c.groups,
+                                 c.dilation);
+  if (nd == 2)
+    return ops::conv_transpose2d(x, w, std::nullopt, c.stride, c.padding, out_pad, c.groups,
+                                 c.dilation);
+  return ops::conv_transpose3d(x, w, std::nullopt, c.stride, c.padding, out_pad, c.groups,
+                               c.dilation);
+}
+
+// The weight's gradient of conv(xb, w) (batched) given the gradient gb of its output.
+Tensor conv_weight_grad(int nd, const Tensor& xb, const Tensor& gb, const Tensor& w,
+                        const ConvParamLists& c) {
+  if (use_conv_kernel(xb, w, gb))
+    return ops::convolution_backward(gb, xb, w, c.stride, c.padding, c.dilation, c.groups, false,
+                                     true, false)
+        .tensor(1);
+  bool pointwise = c.groups == 1;  // a 1x1 kernel without padding: the weight's gradient is a GEMM
+  for (int i = 0; i < nd; ++i) pointwise = pointwise && w.size(2 + i) == 1 && c.padding[i] == 0;
+  if (pointwise) {
+    // grad [N, O, *Out] and the input at the strided positions [N, C, *Out], both as [*, N*Out]
+    Tensor xs = xb;
+    for (int i = 0; i < nd; ++i)
+      xs = ops::slice(xs, 2 + i, 0, (gb.size(2 + i) - 1) * c.stride[i] + 1, c.stride[i]);
+    Tensor g2 = ops::reshape(ops::transpose(gb, 0, 1), std::vector<int64_t>{gb.size(1), -1});
+    Tensor x2 = ops::reshape(ops::transpose(xs, 0, 1), std::vector<int64_t>{xs.size(1), -1});
+    return ops::view(ops::mm(g2, ops::t(x2)), vec(w.sizes()));
+  }
+  const int64_t n = xb.size(0), cg = w.size(1), og = w.size(0) / c.groups;
+  // input [N, G*Cg, *S] -> [Cg, G*N, *S]; grad [N, G*Og, *O] -> [G*Og, N, *O]
+  std::vector<int64_t> xs{n, c.groups, cg}, gs{n, c.groups, og};
+  std::vector<int64_t> xperm{2, 1, 0}, gperm{1, 2, 0};
+  std::vector<int64_t> x2s{cg, c.groups * n}, g2s{c.groups * og, n};
+  for (int i = 0; i < nd; ++i) {
+    xs.push_back(xb.size(2 + i));
+    gs.push_back(gb.size(2 + i));
+    xperm.push_back(3 + i);
+    gperm.push_back(3 + i);
+    x2s.push_back(xb.size(2 + i));
+    g2s.push_back(gb.size(2 + i));
+  }
+  Tensor x2 = ops::reshape(ops::permute(ops::view(ops::contiguous(xb), xs), xperm), x2s);
+  Tensor g2 = ops::reshape(ops::permute(ops::view(ops::contiguous(gb), gs), gperm), g2s);
+  // stride and dilation swap places
+  const ConvParamLists swapped{c.dilation, c.padding, c.stride, {}, c.groups};
+  Tensor gw = conv_nd(nd, x2, g2, swapped);
+  for (int i = 0; i < nd; ++i) gw = ops::narrow(gw, 2 + i, 0, w.size(2 + i));
+  // [Cg, G*Og, *K] -> [G*Og, Cg, *K]
+  return ops::contiguous(ops::transpose(gw, 0, 1));
+}
+
+Tensor conv_bias_grad(int nd, const Tensor& gb) {
+  std::vector<int64_t> dims{0};
+  for (int i = 0; i < nd; ++i) dims.push_back(2 + i);
+  return ops::sum_dim_IntList(gb, dims, false);
+}
+
+void convolution_formula(B& b, int nd) {
+  const Tensor x = b.in("input"), w = b.in("weight");
+  const Tensor& g = b.grad();
+  const ConvParamLists c = conv_params(b, nd, false);
+  if (use_conv_kernel(x, w, g)) {
     const OpResult r =
-        ops::convolution_backward(g, x, w, stride, padding, dilation, groups, b.needs("input"),
-                                  b.needs("weight"), b.needs("bias"));
+        ops::convolution_backward(g, x, w, c.stride, c.padding, c.dilation, c.groups,
+                                  b.needs("input"), b.needs("weight"), b.needs("bias"));
     if (b.needs("input")) b.set("input", r.tensor(0));
     if (b.needs("weight")) b.set("weight", r.tensor(1));
     if (b.needs("bias")) b.set("bias", r.tensor(2));
@@ -321,64 +399,31 @@ void convolution_formula(B& b, int nd) {
     std::vector<int64_t> out_pad(nd);
     for (int i = 0; i < nd; ++i) {
       const int64_t k = w.size(2 + i), in = xb.size(2 + i), out = gb.size(2 + i);
-      out_pad[i] = in - ((out - 1) * stride[i] - 2 * padding[i] + dilation[i] * (k - 1) + 1);
+      out_pad[i] = in - ((out - 1) * c.stride[i] - 2 * c.padding[i] + c.dilation[i] * (k - 1) + 1);
     }
-    Tensor gi;
-    if (nd == 1)
-      gi = ops::conv_transpose1d(gb, w, std::nullopt, stride, padding, out_pad, groups, dilation);
-    else if (nd == 2)
-      gi = ops::conv_transpose2d(gb, w, std::nullopt, stride, padding, out_pad, groups, dilation);
-    else
-      gi = ops::conv_transpose3d(gb, w, std::nullopt, stride, padding, out_pad, groups, dilation);
+    Tensor gi = conv_transpose_nd(nd, gb, w, c, out_pad);
     b.set("input", batched ? gi : Tensor(ops::squeeze_dim(gi, 0)));
   }
-  bool pointwise = groups == 1;  // a 1x1 kernel without padding: the weight's gradient is a GEMM
-  for (int i = 0; i < nd; ++i) pointwise = pointwise && w.size(2 + i) == 1 && padding[i] == 0;
-  if (b.needs("weight") && pointwise) {
-    // grad [N, O, *Out] and the input at the strided positions [N, C, *Out], both as [*, N*Out]
-    Tensor xs = xb;
-    for (int i = 0; i < nd; ++i)
-      xs = ops::slice(xs, 2 + i, 0, (gb.size(2 + i) - 1) * stride[i] + 1, stride[i]);
-    Tensor g2 = ops::reshape(ops::transpose(gb, 0, 1), std::vector<int64_t>{gb.size(1), -1});
-    Tensor x2 = ops::reshape(ops::transpose(xs, 0, 1), std::vector<int64_t>{xs.size(1), -1});
-    b.set("weight", ops::view(ops::mm(g2, ops::t(x2)), vec(w.sizes())));
-  } else if (b.needs("weight")) {
-    const int64_t n = xb.size(0), cg = w.size(1), og = w.size(0) / groups;
-    // input [N, G*Cg, *S] -> [Cg, G*N, *S]; grad [N, G*Og, *O] -> [G*Og, N, *O]
-    std::vector<int64_t> xs{n, groups, cg}, gs{n, groups, og};
-    for (int i = 0; i < nd; ++i) {
-      xs.push_back(xb.size(2 + i));
-      gs.push_back(gb.size(2 + i));
-    }
-    std::vector<int64_t> xperm{2, 1, 0}, gperm{1, 2, 0};
-    for (int i = 0; i < nd; ++i) {
-      xperm.push_back(3 + i);
-      gperm.push_back(3 + i);
-    }
-    std::vector<int64_t> x2s{cg, groups * n}, g2s{groups * og, n};
-    for (int i = 0; i < nd; ++i) {
-      x2s.push_back(xb.size(2 + i));
-      g2s.push_back(gb.size(2 + i));
-    }
-    Tensor x2 = ops::reshape(ops::permute(ops::view(ops::contiguous(xb), xs), xperm), x2s);
-    Tensor g2 = ops::reshape(ops::permute(ops::view(ops::contiguous(gb), gs), gperm), g2s);
-    Tensor gw;
-    if (nd == 1)
-      gw = ops::conv1d(x2, g2, std::nullopt, dilation, padding, stride, groups);
-    else if (nd == 2)
-      gw = ops::conv2d(x2, g2, std::nullopt, dilation, padding, stride, groups);
-    else
-      gw = ops::conv3d(x2, g2, std::nullopt, dilation, padding, stride, groups);
-    for (int i = 0; i < nd; ++i) gw = ops::narrow(gw, 2 + i, 0, w.size(2 + i));
-    // [Cg, G*Og, *K] -> [G*Og, Cg, *K]
-    gw = ops::transpose(gw, 0, 1);
-    b.set("weight", ops::contiguous(gw));
+  if (b.needs("weight")) b.set("weight", conv_weight_grad(nd, xb, gb, w, c));
+  if (b.needs("bias")) b.set("bias", conv_bias_grad(nd, gb));
+}
+
+// A transposed convolution is the input-gradient of a convolution by the same weight, so its own
+// input's gradient is that convolution of the output's gradient, and its weight's gradient is that
+// convolution's weight gradient with the roles of input and output's gradient exchanged.
+void conv_transpose_formula(B& b, int nd) {
+  const Tensor x = b.in("input"), w = b.in("weight");
+  const Tensor& g = b.grad();
+  const ConvParamLists c = conv_params(b, nd, true);
+  const bool batched = x.dim() == nd + 2;
+  Tensor xb = batched ? x : Tensor(ops::unsqueeze(x, 0));
+  Tensor gb = batched ? g : Tensor(ops::unsqueeze(g, 0));
+  if (b.needs("input")) {
+    Tensor gi = conv_nd(nd, gb, w, c);
+    b.set("input", batched ? gi : Tensor(ops::squeeze_dim(gi, 0)));
   }
-  if (b.needs("bias")) {
-    std::vector<int64_t> dims{0};
-    for (int i = 0; i < nd; ++i) dims.push_back(2 + i);
-    b.set("bias", ops::sum_dim_IntList(gb, dims, false));
-  }
+  if (b.needs("weight")) b.set("weight", conv_weight_grad(nd, gb, xb, w, c));
+  if (b.needs("bias")) b.set("bias", conv_bias_grad(nd, gb));
 }
 
 // ---- pooling ------------------------------------------------------------------------------
@@ -504,6 +549,123 @@ void adaptive_avg_pool2d_formula(B& b) {
   shape.push_back(kw);
   Tensor e = ops::expand(up, shape);
   b.set("self", ops::div_Scalar(ops::reshape(e, vec(sizes)), static_cast<double>(kh * kw)));
+}
+
+// ---- products and norms -------------------------------------------------------------------
+
+// The product of every other element along `dim`: exclusive cumulative products from both ends, so
+// a zero needs no division (torch's prod_safe_zeros_backward), and twice differentiable.
+Tensor product_of_others(const Tensor& x, int64_t dim) {
+  const int64_t n = x.size(dim);
+  if (n == 1) return ops::ones_like(x);
+  const std::vector<int64_t> d{dim};
+  const Tensor one = ops::ones_like(ops::narrow(x, dim, 0, 1));
+  auto exclusive = [&](const Tensor& t) {
+    return ops::cumprod(ops::cat(std::vector<Tensor>{one, ops::narrow(t, dim, 0, n - 1)}, dim),
+                        dim);
+  };
+  return ops::mul(exclusive(x), ops::flip(exclusive(ops::flip(x, d)), d));
+}
+
+void prod_formula(B& b, std::optional<int64_t> dim, bool keepdim) {
+  const Tensor x = b.in("self");
+  IntArrayRef sizes = x.sizes();
+  if (x.numel() == 0) return b.set("self", ops::zeros_like(x));
+  if (!dim) {  // the whole tensor, as one line
+    const Tensor flat = ops::reshape(x, std::vector<int64_t>{-1});
+    Tensor g = ops::mul(ops::to_dtype(b.grad(), x.dtype()), product_of_others(flat, 0));
+    return b.set("self", ops::reshape(g, vec(sizes)));
+  }
+  const int64_t d = wrap(*dim, sizes.size());
+  const Tensor g =
+      expand_reduced(ops::to_dtype(b.grad(), x.dtype()), sizes, std::vector<int64_t>{d}, keepdim);
+  b.set("self", ops::mul(g, x.dim() == 0 ? ops::ones_like(x) : product_of_others(x, d)));
+}
+
+// cumprod: y_k = x_0 ... x_k. Without zeros, dx_i = sum_{k>=i} g_k y_k / x_i. With zeros, the
+// recurrence S_i = g_i + x_{i+1} S_{i+1} (from the end) gives dx_i = (x_0 ... x_{i-1}) S_i.
+void cumprod_formula(B& b) {
+  const Tensor x = b.in("self");
+  if (x.dim() == 0 || x.numel() == 0) return b.set("self", ops::to_dtype(b.grad(), x.dtype()));
+  const int64_t dim = wrap(b.arg("dim").to_int(), x.sizes().size());
+  const std::vector<int64_t> d{dim};
+  const Tensor g = ops::to_dtype(b.grad(), x.dtype());
+  const bool zeros = Tensor(ops::sum(ops::eq_Scalar(x, 0.0))).item().to_int() > 0;
+  if (!zeros) {
+    const Tensor gy = ops::mul(g, b.result());
+    return b.set("self", ops::div(ops::flip(ops::cumsum(ops::flip(gy, d), dim), d), x));
+  }
+  const int64_t n = x.size(dim);
+  std::vector<Tensor> S(static_cast<size_t>(n));
+  S[n - 1] = ops::select(g, dim, n - 1);
+  for (int64_t i = n - 2; i >= 0; --i)
+    S[i] = ops::add(ops::select(g, dim, i), ops::mul(ops::select(x, dim, i + 1), S[i + 1]));
+  const Tensor one = ops::ones_like(ops::narrow(x, dim, 0, 1));
+  const Tensor left =
+      ops::cumprod(ops::cat(std::vector<Tensor>{one, ops::narrow(x, dim, 0, n - 1)}, dim), dim);
+  b.set("self", ops::mul(left, ops::stack(S, dim)));
+}
+
+// The gradient of a p-norm of x (norm and grad already broadcast to x's shape), torch's
+// norm_backward: p = 0 has none (undefined, as torch's); p = inf goes to the elements of largest
+// magnitude, shared among ties (`ties` counts them, per reduced slice); 1 and 2 as themselves; any
+// other p through powers.
+Tensor norm_backward(const Tensor& g, const Tensor& x, const Tensor& norm, double p,
+                     const std::function<Tensor(const Tensor&)>& ties) {
+  if (p == 0.0) return Tensor();
+  if (p == 1.0) return ops::mul(ops::sign(x), g);
+  const Tensor zero_norm = ops::eq_Scalar(norm, 0.0);
+  if (p == 2.0) return ops::mul(g, ops::masked_fill_Scalar(ops::div(x, norm), zero_norm, 0.0));
+  if (std::isinf(p)) {
+    const Tensor ax = ops::abs(x);
+    const Tensor mask =
+        ops::to_dtype(ops::logical_or(ops::eq(ax, norm), ops::ne(ax, ax)), x.dtype());
+    return ops::mul(ops::sign(x), ops::mul(ops::div(g, ties(mask)), mask));
+  }
+  const Tensor scaled = p < 2.0
+                            ? ops::mul(ops::sign(x), ops::pow_Tensor_Scalar(ops::abs(x), p - 1.0))
+                            : ops::mul(x, ops::pow_Tensor_Scalar(ops::abs(x), p - 2.0));
+  const Tensor scale =
+      ops::masked_fill_Scalar(ops::div(g, ops::pow_Tensor_Scalar(norm, p - 1.0)), zero_norm, 0.0);
+  return ops::mul(scaled, scale);
+}
+
+void norm_formula(B& b, const IValue& pv, const IValue& dim, bool keepdim) {
+  const Tensor x = b.in("self");
+  const double p = pv.is_none() ? 2.0 : pv.to_double();
+  const std::vector<int64_t> dims = reduced_dims(dim, x.sizes().size());
+  auto back = [&](const Tensor& t) { return expand_reduced(t, x.sizes(), dims, keepdim); };
+  const Tensor g = ops::to_dtype(back(b.grad()), x.dtype());
+  const Tensor n = ops::to_dtype(back(b.result()), x.dtype());
+  b.set("self", norm_backward(g, x, n, p, [&](const Tensor& mask) {
+          return expand_reduced(ops::sum_dim_IntList(mask, dims, true), x.sizes(), dims, true);
+        }));
+}
+
+// cdist: d_ij = ||x1_i - x2_j||_p over the last dim, for every pair; the gradient of each pair's
+// norm, summed over the other side's points (x2's with the opposite sign).
+void cdist_formula(B& b) {
+  const Tensor x1 = b.in("x1"), x2 = b.in("x2");
+  const double p = b.arg("p").to_double();
+  const Tensor diff = ops::sub(ops::unsqueeze(x1, -2), ops::unsqueeze(x2, -3));  // [.., P, R, M]
+  const Tensor dist = ops::unsqueeze(b.result(), -1);
+  const Tensor g = ops::unsqueeze(b.grad(), -1);
+  Tensor per;      // d d_ij / d diff, times g_ij
+  if (p == 0.0) {  // counts of differing coordinates: zero gradients (torch's)
+    if (b.needs("x1")) b.set("x1", ops::zeros_like(x1));
+    if (b.needs("x2")) b.set("x2", ops::zeros_like(x2));
+    return;
+  }
+  if (std::isinf(p)) {  // torch: every coordinate at the maximum takes the whole gradient
+    per = ops::mul(ops::mul(ops::sign(diff), g),
+                   ops::to_dtype(ops::eq(ops::abs(diff), dist), diff.dtype()));
+  } else {
+    per = norm_backward(ops::expand_as(g, diff), diff, ops::expand_as(dist, diff), p,
+                        [](const Tensor& m) { return m; });
+  }
+  if (b.needs("x1")) b.set("x1", ops::sum_dim_IntList(per, std::vector<int64_t>{-2}, false));
+  if (b.needs("x2"))
+    b.set("x2", ops::neg(ops::sum_dim_IntList(per, std::vector<int64_t>{-3}, false)));
 }
 
 // ---- normalization ------------------------------------------------------------------------
@@ -844,6 +1006,30 @@ Derivative kDerivatives[] = {
       }),
     D(fmod_Scalar, "", { b.set("self", b.grad()); }),
     D(remainder_Scalar, "", { b.set("self", b.grad()); }),
+    // fmod/remainder: self - other * q with q rounded (toward zero / down), piecewise constant
+    D(fmod, "self other",
+      {
+        b.set("self", b.grad());
+        if (b.needs("other"))
+          b.set("other",
+                ops::neg(ops::mul(b.grad(), ops::div_Tensor_mode(b.in("self"), b.in("other"),
+                                                                 std::string("trunc")))));
+      }),
+    D(remainder, "self other",
+      {
+        b.set("self", b.grad());
+        if (b.needs("other"))
+          b.set("other",
+                ops::neg(ops::mul(b.grad(), ops::div_Tensor_mode(b.in("self"), b.in("other"),
+                                                                 std::string("floor")))));
+      }),
+    D(atan2, "self other",
+      {
+        const Tensor y = b.in("self"), x = b.in("other");
+        const Tensor r = ops::div(b.grad(), ops::add(ops::mul(y, y), ops::mul(x, x)));
+        if (b.needs("self")) b.set("self", ops::mul(r, x));
+        if (b.needs("other")) b.set("other", ops::neg(ops::mul(r, y)));
+      }),
     D(addcmul, "tensor1 tensor2",
       {
         const Scalar v = scalar(b, "value");
@@ -1009,6 +1195,18 @@ Derivative kDerivatives[] = {
       { b.set("self", mask(b.grad(), ops::ge_Scalar(b.in("self"), scalar(b, "min")))); }),
     D(clamp_max, "self",
       { b.set("self", mask(b.grad(), ops::le_Scalar(b.in("self"), scalar(b, "max")))); }),
+    D(clamp_min_Tensor, "self min",
+      {
+        const Tensor below = ops::lt(b.in("self"), b.in("min"));
+        if (b.needs("self")) b.set("self", mask(b.grad(), ops::logical_not(below)));
+        if (b.needs("min")) b.set("min", mask(b.grad(), below));
+      }),
+    D(clamp_max_Tensor, "self max",
+      {
+        const Tensor above = ops::gt(b.in("self"), b.in("max"));
+        if (b.needs("self")) b.set("self", mask(b.grad(), ops::logical_not(above)));
+        if (b.needs("max")) b.set("max", mask(b.grad(), above));
+      }),
     // -- reductions
     D(sum, "", { b.set("self", ops::expand(b.grad(), vec(b.sizes("self")))); }),
     D(sum_dim_IntList, "", { sum_dim_formula(b); }),
@@ -1082,27 +1280,17 @@ Derivative kDerivatives[] = {
         var_formula(b, reduced_dims(b.arg("dim"), b.sizes("self").size()), correction_of(b),
                     b.arg("keepdim").to_bool(), true);
       }),
-    D(norm_Scalar, "self result",
-      {
-        const double p = b.arg("p").to_double();
-        AMPJIT_CHECK_T(NotImplementedError, p == 2.0,
-                       "the derivative of norm with p={} is not implemented", p);
-        const Tensor x = b.in("self"), n = b.result();
-        Tensor d = ops::masked_fill_Scalar(ops::div(x, n), ops::eq_Scalar(n, 0.0), 0.0);
-        b.set("self", ops::mul(b.grad(), d));
-      }),
+    D(norm_Scalar, "self result", { norm_formula(b, b.arg("p"), IValue(), false); }),
     D(norm_ScalarOpt_dim, "self result",
-      {
-        const IValue& pv = b.arg("p");
-        AMPJIT_CHECK_T(NotImplementedError, pv.is_none() || pv.to_double() == 2.0,
-                       "the derivative of norm with p={} is not implemented", pv.to_double());
-        const Tensor x = b.in("self");
-        const auto dims = reduced_dims(b.arg("dim"), x.sizes().size());
-        const bool keep = b.arg("keepdim").to_bool();
-        Tensor n = expand_reduced(b.result(), x.sizes(), dims, keep);
-        Tensor d = ops::masked_fill_Scalar(ops::div(x, n), ops::eq_Scalar(n, 0.0), 0.0);
-        b.set("self", ops::mul(expand_reduced(b.grad(), x.sizes(), dims, keep), d));
-      }),
+      { norm_formula(b, b.arg("p"), b.arg("dim"), b.arg("keepdim").to_bool()); }),
+    D(norm_ScalarOpt_dtype, "self result", { norm_formula(b, b.arg("p"), IValue(), false); }),
+    D(norm_ScalarOpt_dim_dtype, "self result",
+      { norm_formula(b, b.arg("p"), b.arg("dim"), b.arg("keepdim").to_bool()); }),
+    D(prod, "self", { prod_formula(b, std::nullopt, false); }),
+    D(prod_dim_int, "self",
+      { prod_formula(b, b.arg("dim").to_int(), b.arg("keepdim").to_bool()); }),
+    D(cumprod, "self result", { cumprod_formula(b); }),
+    D(cdist, "x1 x2 result", { cdist_formula(b); }),
     D(softmax_int, "result",
       {
         const Tensor y = b.result();
@@ -1144,6 +1332,18 @@ Derivative kDerivatives[] = {
     D(matmul, "self other", { matmul_formula(b); }),
     D(addmm, "mat1 mat2", { addmm_like(b, "mat1", "mat2", false); }),
     D(baddbmm, "batch1 batch2", { addmm_like(b, "batch1", "batch2", true); }),
+    D(addbmm, "batch1 batch2",
+      {
+        // beta * self + alpha * sum_b batch1[b] @ batch2[b]: each batch sees the same gradient
+        const Scalar beta = scalar(b, "beta"), alpha = scalar(b, "alpha");
+        if (b.needs("self")) b.set("self", scale(b.grad(), beta));
+        const Tensor b1 = b.in("batch1"), b2 = b.in("batch2");
+        const Tensor g =
+            ops::expand(ops::unsqueeze(b.grad(), 0),
+                        std::vector<int64_t>{b1.size(0), b.grad().size(0), b.grad().size(1)});
+        if (b.needs("batch1")) b.set("batch1", scale(ops::bmm(g, mT(b2)), alpha));
+        if (b.needs("batch2")) b.set("batch2", scale(ops::bmm(mT(b1), g), alpha));
+      }),
     D(addmv, "mat vec",
       {
         const Scalar beta = scalar(b, "beta"), alpha = scalar(b, "alpha");
@@ -1157,6 +1357,9 @@ Derivative kDerivatives[] = {
     D(conv1d, "input weight", { convolution_formula(b, 1); }),
     D(conv2d, "input weight", { convolution_formula(b, 2); }),
     D(conv3d, "input weight", { convolution_formula(b, 3); }),
+    D(conv_transpose1d, "input weight", { conv_transpose_formula(b, 1); }),
+    D(conv_transpose2d, "input weight", { conv_transpose_formula(b, 2); }),
+    D(conv_transpose3d, "input weight", { conv_transpose_formula(b, 3); }),
     DECOMPOSE(max_pool2d, max_pool2d_decompose),
     D(avg_pool2d, "self", { avg_pool2d_formula(b); }),
     D(adaptive_avg_pool2d, "", { adaptive_avg_pool2d_formula(b); }),

@@ -297,3 +297,20 @@ def test_zoo_ops_newly_differentiable(torch_ref):
     (gs, gsrc), (ts, tsrc) = both(torch_ref, index_copy)
     assert_close(gs, ts)
     assert_close(gsrc, tsrc)
+
+
+def test_retain_grad_follows_in_place_changes(torch_ref):
+    """torch 1.13 moves retain_grad's hook to the new grad_fn: .grad is the gradient of the value
+    the tensor holds at the end; a hook registered before the change sees the old value's."""
+    def run(lib):
+        seen = []
+        x = lib.tensor([-1.0, 2.0, 3.0], requires_grad=True)
+        a = x * 1
+        a.retain_grad()
+        a.register_hook(lambda g: seen.append(g.tolist()))
+        a.mul_(2)
+        a.relu_()
+        (a * lib.tensor([1.0, 2.0, 3.0])).sum().backward()
+        return a.grad.tolist(), seen, x.grad.tolist()
+    ours, theirs = both(torch_ref, run)
+    assert ours == theirs

@@ -141,3 +141,79 @@ def test_scatter_add_checks_as_torch(torch_ref):
     raises_same(torch_ref, lambda lib: x(lib).scatter_add(1, lib.tensor([[0, 1, 2, 3, 0]]), lib.ones(1, 4)))
     ours, theirs = both(torch_ref, lambda lib: lib.zeros(3).scatter_add(0, lib.tensor(1), lib.tensor(5.0)))
     assert_close(ours, theirs)
+
+
+def _grads_to_second_order(lib, f, arrays, second):
+    """f(lib, *leaves) -> y; y, its gradients against a fixed upstream, and (second) the gradients
+    of the squared gradients' sum: every result copied out of the library."""
+    ts = [lib.from_numpy(a.copy()).requires_grad_() for a in arrays]
+    y = f(lib, *ts)
+    w = lib.from_numpy(np.random.default_rng(9).standard_normal(tuple(y.shape)))
+    gs = lib.autograd.grad((y * w).sum(), ts, create_graph=second, allow_unused=True)
+    out = [y.detach().clone().numpy()] + [g.detach().clone().numpy() for g in gs if g is not None]
+    if second:
+        hs = lib.autograd.grad(sum((g * g).sum() for g in gs if g is not None), ts, allow_unused=True)
+        out += [h.clone().numpy() for h in hs if h is not None]
+    return out
+
+
+_rng = np.random.default_rng(0)
+_x = _rng.standard_normal((3, 4))
+_zeros = _x.copy()
+_zeros[0, 1] = _zeros[2, 2] = _zeros[2, 3] = 0.0
+_ties = _x.copy()
+_ties[1, 1], _ties[1, 2] = 3.0, -3.0  # two elements of the largest magnitude
+DECLARED = [  # (name, f, inputs, twice differentiable in both libraries)
+    *[("norm p={}".format(p), lambda lib, t, p=p: lib.norm(t, p), [_x], p != 0) for p in
+      (0, 1, 1.5, 2, 3, 0.5, float("inf"))],
+    *[("norm dim p={}".format(p), lambda lib, t, p=p: lib.norm(t, p, dim=1, keepdim=True), [_ties], p != 0)
+      for p in (1, 3, float("inf"))],
+    ("prod", lambda lib, t: t.prod(), [_x], True),
+    ("prod one zero", lambda lib, t: t.prod(), [_zeros[:1]], True),
+    ("prod zeros", lambda lib, t: t.prod(), [_zeros], False),  # torch's second derivative: none
+    ("prod dim", lambda lib, t: t.prod(1), [_zeros], True),
+    ("prod dim keepdim", lambda lib, t: t.prod(0, keepdim=True), [_zeros], True),
+    ("cumprod", lambda lib, t: t.cumprod(1), [_x], True),
+    ("cumprod zeros", lambda lib, t: t.cumprod(1), [_zeros], True),
+    *[("cdist p={}".format(p), lambda lib, a, b, p=p: lib.cdist(a, b, p),
+       [_rng.standard_normal((2, 3, 4)), _rng.standard_normal((2, 5, 4))], False)
+      for p in (0, 1, 1.5, 2, 3, float("inf"))],
+    ("fmod", lambda lib, a, b: lib.fmod(a, b), [_x * 3, _x[::-1].copy() + 0.1], True),
+    ("remainder", lambda lib, a, b: lib.remainder(a, b), [_x * 3, _x[::-1].copy() + 0.1], True),
+    ("atan2", lambda lib, a, b: lib.atan2(a, b), [_x, _x[::-1].copy()], True),
+    ("clamp_min tensor", lambda lib, a, b: lib.clamp_min(a, b), [_x, _x[::-1].copy()], False),
+    ("clamp_max tensor", lambda lib, a, b: lib.clamp_max(a, b), [_x, _x[::-1].copy()], False),
+    ("addbmm", lambda lib, s, a, b: lib.addbmm(s, a, b, beta=0.5, alpha=2.0),
+     [_rng.standard_normal((2, 5)), _rng.standard_normal((3, 2, 4)), _rng.standard_normal((3, 4, 5))], True),
+    ("conv_transpose1d", lambda lib, a, b: lib.nn.functional.conv_transpose1d(a, b, None, 2, 1, 1),
+     [_rng.standard_normal((2, 4, 7)), _rng.standard_normal((4, 3, 3))], True),
+    ("conv_transpose2d", lambda lib, a, b, c: lib.nn.functional.conv_transpose2d(a, b, c, 2, 1, 1),
+     [_rng.standard_normal((2, 4, 5, 5)), _rng.standard_normal((4, 3, 3, 3)), _rng.standard_normal(3)], True),
+    ("conv_transpose2d groups dilation",
+     lambda lib, a, b: lib.nn.functional.conv_transpose2d(a, b, None, 1, 0, 0, 2, 2),
+     [_rng.standard_normal((2, 4, 5, 5)), _rng.standard_normal((4, 2, 3, 3))], True),
+    ("conv_transpose3d", lambda lib, a, b: lib.nn.functional.conv_transpose3d(a, b, None, 2, 0),
+     [_rng.standard_normal((1, 2, 3, 4, 3)), _rng.standard_normal((2, 3, 2, 2, 2))], True),
+]
+
+
+@pytest.mark.parametrize("case", DECLARED, ids=[c[0] for c in DECLARED])
+def test_newly_declared_derivatives_match_torch_to_second_order(torch_ref, case):
+    """prod (zeros included), cumprod (zeros included), every p-norm, cdist and the transposed
+    convolutions, in float64, against torch 1.13: values, gradients and second derivatives."""
+    _, f, arrays, second = case
+    ours, theirs = both(torch_ref, lambda lib: _grads_to_second_order(lib, f, arrays, second))
+    assert len(ours) == len(theirs)
+    for a, t in zip(ours, theirs):
+        np.testing.assert_allclose(a, t, rtol=1e-10, atol=1e-12)
+
+
+def test_transposed_convolution_kernel_path_matches_torch(torch_ref):
+    """float32 plain backward of conv_transpose2d: its weight gradient through oneDNN's
+    backward-weights primitive (input and output's gradient exchanged)."""
+    arrays = [a.astype(np.float32) for a in (_rng.standard_normal((2, 4, 5, 5)), _rng.standard_normal((4, 3, 3, 3)),
+                                             _rng.standard_normal(3))]
+    f = lambda lib, a, b, c: lib.nn.functional.conv_transpose2d(a, b, c, 2, 1, 1)  # noqa: E731
+    ours, theirs = both(torch_ref, lambda lib: _grads_to_second_order(lib, f, arrays, False))
+    for a, t in zip(ours, theirs):
+        np.testing.assert_allclose(a, t, rtol=0, atol=1e-5 * np.abs(t).max())
