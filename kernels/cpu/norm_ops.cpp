@@ -43,6 +43,27 @@ A lane_sum(int64_t n, F f) {
               ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7])));
 }
 
+// Channel c of an N x C x S tensor: its mean and the sum of squared deviations from it, in two
+// passes (Note [Statistics precision]); batch norm's forward and backward kernels share it.
+template <typename T, typename A>
+void channel_moments(const T* xp, int64_t N, int64_t C, int64_t S, int64_t c, A& mean, A& sq) {
+  A sum = 0;
+  for (int64_t n = 0; n < N; ++n) {
+    const T* xc = xp + (n * C + c) * S;
+    sum += lane_sum<A>(S, [xc](int64_t s) { return static_cast<A>(xc[s]); });
+  }
+  mean = sum / static_cast<A>(N * S);
+  sq = 0;
+  for (int64_t n = 0; n < N; ++n) {
+    const T* xc = xp + (n * C + c) * S;
+    const A m = mean;
+    sq += lane_sum<A>(S, [xc, m](int64_t s) {
+      const A d = static_cast<A>(xc[s]) - m;
+      return d * d;
+    });
+  }
+}
+
 // The mean and biased variance of n contiguous values (Note [Statistics precision]).
 template <typename T, typename A = acc_t<T>>
 void moments(const T* x, int64_t n, A& mean, A& var) {
@@ -274,20 +295,8 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward_k(const Tensor& grad, con
       for (int64_t c = begin; c < end; ++c) {
         A mean, rstd;
         if (batch_stats) {
-          A sum = 0;
-          for (int64_t n = 0; n < N; ++n) {
-            const T* xc = xp + (n * C + c) * S;
-            sum += lane_sum<A>(S, [xc](int64_t i) { return static_cast<A>(xc[i]); });
-          }
-          mean = sum / static_cast<A>(M);
-          A sq = 0;
-          for (int64_t n = 0; n < N; ++n) {
-            const T* xc = xp + (n * C + c) * S;
-            sq += lane_sum<A>(S, [xc, mean](int64_t i) {
-              const A d = static_cast<A>(xc[i]) - mean;
-              return d * d;
-            });
-          }
+          A sq;
+          channel_moments(xp, N, C, S, c, mean, sq);
           rstd = A(1) / std::sqrt(sq / static_cast<A>(M) + static_cast<A>(eps));
         } else {
           mean = rm.data<A>()[c];
@@ -391,20 +400,8 @@ Tensor batch_norm_k(const Tensor& input, const std::optional<Tensor>& weight,
     if (training) {
       parallel_for(C, row_grain(count), [&](int64_t begin, int64_t end) {
         for (int64_t c = begin; c < end; ++c) {
-          A sum = 0;
-          for (int64_t n = 0; n < N; ++n) {
-            const T* xc = xp + (n * C + c) * S;
-            sum += lane_sum<A>(S, [xc](int64_t s) { return static_cast<A>(xc[s]); });
-          }
-          const A m = sum / static_cast<A>(count);
-          A sq = 0;
-          for (int64_t n = 0; n < N; ++n) {
-            const T* xc = xp + (n * C + c) * S;
-            sq += lane_sum<A>(S, [xc, m](int64_t s) {
-              const A d = static_cast<A>(xc[s]) - m;
-              return d * d;
-            });
-          }
+          A m, sq;
+          channel_moments(xp, N, C, S, c, m, sq);
           mean[c] = m;
           rstd[c] = A(1) / std::sqrt(sq / static_cast<A>(count) + static_cast<A>(eps));
           batch_mean[c] = static_cast<double>(m);

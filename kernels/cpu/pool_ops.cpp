@@ -165,9 +165,14 @@ Tensor max_pool2d_nhwc(const Tensor& x, Pair k, Pair s, Pair pad, Pair dil, int6
   return out;
 }
 
-Tensor max_pool2d_k(const Tensor& self, const std::vector<int64_t>& kernel_size,
-                    const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
-                    const std::vector<int64_t>& dilation, bool ceil_mode) {
+// max_pool2d's window from its int[2] arguments, with torch's checks and messages.
+struct MaxPoolWindow {
+  Pair k, s, pad, dil;
+};
+MaxPoolWindow max_pool_window(const std::vector<int64_t>& kernel_size,
+                              const std::vector<int64_t>& stride,
+                              const std::vector<int64_t>& padding,
+                              const std::vector<int64_t>& dilation) {
   const Pair k = pair_of(
       kernel_size, "max_pool2d: kernel_size must either be a single int, or a tuple of two ints");
   AMPJIT_CHECK(stride.size() <= 2,
@@ -178,6 +183,13 @@ Tensor max_pool2d_k(const Tensor& self, const std::vector<int64_t>& kernel_size,
   const Pair dil =
       pair_of(dilation, "max_pool2d: dilation must be either a single int, or a tuple of two ints");
   check_window(k, s, pad, dil);
+  return {k, s, pad, dil};
+}
+
+Tensor max_pool2d_k(const Tensor& self, const std::vector<int64_t>& kernel_size,
+                    const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                    const std::vector<int64_t>& dilation, bool ceil_mode) {
+  const auto [k, s, pad, dil] = max_pool_window(kernel_size, stride, padding, dilation);
   // Note [Channels-last tensors]: a channels-last input pools in its own layout.
   const bool nhwc = is_channels_last(self);
   const Tensor x = nhwc ? self : check_pool_input(self, "max_pool2d");
@@ -228,16 +240,7 @@ Tensor max_pool2d_k(const Tensor& self, const std::vector<int64_t>& kernel_size,
 std::tuple<Tensor, Tensor> max_pool2d_with_indices_k(
     const Tensor& self, const std::vector<int64_t>& kernel_size, const std::vector<int64_t>& stride,
     const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, bool ceil_mode) {
-  const Pair k = pair_of(
-      kernel_size, "max_pool2d: kernel_size must either be a single int, or a tuple of two ints");
-  AMPJIT_CHECK(stride.size() <= 2,
-               "max_pool2d: stride must either be omitted, a single int, or a tuple of two ints");
-  const Pair s = stride.empty() ? k : pair_of(stride, "");
-  const Pair pad =
-      pair_of(padding, "max_pool2d: padding must either be a single int, or a tuple of two ints");
-  const Pair dil =
-      pair_of(dilation, "max_pool2d: dilation must be either a single int, or a tuple of two ints");
-  check_window(k, s, pad, dil);
+  const auto [k, s, pad, dil] = max_pool_window(kernel_size, stride, padding, dilation);
   const Tensor x = check_pool_input(self, "max_pool2d_with_indices");
   const int64_t H = x.size(2), W = x.size(3);
   const int64_t oh = pooled_size(H, k.h, pad.h, s.h, dil.h, ceil_mode);

@@ -166,6 +166,16 @@ void maxmin_formula(B& b, bool is_max) {
   if (b.needs("other")) b.set("other", ops::mul(b.grad(), ops::rsub_Scalar(w, 1.0)));
 }
 
+// fmod (quotient rounded toward zero) and remainder (rounded down): self - other * q, with q
+// piecewise constant.
+void rounded_quotient_formula(B& b, const char* rounding) {
+  b.set("self", b.grad());
+  if (b.needs("other")) {
+    const Tensor q = ops::div_Tensor_mode(b.in("self"), b.in("other"), std::string(rounding));
+    b.set("other", ops::neg(ops::mul(b.grad(), q)));
+  }
+}
+
 // ---- reductions ---------------------------------------------------------------------------
 
 void sum_dim_formula(B& b) {
@@ -1007,22 +1017,8 @@ Derivative kDerivatives[] = {
     D(fmod_Scalar, "", { b.set("self", b.grad()); }),
     D(remainder_Scalar, "", { b.set("self", b.grad()); }),
     // fmod/remainder: self - other * q with q rounded (toward zero / down), piecewise constant
-    D(fmod, "self other",
-      {
-        b.set("self", b.grad());
-        if (b.needs("other"))
-          b.set("other",
-                ops::neg(ops::mul(b.grad(), ops::div_Tensor_mode(b.in("self"), b.in("other"),
-                                                                 std::string("trunc")))));
-      }),
-    D(remainder, "self other",
-      {
-        b.set("self", b.grad());
-        if (b.needs("other"))
-          b.set("other",
-                ops::neg(ops::mul(b.grad(), ops::div_Tensor_mode(b.in("self"), b.in("other"),
-                                                                 std::string("floor")))));
-      }),
+    D(fmod, "self other", { rounded_quotient_formula(b, "trunc"); }),
+    D(remainder, "self other", { rounded_quotient_formula(b, "floor"); }),
     D(atan2, "self other",
       {
         const Tensor y = b.in("self"), x = b.in("other");

@@ -65,16 +65,23 @@ def _grads(lib, model, x, variant, amp, upstream):
             for n, p in model.named_parameters() if p.grad is not None}
 
 
+def _same_models(torch, name):
+    """The zoo model `name` in torch and in ampjit, with torch's (non-zero) weights in both."""
+    import ampjit
+    torch.manual_seed(0)
+    tmodel, hw = harness._build("torch", name)
+    harness._no_zero_weights(tmodel, torch)
+    amodel, _ = harness._build("ampjit", name)
+    harness._copy_weights(tmodel, amodel, ampjit)
+    return tmodel, amodel, hw
+
+
 @pytest.mark.parametrize("amp", [False, True], ids=["f32", "bf16"])
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("name", MODELS)
 def test_model_gradients_match_torch(torch_ref, name, variant, amp):
     import ampjit
-    torch_ref.manual_seed(0)
-    tmodel, hw = harness._build("torch", name)
-    harness._no_zero_weights(tmodel, torch_ref)
-    amodel, _ = harness._build("ampjit", name)
-    harness._copy_weights(tmodel, amodel, ampjit)
+    tmodel, amodel, hw = _same_models(torch_ref, name)
     x = _input(name, hw)
     with torch_ref.no_grad():
         n_out = harness._output(tmodel(torch_ref.from_numpy(x))).numel()
@@ -121,11 +128,7 @@ def test_every_zoo_model_trains_with_torchs_gradients(torch_ref, name):
     mobilenet_v3, efficientnet), einsum (maxvit) and adaptive pooling to a larger size (alexnet,
     vgg)."""
     import ampjit
-    torch_ref.manual_seed(0)
-    tmodel, hw = harness._build("torch", name)
-    harness._no_zero_weights(tmodel, torch_ref)
-    amodel, _ = harness._build("ampjit", name)
-    harness._copy_weights(tmodel, amodel, ampjit)
+    tmodel, amodel, hw = _same_models(torch_ref, name)
     x = _input(name, hw)
     rel = 5e-5
     if name not in HEAVY:
