@@ -189,7 +189,9 @@ MaxPoolWindow max_pool_window(const std::vector<int64_t>& kernel_size,
 Tensor max_pool2d_k(const Tensor& self, const std::vector<int64_t>& kernel_size,
                     const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                     const std::vector<int64_t>& dilation, bool ceil_mode) {
-  const auto [k, s, pad, dil] = max_pool_window(kernel_size, stride, padding, dilation);
+  // plain variables, not a structured binding: the loops' lambdas capture them (clang 14)
+  const MaxPoolWindow win = max_pool_window(kernel_size, stride, padding, dilation);
+  const Pair k = win.k, s = win.s, pad = win.pad, dil = win.dil;
   // Note [Channels-last tensors]: a channels-last input pools in its own layout.
   const bool nhwc = is_channels_last(self);
   const Tensor x = nhwc ? self : check_pool_input(self, "max_pool2d");
@@ -240,7 +242,9 @@ Tensor max_pool2d_k(const Tensor& self, const std::vector<int64_t>& kernel_size,
 std::tuple<Tensor, Tensor> max_pool2d_with_indices_k(
     const Tensor& self, const std::vector<int64_t>& kernel_size, const std::vector<int64_t>& stride,
     const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, bool ceil_mode) {
-  const auto [k, s, pad, dil] = max_pool_window(kernel_size, stride, padding, dilation);
+  // plain variables, not a structured binding: the loops' lambdas capture them (clang 14)
+  const MaxPoolWindow win = max_pool_window(kernel_size, stride, padding, dilation);
+  const Pair k = win.k, s = win.s, pad = win.pad, dil = win.dil;
   const Tensor x = check_pool_input(self, "max_pool2d_with_indices");
   const int64_t H = x.size(2), W = x.size(3);
   const int64_t oh = pooled_size(H, k.h, pad.h, s.h, dil.h, ceil_mode);
