@@ -1,6 +1,8 @@
 // Storage allocation, tensor construction, metadata views and converting copies.
 #include "runtime/tensor.h"
 
+#include "runtime/autograd/autograd.h"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -366,6 +368,7 @@ Tensor& Tensor::set_requires_grad(bool r) {
   AMPJIT_CHECK(!r || is_floating_point(),
                "only Tensors of floating point dtype can require gradients");
   impl_->requires_grad = r;
+  if (r) autograd::ensure_meta(*this);  // before the tensor is shared (autograd.cpp)
   return *this;
 }
 

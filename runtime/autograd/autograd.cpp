@@ -30,9 +30,16 @@ AutogradMeta* meta(const Tensor& t) {
   return t.impl()->autograd.get();
 }
 
+// Made once, under a lock: threads recording ops on one shared leaf may ask for its meta at the
+// same time. A tensor that requires grad gets its meta when it is made to (set_requires_grad),
+// before it is shared, so the lock is taken at most once per tensor in practice.
 AutogradMeta& ensure_meta(const Tensor& t) {
   auto& m = t.impl()->autograd;
-  if (!m) m = std::make_shared<AutogradMeta>();
+  if (!m) {
+    static std::mutex creating;
+    std::lock_guard<std::mutex> lock(creating);
+    if (!m) m = std::make_shared<AutogradMeta>();
+  }
   return *m;
 }
 
@@ -60,6 +67,7 @@ void set_requires_grad(const Tensor& t, bool requires_grad) {
                "Setting requires_grad=True on inference tensor outside InferenceMode is not "
                "allowed.");
   t.impl()->requires_grad = requires_grad;
+  if (requires_grad) ensure_meta(t);
 }
 
 void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, uint32_t nr) {
