@@ -12,7 +12,11 @@ bool inference_mode_enabled() {
   return g_inference_mode;
 }
 
+std::atomic<int> g_threads_in_inference_mode{0};
+
 void set_inference_mode(bool enabled) {
+  if (enabled != g_inference_mode)
+    g_threads_in_inference_mode.fetch_add(enabled ? 1 : -1, std::memory_order_relaxed);
   g_inference_mode = enabled;
   g_grad_enabled = !enabled;
 }

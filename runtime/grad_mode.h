@@ -4,6 +4,7 @@
 // script and in torch's archives, whose nn.Transformer code picks its fast path by it). Autograd
 // records ops only while it is on (runtime/autograd/autograd.h).
 #pragma once
+#include <atomic>
 
 namespace ampjit {
 
@@ -18,6 +19,13 @@ void set_grad_enabled(bool enabled);
 bool inference_mode_enabled();
 // torch's InferenceMode(enabled): inference mode on and grad mode off, or both the other way.
 void set_inference_mode(bool enabled);
+// How many threads are in inference mode now: while none is, a new tensor need not ask its own
+// thread (TensorImpl's constructor reads this first, a relaxed load).
+extern std::atomic<int> g_threads_in_inference_mode;
+inline bool maybe_inference_mode() {
+  return g_threads_in_inference_mode.load(std::memory_order_relaxed) > 0 &&
+         inference_mode_enabled();
+}
 
 // RAII: grad mode set for a scope, restored on exit (torch's AutoGradMode / NoGradGuard).
 class AutoGradMode {
