@@ -120,7 +120,7 @@ class TensorImpl : public RefCounted {
   bool is_view = false;
   bool is_wrapped_number = false;  // a Python number turned into a 0-dim tensor (type promotion)
   bool is_inference = maybe_inference_mode();  // made in inference mode (runtime/grad_mode.h)
-  bool is_contiguous = true;                     // cached by refresh(): asked several times per op
+  bool is_contiguous = true;                   // cached by refresh(): asked several times per op
   // The gradient, grad_fn and hooks (runtime/autograd/autograd.h); null until one is needed.
   std::shared_ptr<autograd::AutogradMeta> autograd;
   // A view made by a view op knows its root base, so that an in-place change through it can
