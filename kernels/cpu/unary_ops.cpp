@@ -13,6 +13,8 @@
 // per ISA] in kernels/cpu/vec/vec.h): dense float32 and bfloat16 tensors (row-major or
 // channels-last) run them, and every other layout computes the same formula one value at a time, so
 // the layout never changes a result.
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -20,7 +22,9 @@
 #include "kernels/cpu/vec/vec.h"
 #include "kernels/pointwise_meta.h"
 #include "runtime/boxing.h"
+#include "runtime/layout.h"
 #include "runtime/op_table.h"
+#include "runtime/ops.h"
 
 namespace ampjit::cpu {
 namespace {
@@ -322,6 +326,50 @@ Tensor relu_k(const Tensor& self) {
   return clamp_scalar("relu", self, Scalar(int64_t{0}), std::nullopt);
 }
 
+// torch's threshold_backward: grad where self > threshold, 0 elsewhere. Operands of one dtype and
+// one dense layout (row-major or channels-last, as ReLU's gradient and result have) run as one flat
+// loop the compiler vectorizes (bfloat16 compared in float32, its gradient bits passed through);
+// anything else is the mask product, with torch's promotion.
+template <typename T, typename Cmp>
+void threshold_backward_loop(const Tensor& grad, const Tensor& self, Tensor& out, Cmp above) {
+  const T* __restrict g = grad.data<T>();
+  const T* __restrict x = self.data<T>();
+  T* __restrict o = out.data<T>();
+  parallel_for(out.numel(), kParallelGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const T gv = g[i];  // read whatever the test says: a select, not a branch (it vectorizes)
+      o[i] = above(x[i]) ? gv : T(0);
+    }
+  });
+}
+
+Tensor threshold_backward_k(const Tensor& grad, const Tensor& self, const Scalar& threshold) {
+  const bool same = grad.dtype() == self.dtype() &&
+                    std::equal(grad.sizes().begin(), grad.sizes().end(), self.sizes().begin(),
+                               self.sizes().end()) &&
+                    std::equal(grad.strides().begin(), grad.strides().end(), self.strides().begin(),
+                               self.strides().end()) &&
+                    (grad.is_contiguous() || is_channels_last(grad));
+  const ScalarType dt = grad.dtype();
+  if (!same ||
+      !(dt == ScalarType::Float32 || dt == ScalarType::BFloat16 || dt == ScalarType::Float64))
+    return ops::mul(grad, ops::gt_Scalar(self, threshold));
+  Tensor out = empty_in_layout_of(grad, grad.sizes(), dt);
+  const double th = threshold.to_double();
+  if (dt == ScalarType::Float32) {
+    const float t = static_cast<float>(th);
+    threshold_backward_loop<float>(grad, self, out, [t](float v) { return v > t; });
+  } else if (dt == ScalarType::Float64) {
+    threshold_backward_loop<double>(grad, self, out, [th](double v) { return v > th; });
+  } else {  // bfloat16 as its bits: widened exactly to float32 to compare
+    const float t = static_cast<float>(th);
+    threshold_backward_loop<uint16_t>(grad, self, out, [t](uint16_t v) {
+      return std::bit_cast<float>(static_cast<uint32_t>(v) << 16) > t;
+    });
+  }
+  return out;
+}
+
 // ---- torch.nn's activations ------------------------------------------------------------------
 // hardtanh and relu6 are clamps, as in torch (so integer tensors are accepted); the others have
 // torch's CPU formulas (aten/src/ATen/native/cpu/Activation.cpp), floating types only, computed in
@@ -393,6 +441,7 @@ Tensor log_sigmoid_k(const Tensor& self) {
 
 AMPJIT_KERNEL(hardtanh, cpu::hardtanh_k)
 AMPJIT_KERNEL(relu6, cpu::relu6_k)
+AMPJIT_KERNEL(threshold_backward, cpu::threshold_backward_k)
 AMPJIT_KERNEL(hardswish, cpu::hardswish_k)
 AMPJIT_KERNEL(hardsigmoid, cpu::hardsigmoid_k)
 AMPJIT_KERNEL(leaky_relu, cpu::leaky_relu_k)

@@ -1102,7 +1102,20 @@ Derivative kDerivatives[] = {
         b.set("self",
               ops::mul(b.grad(), ops::mul_Scalar(ops::exp(ops::neg(ops::mul(x, x))), M_2_SQRTPI)));
       }),
-    D(relu, "result", { b.set("self", mask(b.grad(), ops::gt_Scalar(b.result(), 0))); }),
+    // on the CPU one pass (aten::threshold_backward, itself differentiable); elsewhere the mask
+    D(relu, "result",
+      {
+        const Tensor r = b.result();
+        b.set("self", r.device().is_cpu() ? Tensor(ops::threshold_backward(b.grad(), r, 0))
+                                          : mask(b.grad(), ops::gt_Scalar(r, 0)));
+      }),
+    D(threshold_backward, "self",
+      {
+        if (b.needs("grad_output"))
+          b.set("grad_output",
+                ops::threshold_backward(b.grad(), b.in("self"), scalar(b, "threshold")));
+        if (b.needs("self")) b.set("self", ops::zeros_like(b.in("self")));
+      }),
     D(relu6, "self",
       {
         b.set("self", mask(b.grad(), ops::logical_and(ops::gt_Scalar(b.in("self"), 0),

@@ -217,3 +217,30 @@ def test_transposed_convolution_kernel_path_matches_torch(torch_ref):
     ours, theirs = both(torch_ref, lambda lib: _grads_to_second_order(lib, f, arrays, False))
     for a, t in zip(ours, theirs):
         np.testing.assert_allclose(a, t, rtol=0, atol=1e-5 * np.abs(t).max())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float64"])
+@pytest.mark.parametrize("layout", ["rows", "channels_last", "broadcast"])
+def test_relu_backward_kernel_matches_torch(torch_ref, dtype, layout):
+    """ReLU's backward on the CPU is aten::threshold_backward in one pass (operands of one dtype and
+    dense layout), the mask product otherwise (an expanded gradient); both are torch's, and
+    twice differentiable."""
+    x = np.random.default_rng(0).standard_normal((2, 3, 5, 5)).astype(np.float32)
+    x[0, 0, 0, :2] = 0.0  # ReLU passes no gradient at 0
+
+    def run(lib):
+        t = lib.from_numpy(x.copy()).to(getattr(lib, dtype))
+        if layout == "channels_last":
+            t = t.contiguous(memory_format=lib.channels_last)
+        t.requires_grad_()
+        y = lib.relu(t * 1)
+        up = lib.from_numpy(x.copy()).to(y.dtype)
+        loss = y.sum() if layout == "broadcast" else (y * up).sum()
+        (g,) = lib.autograd.grad(loss, t, create_graph=dtype == "float64")
+        if dtype != "float64":
+            return [g]
+        (h,) = lib.autograd.grad((g * g * t).sum(), t)
+        return [g, h]
+    ours, theirs = both(torch_ref, run)
+    for a, t in zip(ours, theirs):
+        np.testing.assert_array_equal(a.detach().float().numpy(), t.detach().float().numpy())
