@@ -256,23 +256,39 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices_k(
   int64_t* const ip = idx.data<int64_t>();
   dispatch_pool(x.dtype(), "max_pool2d_with_indices", [&]<typename T>() {
     using M = opmath_t<T>;
+    // The windows' taps, the same for every plane (window_taps divides).
+    std::vector<Taps> rows(static_cast<size_t>(oh)), cols(static_cast<size_t>(ow));
+    for (int64_t i = 0; i < oh; ++i) rows[i] = window_taps(i, k.h, s.h, pad.h, dil.h, H);
+    for (int64_t j = 0; j < ow; ++j) cols[j] = window_taps(j, k.w, s.w, pad.w, dil.w, W);
     for_each_plane<T>(x, out, [&](const T* in, T* o) {
       int64_t* ix = ip + (o - out.data<T>());
       for (int64_t i = 0; i < oh; ++i) {
-        const Taps r = window_taps(i, k.h, s.h, pad.h, dil.h, H);
+        const Taps r = rows[i];
         for (int64_t j = 0; j < ow; ++j) {
-          const Taps c = window_taps(j, k.w, s.w, pad.w, dil.w, W);
+          const Taps c = cols[j];
           int64_t where = (r.start + r.lo * dil.h) * W + c.start + c.lo * dil.w;
+          int64_t nan_at = -1;
           M best = std::numeric_limits<M>::lowest();
           if constexpr (std::is_floating_point_v<M>) best = -std::numeric_limits<M>::infinity();
+          // Branch-free (selects and a max: on random data a branch mispredicts half the time).
+          // A NaN is the result, at the last NaN's place, as torch's "larger or NaN" rule gives.
           for (int64_t a = r.lo; a < r.hi; ++a) {
             const int64_t row = (r.start + a * dil.h) * W + c.start;
             for (int64_t b = c.lo; b < c.hi; ++b) {
-              const M v = static_cast<M>(in[row + b * dil.w]);
-              if (v > best || v != v) {
-                best = v;
-                where = row + b * dil.w;
-              }
+              const int64_t at = row + b * dil.w;
+              const M v = static_cast<M>(in[at]);
+              // integer masks: the compiler turns a select on a float compare into a branch
+              const int64_t gt = -static_cast<int64_t>(v > best);
+              const int64_t nan = -static_cast<int64_t>(v != v);
+              where ^= (where ^ at) & gt;
+              nan_at ^= (nan_at ^ at) & nan;
+              best = std::max(best, v);
+            }
+          }
+          if constexpr (std::is_floating_point_v<M>) {
+            if (nan_at >= 0) {
+              best = std::numeric_limits<M>::quiet_NaN();
+              where = nan_at;
             }
           }
           o[i * ow + j] = static_cast<T>(best);
