@@ -96,6 +96,7 @@ struct AutogradMeta {
   uint64_t retain_hook_id = 0;   // retain_grad's hook, on grad_fn: it follows grad_fn (set_history)
   std::vector<HookEntry> hooks;  // a leaf's hooks (AccumulateGrad runs them)
   std::mutex mutex;              // .grad accumulation
+  std::mutex view_mutex;         // a view's grad_fn derived afresh (views.cpp)
 };
 
 AutogradMeta* meta(const Tensor& t);  // null when the tensor has none

@@ -64,10 +64,11 @@ class OpNode : public Node {
       grads[i] =
           ops::zeros(std::vector<int64_t>(m.sizes.begin(), m.sizes.end()), m.dtype, m.device);
     }
-    edge_grads_.assign(next_edges.size(), Tensor());
+    // The gradients live in the context, not the node: threads may run backward through one
+    // retained graph at once.
     BackwardContext ctx(*this, std::move(grads));
     d_.formula(ctx);
-    return std::move(edge_grads_);
+    return std::move(ctx.edge_grads_);
   }
 
   void release_saved() override {
@@ -81,10 +82,12 @@ class OpNode : public Node {
   std::vector<SavedVariable> saved_;
   std::vector<SavedVariable> results_;
   bool saves_result_ = false;
-  std::vector<Tensor> edge_grads_;
 };
 
 // ---- BackwardContext -------------------------------------------------------------------------
+
+BackwardContext::BackwardContext(OpNode& node, std::vector<Tensor> grads)
+    : node_(node), grads_(std::move(grads)), edge_grads_(node.next_edges.size()) {}
 
 size_t BackwardContext::index(const char* name) const {
   const auto& args = node_.op_.schema.args;
@@ -153,13 +156,13 @@ bool BackwardContext::needs(const char* name) const {
 
 void BackwardContext::set(const char* name, Tensor g) {
   const OpNode::Arg& a = node_.args_.at(index(name));
-  if (!a.edge.empty() && a.edge[0] >= 0) node_.edge_grads_[a.edge[0]] = std::move(g);
+  if (!a.edge.empty() && a.edge[0] >= 0) edge_grads_[a.edge[0]] = std::move(g);
 }
 
 void BackwardContext::set_list(const char* name, std::vector<Tensor> gs) {
   const OpNode::Arg& a = node_.args_.at(index(name));
   for (size_t i = 0; i < a.edge.size() && i < gs.size(); ++i)
-    if (a.edge[i] >= 0) node_.edge_grads_[a.edge[i]] = std::move(gs[i]);
+    if (a.edge[i] >= 0) edge_grads_[a.edge[i]] = std::move(gs[i]);
 }
 
 namespace {

@@ -78,11 +78,11 @@ class BackwardContext {
 
  private:
   friend class OpNode;
-  BackwardContext(class OpNode& node, std::vector<Tensor> grads)
-      : node_(node), grads_(std::move(grads)) {}
+  BackwardContext(class OpNode& node, std::vector<Tensor> grads);
   size_t index(const char* name) const;
   class OpNode& node_;
   std::vector<Tensor> grads_;
+  std::vector<Tensor> edge_grads_;  // one per next edge of the node: what set() fills
 };
 
 // Sums `g` over the dimensions it was broadcast along, to `sizes` (torch's at::sum_to).

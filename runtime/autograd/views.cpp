@@ -153,8 +153,11 @@ void derive_grad_fn_from_base(const Tensor& t) {
 void refresh_view_grad_fn(const Tensor& t) {
   TensorImpl* i = t.impl();
   if (!i->view_base || i->storage->version() == i->view_version) return;
-  AutogradMeta* m = meta(t);
-  if (!(m && m->grad_fn) && !i->view_base->requires_grad) return;
+  if (!(meta(t) && meta(t)->grad_fn) && !i->view_base->requires_grad) return;
+  // Threads recording ops on one view may both find it stale: one derives, under the view's lock.
+  AutogradMeta& m = ensure_meta(t);
+  std::lock_guard<std::mutex> lock(m.view_mutex);
+  if (i->storage->version() == i->view_version) return;
   check_creation(t, /*indirect=*/true);
   derive_grad_fn_from_base(t);
 }

@@ -159,6 +159,24 @@ TEST(Autograd, ThreadsAccumulateIntoASharedLeaf) {
   EXPECT_EQ(grad_of(w), (std::vector<double>{400, 400, 400}));
 }
 
+// Threads that find one view stale at once (its base was written in place) derive its grad_fn
+// once, and every thread's gradient goes through the base's new history.
+TEST(Autograd, ThreadsShareAViewWhoseBaseChanged) {
+  Tensor w = leaf({1, 1, 1, 1}, V{4});
+  Tensor base = ops::mul_Scalar(w, 1.0);
+  Tensor view = ops::slice(base, 0, 0, 2, 1);
+  ops::mul__Scalar(base, 3.0);  // the view now reads 3 * w[:2]
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 25; ++i)
+        autograd::backward({ops::sum(ops::mul_Scalar(view, 2.0))}, {}, /*retain_graph=*/true,
+                           false);
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(grad_of(w), (std::vector<double>{600, 600, 0, 0}));
+}
+
 // Note [Views and in-place changes]: an in-place op through a view rewrites its base's history.
 TEST(Autograd, InPlaceChangesThroughViewsReachTheBase) {
   Tensor w = leaf({1, 2, 3, 4, 5, 6}, V{6});
