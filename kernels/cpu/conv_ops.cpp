@@ -75,6 +75,28 @@ void conv_f64(const ConvParams& p, const double* x, const double* w, const doubl
   });
 }
 
+// oneDNN's description of a planned convolution's shapes (the operands are the caller's).
+onednn::ConvArgs conv_args(const meta::ConvPlan& c) {
+  const ConvParams& p = c.params;
+  onednn::ConvArgs a;
+  a.nsp = p.nsp;
+  a.transposed = p.transposed;
+  a.n = c.n;
+  a.ic = c.ic;
+  a.oc = c.oc;
+  a.groups = p.groups;
+  for (int i = 0; i < p.nsp; ++i) {
+    a.in[i] = c.in[i];
+    a.out[i] = c.out[i];
+    a.kernel[i] = c.k[i];
+    a.stride[i] = p.stride[i];
+    a.padding[i] = p.padding[i];
+    a.dilation[i] = p.dilation[i];
+    a.output_padding[i] = p.output_padding[i];
+  }
+  return a;
+}
+
 Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input_,
                    const Tensor& weight, const std::optional<Tensor>& bias,
                    const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
@@ -129,24 +151,9 @@ Tensor convolution(const char* op, int nsp, bool transposed, const Tensor& input
     } else {
       AMPJIT_CHECK(dt == ScalarType::Float32 || is_reduced_floating(dt),
                    "{}: not implemented for dtype {}", op, dtype_name(dt));
-      onednn::ConvArgs a;
-      a.nsp = nsp;
-      a.transposed = transposed;
-      a.n = n;
-      a.ic = ic;
-      a.oc = oc;
-      a.groups = groups;
+      onednn::ConvArgs a = conv_args(c);
       a.relu = relu;  // before rounding, as after: rounding keeps the sign
-      for (int i = 0; i < nsp; ++i) {
-        a.in[i] = in[i];
-        a.out[i] = out[i];
-        a.kernel[i] = k[i];
-        a.stride[i] = p.stride[i];
-        a.padding[i] = p.padding[i];
-        a.dilation[i] = p.dilation[i];
-        a.output_padding[i] = p.output_padding[i];
-      }
-      if (direct) {  // Note [Native bf16 gemm]
+      if (direct) {   // Note [Native bf16 gemm]
         a.type = dt;
         a.channels_last = channels_last;
         a.weight_channels_last = w_cl;
@@ -224,20 +231,8 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_k(
   } else if (input_grad || weight_grad || fused_bias) {
     onednn::ConvBackwardArgs a;
     onednn::ConvArgs& f = a.fwd;
+    f = conv_args(c);
     f.type = dt;
-    f.nsp = nsp;
-    f.n = c.n;
-    f.ic = c.ic;
-    f.oc = c.oc;
-    f.groups = groups;
-    for (int i = 0; i < nsp; ++i) {
-      f.in[i] = c.in[i];
-      f.out[i] = c.out[i];
-      f.kernel[i] = c.k[i];
-      f.stride[i] = c.params.stride[i];
-      f.padding[i] = c.params.padding[i];
-      f.dilation[i] = c.params.dilation[i];
-    }
     f.channels_last = channels_last;
     f.weight_channels_last = w_cl;
     f.src = x.raw_data();

@@ -81,6 +81,12 @@ int64_t extent(const Geometry& g) {
   return n;
 }
 
+// The storage elements a buffer laid out like `base` needs, from the base's first element, to hold
+// `view` too (views lie inside their base; as_strided's checks say so for the others).
+int64_t span(const Geometry& base, const Geometry& view) {
+  return std::max(extent(base), view.offset - base.offset + extent(view));
+}
+
 // Whether no two elements of `g` share a storage element (torch's is_non_overlapping).
 bool non_overlapping(const Geometry& g) {
   std::vector<size_t> dims;
@@ -184,9 +190,7 @@ void rebase_view(const Tensor& self, const Tensor& base, const std::shared_ptr<N
 }
 
 Tensor as_strided_backward(const Tensor& grad, const Geometry& base, const Geometry& view) {
-  // A buffer with the base's strides over the storage both geometries cover, from the base's
-  // first element (views lie inside their base; as_strided's checks say so for the others).
-  const int64_t n = std::max(extent(base), view.offset - base.offset + extent(view));
+  const int64_t n = span(base, view);
   Tensor flat = ops::zeros(std::vector<int64_t>{n}, grad.dtype(), grad.device());
   if (non_overlapping(view)) {
     Tensor slot = restride(flat, view, view.offset - base.offset);
@@ -240,7 +244,7 @@ std::vector<Tensor> CopySlices::apply(std::vector<Tensor>&& grads) {
   std::vector<Tensor> out(next_edges.size());
   // The base's gradient, in a buffer of the base's strides; the view's part of it is what fn
   // turns into the gradients of its inputs.
-  const int64_t n = std::max(extent(base_), view_.offset - base_.offset + extent(view_));
+  const int64_t n = span(base_, view_);
   Tensor flat = ops::empty(std::vector<int64_t>{n}, grad.dtype(), grad.device());
   Tensor result = restride(flat, base_, 0);
   ops::copy_(result, grad);
