@@ -7,6 +7,8 @@
 #include <set>
 #include <tuple>
 
+#include "runtime/caches.h"
+
 namespace ampjit {
 
 std::string Diagnostic::render() const {
@@ -35,13 +37,32 @@ const char* warning_category_name(WarningCategory c) {
 namespace {
 std::atomic<WarningHandler> g_handler{nullptr};
 
-// Note [Interop warnings]: without a handler, each distinct warning goes to stderr once.
+// Note [Interop warnings]: without a handler, each distinct warning goes to stderr once. The set
+// of warnings shown is bounded (Note [Long-lived caches]): past kMaxRemembered it starts again, so
+// a program that warns about ever-new things shows some twice rather than growing without end.
+constexpr size_t kMaxRemembered = 10000;
+std::mutex g_seen_mu;
+std::set<std::tuple<int, std::string, std::string>>& seen_warnings() {
+  static auto* seen = new std::set<std::tuple<int, std::string, std::string>>;
+  return *seen;
+}
+[[maybe_unused]] const bool g_cache_registered =
+    register_cache({"warnings shown once", "at most 10,000 distinct warnings",
+                    [] {
+                      std::lock_guard<std::mutex> lock(g_seen_mu);
+                      return seen_warnings().size();
+                    },
+                    [] {
+                      std::lock_guard<std::mutex> lock(g_seen_mu);
+                      seen_warnings().clear();
+                    }});
+
 void print_once(const Diagnostic& w) {
-  static std::mutex mu;
-  static std::set<std::tuple<int, std::string, std::string>> seen;
   const std::string where = w.range.valid() ? w.range.location_str() : std::string();
   {
-    std::lock_guard<std::mutex> lock(mu);
+    std::lock_guard<std::mutex> lock(g_seen_mu);
+    auto& seen = seen_warnings();
+    if (seen.size() >= kMaxRemembered) seen.clear();
     if (!seen.emplace(static_cast<int>(w.category), w.message, where).second) return;
   }
   std::fprintf(stderr, "%s%s%s: %s\n", where.c_str(), where.empty() ? "" : ": ",

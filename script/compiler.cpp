@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "runtime/caches.h"
 #include "script/emit/emitter.h"
 #include "script/parser.h"
 #include "script/static_resolver.h"
@@ -77,6 +78,49 @@ std::shared_ptr<Function> compile_module(std::shared_ptr<ModuleInfo> module,
                        SourceRange{});
   return session.compile_method(module, "forward", SourceRange{});
 }
+
+std::shared_ptr<Function> FunctionCache::find(const Key& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = fns_.find(key);
+  return it == fns_.end() ? nullptr : it->second.fn;
+}
+
+std::shared_ptr<Function> FunctionCache::insert(const Key& key,
+                                                std::shared_ptr<const FunctionDef> def,
+                                                std::shared_ptr<Function> fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return fns_.emplace(key, Entry{std::move(def), std::move(fn)}).first->second.fn;
+}
+
+size_t FunctionCache::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return fns_.size();
+}
+
+void FunctionCache::clear() {
+  std::map<Key, Entry> old;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    old.swap(fns_);
+  }  // the Functions are released outside the lock (their destructors may reach other caches)
+}
+
+const std::shared_ptr<FunctionCache>& library_function_cache() {
+  // Never destroyed: Functions may outlive statics (Note [Function caches]).
+  static const auto* c = new std::shared_ptr<FunctionCache>(std::make_shared<FunctionCache>());
+  return *c;
+}
+
+void clear_library_functions() {
+  library_function_cache()->clear();
+}
+
+namespace {
+[[maybe_unused]] const bool g_cache_registered = register_cache(
+    {"library functions",
+     "torch.nn.functional's compiled defs: at most its defs times six compile-option pairs",
+     [] { return library_function_cache()->size(); }, clear_library_functions});
+}  // namespace
 
 std::shared_ptr<Function> compile_module_method(std::shared_ptr<ModuleInfo> module,
                                                 const std::string& name,

@@ -11,10 +11,13 @@
 #pragma once
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -29,6 +32,42 @@ namespace ampjit::script {
 
 class Resolver;
 struct ModuleInfo;
+
+// Note [Function caches]
+// A callee compiles once per compilation session (Session::compiled). Beyond one session, the
+// Functions compiled from a source that outlives it are kept by that source's owner, in a
+// FunctionCache the resolver stamps on each def it resolves (Resolved::cache):
+//  - torch.nn.functional (the embedded library) is the same text in every program: its cache is
+//    process-wide, bounded by its defs times the compile options (two `optimize` values, three
+//    semantics settings), and emptied by clear_library_functions() (torch.jit._state's
+//    _clear_class_state in Python);
+//  - a loaded archive's code is its own: its cache belongs to the archive, so everything compiled
+//    for a loaded module goes with the last reference to it (jit::Module).
+// Keys are the def's address, kept valid by the entry holding the def (and so its parsed file).
+class FunctionCache {
+ public:
+  using Key = std::tuple<uintptr_t, bool, int>;  // def identity, optimize, semantics (-1: unset)
+  std::shared_ptr<Function> find(const Key& key) const;
+  // Keeps the first Function inserted under `key` (another thread may have compiled it
+  // meanwhile) and returns it; `def` keeps the key's address valid.
+  std::shared_ptr<Function> insert(const Key& key, std::shared_ptr<const FunctionDef> def,
+                                   std::shared_ptr<Function> fn);
+  size_t size() const;
+  void clear();
+
+ private:
+  struct Entry {
+    std::shared_ptr<const FunctionDef> def;
+    std::shared_ptr<Function> fn;
+  };
+  mutable std::mutex mu_;
+  std::map<Key, Entry> fns_;
+};
+
+// The process-wide cache of torch.nn.functional's compiled defs (Note [Function caches]).
+const std::shared_ptr<FunctionCache>& library_function_cache();
+// Empties it: later programs compile the library's defs again; running Functions keep theirs.
+void clear_library_functions();
 
 // What a free name (a global, a closure variable, an import) refers to.
 struct Resolved {
@@ -62,6 +101,9 @@ struct Resolved {
   // A stable identity for kSource (the Python function object's id), so a function called from
   // several places (or recursively) compiles once; 0 means "no identity" (compile each time).
   uintptr_t identity = 0;
+  // kSource with an identity: where Functions compiled from this def outlive one compilation
+  // (Note [Function caches]); null: only the session keeps them.
+  std::shared_ptr<FunctionCache> cache;
 
   static Resolved ns(std::string path) {
     Resolved r;

@@ -244,8 +244,11 @@ std::shared_ptr<StaticResolver> static_resolver(const Module& file) {
 }
 
 FileResolver::FileResolver(std::shared_ptr<Resolver> base, std::shared_ptr<const Module> file,
-                           std::string module_name)
-    : base_(std::move(base)), file_(std::move(file)), module_name_(std::move(module_name)) {
+                           std::string module_name, std::shared_ptr<FunctionCache> cache)
+    : base_(std::move(base)),
+      file_(std::move(file)),
+      module_name_(std::move(module_name)),
+      cache_(std::move(cache)) {
   for (const StmtPtr& s : file_->body) {
     if (s->kind == StmtKind::FunctionDef) {
       const FunctionDef& def = s->as<FunctionDef>();
@@ -293,6 +296,7 @@ Resolved FileResolver::resolve(const std::string& name, const SourceRange& range
   r.resolver = shared_from_this();
   r.path = module_name_;
   r.identity = reinterpret_cast<uintptr_t>(it->second);
+  r.cache = cache_;
   return r;
 }
 

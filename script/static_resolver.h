@@ -63,8 +63,10 @@ std::shared_ptr<StaticResolver> static_resolver(const Module& file);
 // ("torch.nn.functional") qualifies the compiled functions' names (Resolved::path).
 class FileResolver final : public Resolver, public std::enable_shared_from_this<FileResolver> {
  public:
+  // `cache`, when given, keeps the Functions compiled from the file's defs beyond one
+  // compilation (Note [Function caches] in compiler.h).
   FileResolver(std::shared_ptr<Resolver> base, std::shared_ptr<const Module> file,
-               std::string module_name = "");
+               std::string module_name = "", std::shared_ptr<FunctionCache> cache = nullptr);
 
   Resolved resolve(const std::string& name, const SourceRange& range) override;
   // The file's defs in order.
@@ -74,6 +76,7 @@ class FileResolver final : public Resolver, public std::enable_shared_from_this<
   std::shared_ptr<Resolver> base_;
   std::shared_ptr<const Module> file_;
   std::string module_name_;
+  std::shared_ptr<FunctionCache> cache_;
   std::unordered_map<std::string, const FunctionDef*> defs_;
   std::vector<const FunctionDef*> order_;
   // Top-level classes that are not nn.Module subclasses: script classes (Note [Script classes]),

@@ -116,6 +116,9 @@ struct Module::Archive {
   serialization::ZipReader zip;
   std::vector<Tensor> constants;
   std::shared_ptr<script::Resolver> resolver;
+  // The functions of the archive's code, compiled once for all its modules and methods, and gone
+  // with the archive (Note [Function caches] in script/compiler.h).
+  std::shared_ptr<script::FunctionCache> functions = std::make_shared<script::FunctionCache>();
   std::mutex mu;  // guards what follows (compilation reads and fills it)
   std::unordered_map<std::string, std::shared_ptr<CodeFile>> files;
   std::unordered_map<std::string, std::shared_ptr<script::ModuleInfo>> classes;
@@ -282,6 +285,7 @@ Resolved Module::Archive::resolve(const std::string& name, const SourceRange&) {
     r.resolver = resolver;
     r.path = f->module_path == "__torch__" ? "" : f->module_path.substr(10);
     r.identity = reinterpret_cast<uintptr_t>(d->second);
+    r.cache = functions;
     return r;
   }
   auto c = f->classes.find(leaf);

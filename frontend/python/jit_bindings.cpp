@@ -27,14 +27,16 @@ std::string g_package_dir;             // frames under it are ampjit's own, neve
 
 // ---- Source locations of traced ops -------------------------------------------------------------
 
-// co_filename -> UTF-8, cached by object (a reference is kept, so a key is never reused).
-const std::string& filename_of(PyObject* f) {
-  static std::unordered_map<PyObject*, std::string> cache;
-  auto it = cache.find(f);
-  if (it != cache.end()) return it->second;
-  Py_INCREF(f);
-  const char* s = PyUnicode_AsUTF8(f);
-  return cache.emplace(f, s ? s : "<unknown>").first->second;
+// co_filename as UTF-8: the str object keeps its UTF-8 form once made, so nothing is cached here
+// (a cache by object grew with every code object exec'd from a string: Note [Long-lived caches]).
+std::string_view filename_of(PyObject* f) {
+  Py_ssize_t n = 0;
+  const char* s = PyUnicode_AsUTF8AndSize(f, &n);
+  if (!s) {
+    PyErr_Clear();
+    return "<unknown>";
+  }
+  return {s, static_cast<size_t>(n)};
 }
 
 // The innermost Python frame outside the ampjit package: where the user called the op. Columns
@@ -46,13 +48,14 @@ SourceRange python_location() {
   Py_XINCREF(f);
   while (f) {
     PyCodeObject* code = PyFrame_GetCode(f);
-    const std::string& file = filename_of(code->co_filename);
-    Py_DECREF(code);
-    if (g_package_dir.empty() || file.compare(0, g_package_dir.size(), g_package_dir) != 0) {
-      r = SourceRange::location(file, PyFrame_GetLineNumber(f), 0);
+    const std::string_view file = filename_of(code->co_filename);
+    if (g_package_dir.empty() || file.substr(0, g_package_dir.size()) != g_package_dir) {
+      r = SourceRange::location(std::string(file), PyFrame_GetLineNumber(f), 0);
+      Py_DECREF(code);
       Py_DECREF(f);
       break;
     }
+    Py_DECREF(code);
     PyFrameObject* back = PyFrame_GetBack(f);
     Py_DECREF(f);
     f = back;

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "frontend/python/convert.h"
+#include "runtime/caches.h"
 #include "runtime/cpu_features.h"
 #include "runtime/default_dtype.h"
 #include "runtime/grad_mode.h"
@@ -391,6 +392,18 @@ void bind_module_functions() {
   bp::def(
       "_get_default_dtype", +[] { return dtype_object(default_float_dtype()); });
   bp::def("_cpu_description", cpu_description);
+  // Note [Long-lived caches]: [(name, size, bound)] and emptying them (one by name, or all).
+  bp::def(
+      "_caches", +[] {
+        bp::list out;
+        for (const CacheInfo& c : registered_caches())
+          out.append(bp::make_tuple(c.name, c.size(), c.bound));
+        return out;
+      });
+  bp::def(
+      "_empty_caches", +[](const std::string& name) {
+        AMPJIT_CHECK_T(ValueError, empty_caches(name), "no cache is named '{}'", name);
+      });
   bp::def("_is_grad_enabled", grad_enabled);
   bp::def("_set_grad_enabled", set_grad_enabled);
   bp::def("_is_inference_mode_enabled", inference_mode_enabled);

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/caches.h"
 #include "runtime/error.h"
 #include "runtime/half.h"
 #include "runtime/reduced_float.h"
@@ -86,10 +87,29 @@ class CacheKey {
   std::string bytes_;
 };
 
+// A process-wide LRU cache of primitives (Note [Long-lived caches] in runtime/caches.h): registered
+// under `name` when first used, emptied by ampjit.cpu.empty_cache().
 template <typename Entry>
 class PrimitiveCache {
  public:
-  explicit PrimitiveCache(size_t capacity) : capacity_(capacity) {}
+  PrimitiveCache(const char* name, size_t capacity) : capacity_(capacity) {
+    register_cache({name,
+                    fmt::format("at most {} primitives, least recently used evicted", capacity),
+                    [this] { return size(); }, [this] { clear(); }});
+  }
+
+  size_t size() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return lru_.size();
+  }
+  void clear() {
+    std::list<Item> old;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      map_.clear();
+      old.swap(lru_);
+    }  // entries in use elsewhere stay alive through their shared_ptr
+  }
 
   // Returns the entry for key, first filling a new one with make(Entry&) when there is none.
   template <typename Make>
@@ -436,7 +456,7 @@ void make_conv_backward(ConvBackwardEntry& e, const ConvBackwardArgs& a) {
 }  // namespace
 
 void convolution_backward(const ConvBackwardArgs& a, const char* op) {
-  static PrimitiveCache<ConvBackwardEntry> cache(kCacheCapacity);
+  static PrimitiveCache<ConvBackwardEntry> cache("onednn conv backward", kCacheCapacity);
   const ConvArgs& p = a.fwd;
   CacheKey key;
   for (int64_t v : {static_cast<int64_t>(p.type), int64_t{p.nsp}, p.n, p.ic, p.oc, p.groups,
@@ -581,7 +601,7 @@ const void* packed_b(const MatmulEntry& e, const CacheKey& key, const MatmulArgs
 }
 
 void matmul(const MatmulArgs& p, const char* op) {
-  static PrimitiveCache<MatmulEntry> cache(kCacheCapacity);
+  static PrimitiveCache<MatmulEntry> cache("onednn matmul", kCacheCapacity);
   CacheKey key;
   // The thread count too: oneDNN fixes a primitive's threading when it creates it, so one made
   // under torch.set_num_threads(1) would stay single-threaded after set_num_threads(2).
@@ -615,7 +635,7 @@ void matmul(const MatmulArgs& p, const char* op) {
 }
 
 void convolution(const ConvArgs& p, const char* op) {
-  static PrimitiveCache<ConvEntry> cache(kCacheCapacity);
+  static PrimitiveCache<ConvEntry> cache("onednn conv", kCacheCapacity);
   CacheKey key;
   for (int64_t v :
        {static_cast<int64_t>(p.type), int64_t{p.nsp}, int64_t{p.transposed}, p.n, p.ic, p.oc,

@@ -8,6 +8,7 @@
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_context.h"
 #include "kernels/cuda/tensor_iter.h"
+#include "runtime/caches.h"
 #include "runtime/caching_allocator.h"
 #include "runtime/error.h"
 
@@ -134,6 +135,17 @@ void init() {
   static std::once_flag once;
   std::call_once(once, [] {
     Storage::set_device_allocator(DeviceType::CUDA, {storage_allocate, storage_free});
+    register_cache({"cuda allocator",
+                    "idle device blocks (bytes), returned and retried once on out-of-memory",
+                    [] {
+                      size_t idle = 0;
+                      for (int d = 0; d < device_count(); ++d) {
+                        const CachingAllocator::Stats s = the_allocator().stats(d);
+                        idle += s.reserved_bytes - s.allocated_bytes;
+                      }
+                      return idle;
+                    },
+                    empty_cache});
     set_device_backend(DeviceType::CUDA, DeviceBackend{copy, fill});
     register_creation_kernels();
     register_pointwise_kernels();

@@ -8,6 +8,7 @@
 
 #include "runtime/autocast/policy_profiles.h"
 #include "runtime/autograd/autograd.h"
+#include "runtime/caches.h"
 #include "runtime/dispatcher.h"
 
 namespace ampjit {
@@ -204,6 +205,13 @@ size_t autocast_cache_size() {
     n += entry.cast[0].defined() + entry.cast[1].defined();
   return n;
 }
+
+namespace {
+[[maybe_unused]] const bool g_cache_registered =
+    register_cache({"autocast weight casts",
+                    "the calling thread's casts, cleared when its outermost autocast region exits",
+                    autocast_cache_size, clear_autocast_cache});
+}  // namespace
 
 bool is_autocast_eligible(const Tensor& t, DeviceType device) {
   return t.defined() && t.device().type == device && t.is_floating_point() &&

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "runtime/caches.h"
 #include "runtime/error.h"
 
 namespace ampjit {
@@ -34,6 +35,15 @@ Table& table() {
   static Table t;
   return t;
 }
+
+[[maybe_unused]] const bool g_cache_registered = register_cache(
+    {"symbols", "the names of the ops, attributes and prims programs use; never emptied",
+     [] {
+       Table& t = table();
+       std::lock_guard<std::mutex> lock(t.mu);
+       return t.names.size();
+     },
+     nullptr});
 }  // namespace
 
 Symbol Symbol::intern(std::string_view q) {

@@ -56,24 +56,7 @@ std::shared_ptr<Function> compile_def(Session& session, const FunctionDef& def,
 
 namespace {
 
-// Note [Library functions compile once]
-// A def of a library module (torch.nn.functional: Resolved::path names its module) is the same
-// text with the same resolver in every program, so its Function is compiled once per process and
-// compile options and shared by every program that calls it, as torch's compilation unit keeps
-// its compiled functionals. User code is compiled per session (its globals may change).
-struct LibraryCache {
-  struct Entry {
-    std::shared_ptr<const FunctionDef> def;  // keeps the def (the key's address) alive
-    std::shared_ptr<Function> fn;
-  };
-  std::mutex mu;
-  std::map<std::tuple<uintptr_t, bool, int>, Entry> fns;
-};
-LibraryCache& library_cache() {
-  static LibraryCache* c = new LibraryCache;  // never destroyed: Functions may outlive statics
-  return *c;
-}
-std::tuple<uintptr_t, bool, int> library_key(const Resolved& res, const CompileOptions& o) {
+FunctionCache::Key cache_key(const Resolved& res, const CompileOptions& o) {
   return {res.identity, o.optimize, o.semantics ? static_cast<int>(*o.semantics) : -1};
 }
 
@@ -82,12 +65,9 @@ std::tuple<uintptr_t, bool, int> library_key(const Resolved& res, const CompileO
 std::shared_ptr<Function> Session::compile_source_fn(const Resolved& res,
                                                      const SourceRange& call_site) {
   if (!res.source && !res.def) fail(call_site, "internal: a function to compile has no source");
-  const bool library = res.def && !res.path.empty() && res.identity;
-  if (library) {
-    LibraryCache& cache = library_cache();
-    std::lock_guard<std::mutex> lock(cache.mu);
-    auto it = cache.fns.find(library_key(res, options));
-    if (it != cache.fns.end()) return it->second.fn;
+  const bool cached = res.cache && res.def && res.identity;  // Note [Function caches]
+  if (cached) {
+    if (auto fn = res.cache->find(cache_key(res, options))) return fn;
   }
   if (res.identity) {
     auto it = compiled.find(res.identity);
@@ -105,12 +85,7 @@ std::shared_ptr<Function> Session::compile_source_fn(const Resolved& res,
     }
     auto fn = compile_def(*this, *def, res.resolver ? res.resolver : builtin_resolver(), nullptr,
                           res.path);
-    if (library) {  // another thread may have compiled it meanwhile: keep the first
-      LibraryCache& cache = library_cache();
-      std::lock_guard<std::mutex> lock(cache.mu);
-      fn = cache.fns.emplace(library_key(res, options), LibraryCache::Entry{res.def, fn})
-               .first->second.fn;
-    }
+    if (cached) fn = res.cache->insert(cache_key(res, options), res.def, std::move(fn));
     if (res.identity) {
       in_progress.erase(res.identity);
       compiled[res.identity] = fn;

@@ -80,8 +80,8 @@ const FunctionalModule& functional_module() {
     auto source = std::make_shared<Source>(std::string(kFunctionalSource), path);
     std::shared_ptr<const Module> file(parse_module(source));
     FunctionalModule fm;
-    fm.resolver =
-        std::make_shared<FileResolver>(static_resolver(*file), file, "torch.nn.functional");
+    fm.resolver = std::make_shared<FileResolver>(static_resolver(*file), file,
+                                                 "torch.nn.functional", library_function_cache());
     for (const StmtPtr& s : file->body) {
       if (s->kind != StmtKind::Assign) continue;
       const auto& assign = s->as<Assign>();

@@ -10,6 +10,7 @@ from ._trace import AutocastInteropWarning, get_autocast_semantics, set_autocast
 from ._script import CompileError, Final, script  # noqa: F401
 from .frontend import NotSupportedError, UnsupportedNodeError  # noqa: F401
 from ._serialization import load, save  # noqa: F401
+from . import _state  # noqa: F401
 
 
 class Error(Exception):
