@@ -2,6 +2,8 @@
 #include "runtime/op_table.h"
 
 #include <array>
+#include <atomic>
+#include <iterator>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
@@ -47,6 +49,63 @@ constexpr OpDecl kDecls[] = {
 };
 #undef AMPJIT_OP
 
+// Note [Decomposed ops] (op_table.h): the ops of decompositions.def follow the C++-named ones. A
+// BoxedKernel knows neither its op nor its device, so each gets one from a pool of kernels made
+// by index: decomposed<I> runs the decomposition of op kNumOps + I, and derived_pool<I, D> the
+// derived kernel of that op as a variant on device D.
+struct DecomposedDecl {
+  uint32_t flags;
+  const char* schema;
+  bool has_def;  // AMPJIT_DECOMPOSITION (a def runs it), else AMPJIT_VARIANT (derived)
+};
+constexpr DecomposedDecl kDecomposedDecls[] = {
+#define AMPJIT_DECOMPOSITION(FLAGS, SCHEMA) {(FLAGS) | kComposite | kDecomposed, SCHEMA, true},
+#define AMPJIT_VARIANT(FLAGS, SCHEMA) {(FLAGS) | kDecomposed, SCHEMA, false},
+#include "runtime/ops/decompositions.def"
+#undef AMPJIT_DECOMPOSITION
+#undef AMPJIT_VARIANT
+};
+constexpr size_t kNumDecomposed = std::size(kDecomposedDecls);
+constexpr size_t kDecomposedPool = 1024;
+static_assert(kNumDecomposed <= kDecomposedPool,
+              "decompositions.def outgrew the kernel pool: raise kDecomposedPool");
+
+std::atomic<DecompositionRunner> g_decomposition_runner{nullptr};
+
+template <size_t I>
+void decomposed_kernel(Stack& s) {
+  const OpEntry& op = all_ops()[kNumOps + I];
+  DecompositionRunner run = g_decomposition_runner.load(std::memory_order_acquire);
+  if (!run) [[unlikely]]
+    throw NotImplementedError(fmt::format(
+        "{}: its decomposition needs the script compiler, which is not loaded", op.name));
+  run(op, s);
+}
+template <size_t... I>
+constexpr std::array<BoxedKernel, sizeof...(I)> decomposed_kernels(std::index_sequence<I...>) {
+  return {&decomposed_kernel<I>...};
+}
+constexpr auto kDecomposedKernels = decomposed_kernels(std::make_index_sequence<kDecomposedPool>{});
+
+template <size_t I, DeviceType D>
+void derived_pool_kernel(Stack& s) {
+  kernels::run_derived_variant(all_ops()[kNumOps + I], D, s);
+}
+template <size_t I, size_t... D>
+constexpr DeviceKernels derived_pool_row(std::index_sequence<D...>) {
+  return {&derived_pool_kernel<I, static_cast<DeviceType>(D)>...};
+}
+template <size_t... I>
+constexpr std::array<DeviceKernels, sizeof...(I)> derived_pool(std::index_sequence<I...>) {
+  return {derived_pool_row<I>(std::make_index_sequence<kNumDeviceTypes>{})...};
+}
+constexpr auto kDerivedPool = derived_pool(std::make_index_sequence<kDecomposedPool>{});
+
+// The derived kernels of op `id` as a variant, one per device.
+const DeviceKernels& derived_kernels_of(size_t id) {
+  return id < kNumOps ? kDecls[id].derived : kDerivedPool[id - kNumOps];
+}
+
 // The CPU kernels AMPJIT_KERNEL defined, by op (record_cpu_kernel): constant-initialized, so
 // recording works whichever static initializer runs first.
 BoxedKernel g_recorded_cpu[kNumOps] = {};
@@ -56,28 +115,20 @@ struct Table {
   std::vector<OpEntry> ops;
   std::unordered_map<std::string, const OpEntry*> by_name;
   std::unordered_map<std::string, std::vector<const OpEntry*>> by_base;
-  std::vector<std::vector<OpEntry*>> variants_of = std::vector<std::vector<OpEntry*>>(kNumOps);
+  std::vector<std::vector<OpEntry*>> variants_of =
+      std::vector<std::vector<OpEntry*>>(kNumOps + kNumDecomposed);
 
   Table() {
-    ops.reserve(kNumOps);
+    ops.reserve(kNumOps + kNumDecomposed);
     for (const OpDecl& d : kDecls) {
-      OpEntry e;
-      e.id = d.id;
-      e.flags = d.flags;
-      e.schema = parse_schema(d.schema);
-      e.name = e.schema.full_name();
-      e.base_name = e.schema.qualified_name();
-      for (size_t i = 0; i < e.schema.args.size(); ++i)
-        if (e.schema.args[i].is_write) e.written_arg = static_cast<int>(i);
-      AMPJIT_CHECK((e.written_arg >= 0) == schema_writes_argument(d.schema),
-                   "op table: {} writes an argument the text check does not see", e.name);
+      OpEntry e = entry(d.id, d.flags, d.schema);
       install_cpu(e, d.cpu ? d.cpu : g_recorded_cpu[static_cast<size_t>(d.id)]);
-      e.device_arg = e.schema.arg_index("device");
-      e.dtype_arg = e.schema.arg_index("dtype");
-      e.is_inplace = e.schema.is_inplace();
-      e.is_out = e.schema.is_out();
-      e.returns_alias = !e.schema.returns.empty() && e.schema.returns[0].in_alias_set &&
-                        !e.schema.returns[0].is_write;
+      ops.push_back(std::move(e));
+    }
+    for (size_t i = 0; i < kNumDecomposed; ++i) {
+      const DecomposedDecl& d = kDecomposedDecls[i];
+      OpEntry e = entry(static_cast<OpId>(kNumOps + i), d.flags, d.schema);
+      if (d.has_def) install_cpu(e, kDecomposedKernels[i]);  // every column: it is kComposite
       ops.push_back(std::move(e));
     }
     for (const OpEntry& e : ops) {
@@ -88,10 +139,36 @@ struct Table {
     for (OpEntry& v : ops) {
       v.functional = functional_sibling(v);
       if (v.functional) variants_of[static_cast<size_t>(v.functional->id)].push_back(&v);
+      // A variant of a decomposed op is composite too: autograd records what it runs.
+      if (v.functional && v.functional->has(kDecomposed)) v.flags |= kComposite;
+      AMPJIT_CHECK(!v.has(kDecomposed) || v.has(kComposite) || v.functional,
+                   "op table: {} is declared a variant in decompositions.def, but no functional "
+                   "overload pairs with it (Note [Derived op variants])",
+                   v.name);
     }
     for (OpEntry& v : ops)
       for (int dev = 0; dev < kNumDeviceTypes; ++dev) derive(v, dev);
     g_table_built = true;
+  }
+
+  static OpEntry entry(OpId id, uint32_t flags, const char* schema) {
+    OpEntry e;
+    e.id = id;
+    e.flags = flags;
+    e.schema = parse_schema(schema);
+    e.name = e.schema.full_name();
+    e.base_name = e.schema.qualified_name();
+    for (size_t i = 0; i < e.schema.args.size(); ++i)
+      if (e.schema.args[i].is_write) e.written_arg = static_cast<int>(i);
+    AMPJIT_CHECK((e.written_arg >= 0) == schema_writes_argument(schema),
+                 "op table: {} writes an argument the text check does not see", e.name);
+    e.device_arg = e.schema.arg_index("device");
+    e.dtype_arg = e.schema.arg_index("dtype");
+    e.is_inplace = e.schema.is_inplace();
+    e.is_out = e.schema.is_out();
+    e.returns_alias = !e.schema.returns.empty() && e.schema.returns[0].in_alias_set &&
+                      !e.schema.returns[0].is_write;
+    return e;
   }
 
   // The CPU kernel in the CPU column, or in every column for kComposite and kDeviceGeneric.
@@ -106,7 +183,7 @@ struct Table {
   // Installs variant v's derived kernel on device `dev` where it has none and its sibling has one.
   void derive(OpEntry& v, int dev) {
     if (v.functional && !v.kernels[dev] && v.functional->kernels[dev])
-      v.kernels[dev] = kDecls[static_cast<size_t>(v.id)].derived[dev];
+      v.kernels[dev] = derived_kernels_of(static_cast<size_t>(v.id))[dev];
   }
 
   // Note [Derived op variants]: the functional overload a variant pairs with, or nullptr.
@@ -200,6 +277,10 @@ void register_kernel(OpId id, DeviceType device, BoxedKernel k) {
   for (OpEntry* v : t.variants_of[static_cast<size_t>(id)]) t.derive(*v, dev);
 }
 
+void set_decomposition_runner(DecompositionRunner runner) {
+  g_decomposition_runner.store(runner, std::memory_order_release);
+}
+
 bool record_cpu_kernel(OpId id, BoxedKernel k) {
   g_recorded_cpu[static_cast<size_t>(id)] = k;
   // A kernel recorded after the table was built (a static initializer asked it first) still wins.
@@ -210,7 +291,7 @@ bool record_cpu_kernel(OpId id, BoxedKernel k) {
 
 bool kernel_is_derived(const OpEntry& op, DeviceType device) {
   const int dev = static_cast<int>(device);
-  return op.kernels[dev] && op.kernels[dev] == kDecls[static_cast<size_t>(op.id)].derived[dev];
+  return op.kernels[dev] && op.kernels[dev] == derived_kernels_of(static_cast<size_t>(op.id))[dev];
 }
 
 std::vector<const OpEntry*> unpaired_variants() {

@@ -39,7 +39,11 @@ enum OpFlags : uint32_t {
                              // installed for every device, like kComposite, but computes
   kWritesOverlap = 1u << 7,  // may write a tensor whose elements share memory (fill_, zero_: the
                              // writes torch exempts, Note [Overlapping writes])
+  kDecomposed = 1u << 8,     // declared in ops/decompositions.def: its kernel on every device runs
+                             // its decomposition (Note [Decomposed ops]); implies kComposite
 };
+
+struct OpEntry;
 
 enum class OpId : uint16_t {
 #define AMPJIT_OP(ID, FLAGS, SCHEMA) ID,
@@ -47,7 +51,31 @@ enum class OpId : uint16_t {
 #undef AMPJIT_OP
   NumOps,
 };
+// The ops with C++ names (OpId::ID, kernels::ID, ops::ID). The table holds these first, then the
+// ops of ops/decompositions.def (ids from kNumOps on): size tables by all_ops().size().
 constexpr size_t kNumOps = static_cast<size_t>(OpId::NumOps);
+
+// Note [Decomposed ops]
+// Most of torch's ops are compositions of a few others (log10 is log over ln 10, outer is a
+// broadcast multiply, tile is repeat). Such an op is declared once in runtime/ops/decompositions.def,
+// without a C++ name, and written once as a def of the same name in the scriptable subset in
+// frontend/ampjit/_decompositions.py (the def of overload `aten::NAME.OVERLOAD` is NAME__OVERLOAD).
+// It is an op like any other: in the Python namespaces and Tensor methods, a script builtin, what
+// the tracer records, what an archive names. Its kernel, on every device, runs its def, compiled
+// once by the script layer (set_decomposition_runner, script/decompositions.cpp) with the eager
+// semantics, so
+//  - it runs on every device whose kernels its def's ops have;
+//  - autograd records the ops its def calls (it is kComposite), so it differentiates with no
+//    derivative of its own, twice over;
+//  - eager autocast casts the ops its def calls by their own policies, unless a profile lists the
+//    op itself, as torch's CompositeImplicitAutograd ops;
+//  - its in-place and out= overloads, declared beside it, derive from it (Note [Derived op
+//    variants]); a variant of an op with a C++ kernel may be declared there too.
+// Adding one recompiles op_table.cpp alone. A kernel replaces a decomposition where a benchmark
+// shows the composition slow (the op moves to the C++ .def files with its kernel).
+using DecompositionRunner = void (*)(const OpEntry& op, Stack& stack);
+// Installs the runner of decompositions (the script layer does, when the library loads).
+void set_decomposition_runner(DecompositionRunner runner);
 
 // Autocast cast policies, one line each in runtime/autocast/policies.def. The autocast layer reads
 // the op's column for the device of its tensors.
@@ -91,6 +119,7 @@ struct OpEntry {
 };
 
 const OpEntry& op_entry(OpId id);
+// The op table: the C++-named ops in declaration order, then the decomposed ops.
 const std::vector<OpEntry>& all_ops();
 // "aten::add.Tensor" (or "aten::add" for the default overload); nullptr when unknown.
 const OpEntry* find_op(std::string_view full_name);

@@ -223,6 +223,10 @@ std::vector<std::shared_ptr<Function>> compile_source(std::shared_ptr<const Sour
                                                       std::shared_ptr<Resolver> resolver,
                                                       const CompileOptions& options = {});
 
+// Compiles the def of every decomposed op (Note [Decomposed ops] in runtime/op_table.h) and
+// checks it against the op's schema: what is wrong, one message each (empty when all compile).
+std::vector<std::string> check_decompositions();
+
 // torch.nn.functional as the compiler resolves it: frontend/ampjit/nn/functional.py, embedded at
 // build time (Note [Functionals from their own source] there).
 std::string_view functional_source();

@@ -93,7 +93,7 @@ ScalarType promote_type(const OpEntry& op, const Stack& stack, DeviceType device
 // wrappers redispatch), or nullptr.
 const OpEntry* dtype_overload(const OpEntry& op) {
   static const std::vector<const OpEntry*> table = [] {
-    std::vector<const OpEntry*> t(kNumOps, nullptr);
+    std::vector<const OpEntry*> t(all_ops().size(), nullptr);
     for (const OpEntry& e : all_ops()) {
       if (e.dtype_arg >= 0 || e.is_inplace || e.is_out) continue;
       for (const OpEntry* c : find_overloads(e.base_name)) {

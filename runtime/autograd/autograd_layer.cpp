@@ -338,7 +338,11 @@ void record_op(const OpEntry& op, Stack& stack) {
   }
   const std::vector<Tensor> inputs = tensor_inputs(stack);
   if (op.has(kComposite)) {
+    const std::shared_ptr<Node> before = written.defined() ? grad_fn(written) : nullptr;
     redispatch(DispatchLayer::Autograd, op, stack);  // the ops it calls are recorded
+    // An in-place composite whose own ops recorded the write (a decomposed op's in-place variant,
+    // Note [Decomposed ops]) has its history already.
+    if (written.defined() && grad_fn(written) != before) return;
   } else {
     LayerGuard below(DispatchLayer::Autograd, LayerGuard::Exclude);
     redispatch(DispatchLayer::Autograd, op, stack);

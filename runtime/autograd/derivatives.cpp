@@ -1667,7 +1667,7 @@ void resolve_saves(Derivative& d) {
 }
 
 struct Table {
-  std::vector<const Derivative*> by_op = std::vector<const Derivative*>(kNumOps, nullptr);
+  std::vector<const Derivative*> by_op = std::vector<const Derivative*>(all_ops().size(), nullptr);
   Table() {
     for (Derivative& d : kDerivatives) {
       resolve_saves(d);

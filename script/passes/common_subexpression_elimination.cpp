@@ -89,6 +89,11 @@ bool results_may_alias_arguments(const OpEntry& op) {
 #define AMPJIT_OP(ID, FLAGS, SCHEMA) t.push_back(returns_alias_annotation(SCHEMA));
 #include "runtime/ops/all_ops.def"
 #undef AMPJIT_OP
+#define AMPJIT_DECOMPOSITION(FLAGS, SCHEMA) t.push_back(returns_alias_annotation(SCHEMA));
+#define AMPJIT_VARIANT(FLAGS, SCHEMA) t.push_back(returns_alias_annotation(SCHEMA));
+#include "runtime/ops/decompositions.def"
+#undef AMPJIT_DECOMPOSITION
+#undef AMPJIT_VARIANT
     return t;
   }();
   return op.has(kView) || op.has(kComposite) || op.has(kMixedDevice) ||
