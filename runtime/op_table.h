@@ -57,13 +57,13 @@ constexpr size_t kNumOps = static_cast<size_t>(OpId::NumOps);
 
 // Note [Decomposed ops]
 // Most of torch's ops are compositions of a few others (log10 is log over ln 10, outer is a
-// broadcast multiply, tile is repeat). Such an op is declared once in runtime/ops/decompositions.def,
-// without a C++ name, and written once as a def of the same name in the scriptable subset in
-// frontend/ampjit/_decompositions.py (the def of overload `aten::NAME.OVERLOAD` is NAME__OVERLOAD).
-// It is an op like any other: in the Python namespaces and Tensor methods, a script builtin, what
-// the tracer records, what an archive names. Its kernel, on every device, runs its def, compiled
-// once by the script layer (set_decomposition_runner, script/decompositions.cpp) with the eager
-// semantics, so
+// broadcast multiply, tile is repeat). Such an op is declared once in
+// runtime/ops/decompositions.def, without a C++ name, and written once as a def of the same name in
+// the scriptable subset in frontend/ampjit/_decompositions.py (the def of overload
+// `aten::NAME.OVERLOAD` is NAME__OVERLOAD). It is an op like any other: in the Python namespaces
+// and Tensor methods, a script builtin, what the tracer records, what an archive names. Its kernel,
+// on every device, runs its def, compiled once by the script layer (set_decomposition_runner,
+// script/decompositions.cpp) with the eager semantics, so
 //  - it runs on every device whose kernels its def's ops have;
 //  - autograd records the ops its def calls (it is kComposite), so it differentiates with no
 //    derivative of its own, twice over;

@@ -47,8 +47,7 @@ Decompositions& decompositions() {
 
 // The def of aten::NAME is NAME; of aten::NAME.OVERLOAD, NAME__OVERLOAD.
 std::string def_name(const OpEntry& op) {
-  return op.schema.overload.empty() ? op.schema.name
-                                    : op.schema.name + "__" + op.schema.overload;
+  return op.schema.overload.empty() ? op.schema.name : op.schema.name + "__" + op.schema.overload;
 }
 
 const Function& compile(Decompositions& d, const OpEntry& op) {

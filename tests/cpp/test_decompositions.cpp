@@ -66,7 +66,8 @@ TEST(Decompositions, DifferentiateThroughTheOpsTheyCall) {
   autograd::set_requires_grad(x, true);
   const Tensor y = call_op("aten::square", {IValue(x)});
   autograd::backward({ops::sum(y).tensor()}, {}, std::nullopt, false);
-  EXPECT_EQ(testing::values(autograd::grad(x)), testing::values(ops::mul_Scalar(x, Scalar(2.0)).tensor()));
+  EXPECT_EQ(testing::values(autograd::grad(x)),
+            testing::values(ops::mul_Scalar(x, Scalar(2.0)).tensor()));
   // In place, through a view: the base's history continues (CopySlices).
   Tensor w = testing::random_tensor({4}, ScalarType::Float64, 6);
   autograd::set_requires_grad(w, true);
@@ -75,7 +76,8 @@ TEST(Decompositions, DifferentiateThroughTheOpsTheyCall) {
   call_op("aten::square_", {IValue(part)});
   autograd::backward({ops::sum(b).tensor()}, {}, std::nullopt, false);
   const std::vector<double> wv = testing::values(w);
-  EXPECT_EQ(testing::values(autograd::grad(w)), (std::vector<double>{2 * wv[0], 2 * wv[1], 1.0, 1.0}));
+  EXPECT_EQ(testing::values(autograd::grad(w)),
+            (std::vector<double>{2 * wv[0], 2 * wv[1], 1.0, 1.0}));
 }
 
 }  // namespace
