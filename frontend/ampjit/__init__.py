@@ -23,9 +23,11 @@ del _by_name
 
 from ._tensor import Size, _install_tensor_methods  # noqa: E402
 from ._ops import _install_functions  # noqa: E402
+from . import _ops  # noqa: E402
 
 _install_functions(globals())
 _install_tensor_methods()
+_ops._install_python_methods(Tensor)
 
 from . import jit  # noqa: E402
 from . import amp, cpu, cuda  # noqa: E402
@@ -45,6 +47,7 @@ from ._memory_format import (  # noqa: E402
 from ._default_dtype import get_default_dtype, set_default_dtype  # noqa: E402
 from ._threads import get_num_threads, set_num_threads  # noqa: E402
 from . import testing  # noqa: E402
+from . import special  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402
 
 __version__ = "0.1.0"

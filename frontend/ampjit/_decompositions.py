@@ -34,3 +34,1036 @@ def outer(self: Tensor, vec2: Tensor) -> Tensor:
     if self.dim() != 1 or vec2.dim() != 1:
         raise RuntimeError("outer: Expected 1-D argument self, but got {}-D".format(self.dim()))
     return self.unsqueeze(1) * vec2
+
+
+def positive(self: Tensor) -> Tensor:
+    if self.dtype == torch.bool:
+        raise TypeError("The `+` operator, on a bool tensor is not supported.")
+    return self
+
+
+def sgn(self: Tensor) -> Tensor:
+    return torch.sign(self)
+
+
+def logit(self: Tensor, eps: Optional[float] = None) -> Tensor:
+    x = self if self.is_floating_point() else self * 1.0  # integers and bools in the default dtype
+    if eps is not None:
+        x = torch.clamp(x, eps, 1.0 - eps)
+    return torch.log(x / (1.0 - x))
+
+
+def float_power__Tensor_Tensor(self: Tensor, exponent: Tensor) -> Tensor:
+    return torch.pow(self.to(torch.float64), exponent.to(torch.float64))
+
+
+def float_power__Tensor_Scalar(self: Tensor, exponent: float) -> Tensor:
+    return torch.pow(self.to(torch.float64), float(exponent))
+
+
+def float_power__Scalar(self: float, exponent: Tensor) -> Tensor:
+    return torch.pow(float(self), exponent.to(torch.float64))
+
+
+def ldexp__Tensor(self: Tensor, other: Tensor) -> Tensor:
+    return torch.mul(self, torch.pow(2.0, other))
+
+
+def isreal(self: Tensor) -> Tensor:
+    return torch.ones_like(self, dtype=torch.bool)
+
+
+def mvlgamma(self: Tensor, p: int) -> Tensor:
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    x = self if self.is_floating_point() else self * 1.0  # integers in the default dtype
+    if not bool(torch.all(x > (p - 1) / 2.0)):
+        raise RuntimeError("All elements must be greater than (p-1)/2")
+    args = x.unsqueeze(-1) - torch.arange(p, dtype=x.dtype, device=x.device) / 2.0
+    return torch.lgamma(args).sum(-1) + p * (p - 1) / 4.0 * math.log(math.pi)
+
+
+# ---- reductions -------------------------------------------------------------------------------------
+
+def nansum(self: Tensor, dim: Optional[List[int]] = None, keepdim: bool = False,
+           dtype: Optional[int] = None) -> Tensor:
+    x = self
+    if self.is_floating_point():
+        x = torch.where(torch.isnan(self), torch.zeros_like(self), self)
+    if dim is None:
+        dim = torch.jit.annotate(List[int], [])
+    return torch.sum(x, dim, keepdim, dtype=dtype)
+
+
+def nanmean(self: Tensor, dim: Optional[List[int]] = None, keepdim: bool = False,
+            dtype: Optional[int] = None) -> Tensor:
+    if not self.is_floating_point():
+        raise RuntimeError("nanmean(): expected input to have floating point dtype but got {}".format(self.dtype))
+    count = torch.logical_not(torch.isnan(self)).sum(dim, keepdim)
+    return torch.nansum(self, dim, keepdim, dtype=dtype) / count
+
+
+def count_nonzero__dim_IntList(self: Tensor, dim: List[int]) -> Tensor:
+    return torch.ne(self, 0).sum(dim)
+
+
+def count_nonzero(self: Tensor, dim: Optional[int] = None) -> Tensor:
+    if dim is None:
+        return torch.ne(self, 0).sum()
+    return torch.ne(self, 0).sum([dim])
+
+
+def aminmax(self: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tuple[Tensor, Tensor]:
+    if dim is None:
+        if self.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation "
+                               "has no identity.")
+        lo = torch.amin(self.reshape([-1]), [0], False)
+        hi = torch.amax(self.reshape([-1]), [0], False)
+        if keepdim:
+            shape: List[int] = []
+            for _ in range(self.dim()):
+                shape.append(1)
+            if self.dim() == 0:
+                shape.append(1)
+            return lo.reshape(shape), hi.reshape(shape)
+        return lo, hi
+    if self.dim() == 0 and keepdim:  # torch gives a 0-dim input a dimension here
+        return torch.amin(self, [dim], keepdim).reshape([1]), torch.amax(self, [dim], keepdim).reshape([1])
+    return torch.amin(self, [dim], keepdim), torch.amax(self, [dim], keepdim)
+
+
+def std_mean(self: Tensor, unbiased: bool = True) -> Tuple[Tensor, Tensor]:
+    return torch.std(self, unbiased), torch.mean(self)
+
+
+def std_mean__dim(self: Tensor, dim: Optional[List[int]], unbiased: bool = True,
+                  keepdim: bool = False) -> Tuple[Tensor, Tensor]:
+    return torch.std(self, dim, unbiased, keepdim), torch.mean(self, dim, keepdim)
+
+
+def std_mean__correction(self: Tensor, dim: Optional[List[int]], correction: Optional[int],
+                         keepdim: bool = False) -> Tuple[Tensor, Tensor]:
+    return torch.std(self, dim, correction=correction, keepdim=keepdim), torch.mean(self, dim, keepdim)
+
+
+def var_mean(self: Tensor, unbiased: bool = True) -> Tuple[Tensor, Tensor]:
+    return torch.var(self, unbiased), torch.mean(self)
+
+
+def var_mean__dim(self: Tensor, dim: Optional[List[int]], unbiased: bool = True,
+                  keepdim: bool = False) -> Tuple[Tensor, Tensor]:
+    return torch.var(self, dim, unbiased, keepdim), torch.mean(self, dim, keepdim)
+
+
+def var_mean__correction(self: Tensor, dim: Optional[List[int]], correction: Optional[int],
+                         keepdim: bool = False) -> Tuple[Tensor, Tensor]:
+    return torch.var(self, dim, correction=correction, keepdim=keepdim), torch.mean(self, dim, keepdim)
+
+
+def dist(self: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    return torch.norm(self - other, p)
+
+
+def trace(self: Tensor) -> Tensor:
+    if self.dim() != 2:
+        raise RuntimeError("trace: expected a matrix, but got tensor with dim {}".format(self.dim()))
+    d = torch.diagonal(self)
+    if self.is_floating_point():
+        return d.sum()
+    return d.sum(dtype=torch.int64)
+
+
+def renorm(self: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError("renorm: expected maxnorm to be >= 0 but got {}".format(maxnorm))
+    if self.dim() <= 1:
+        raise RuntimeError("renorm: input needs at least 2 dimensions, got {} dimensions".format(self.dim()))
+    d = dim if dim >= 0 else dim + self.dim()
+    reduce: List[int] = []
+    for i in range(self.dim()):
+        if i != d:
+            reduce.append(i)
+    norms = torch.norm(self, p, reduce, True)
+    factor = torch.where(norms > maxnorm, maxnorm / (norms + 1e-7), torch.ones_like(norms))
+    return self * factor
+
+
+# ---- diagonals, scatters into views -----------------------------------------------------------------
+
+def _broadcast_shape(a: List[int], b: List[int]) -> List[int]:
+    """The broadcast of two shapes, torch's rule."""
+    n = max(len(a), len(b))
+    out: List[int] = []
+    for i in range(n):
+        x = a[i - n + len(a)] if i - n + len(a) >= 0 else 1
+        y = b[i - n + len(b)] if i - n + len(b) >= 0 else 1
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError("The size of tensor a ({}) must match the size of tensor b ({}) at non-singleton "
+                               "dimension {}".format(x, y, i))
+        out.append(y if x == 1 else x)
+    return out
+
+
+def _wrap(d: int, n: int) -> int:
+    if d < -n or d >= n:
+        raise IndexError("Dimension out of range (expected to be in range of [{}, {}], but got {})".format(
+            -n, n - 1, d))
+    return d + n if d < 0 else d
+
+
+def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    n = self.dim()
+    d1 = _wrap(dim1, n)
+    d2 = _wrap(dim2, n)
+    if d1 == d2:
+        raise RuntimeError("diagonal dimensions cannot be identical {}, {}".format(dim1, dim2))
+    sizes = self.size()
+    strides = self.stride()
+    length = 0
+    start = self.storage_offset()
+    if offset >= 0:
+        length = max(min(sizes[d1], sizes[d2] - offset), 0)
+        if length > 0:
+            start += offset * strides[d2]
+    else:
+        length = max(min(sizes[d1] + offset, sizes[d2]), 0)
+        if length > 0:
+            start -= offset * strides[d1]
+    out_sizes: List[int] = []
+    out_strides: List[int] = []
+    for i in range(n):
+        if i != d1 and i != d2:
+            out_sizes.append(sizes[i])
+            out_strides.append(strides[i])
+    out_sizes.append(length)
+    out_strides.append(strides[d1] + strides[d2])
+    return torch.as_strided(self, out_sizes, out_strides, start)
+
+
+def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    n = self.dim() + 1
+    d1 = _wrap(dim1, n)
+    d2 = _wrap(dim2, n)
+    if d1 == d2:
+        raise RuntimeError("diagonal dimensions cannot be identical {}, {}".format(dim1, dim2))
+    last = self.size(-1) + abs(offset)
+    shape: List[int] = []
+    k = 0
+    for i in range(n):
+        if i == d1 or i == d2:
+            shape.append(last)
+        else:
+            shape.append(self.size(k))
+            k += 1
+    out = torch.zeros(shape, dtype=self.dtype, device=self.device)
+    torch.diagonal(out, offset, d1, d2).copy_(self)
+    return out
+
+
+def diag(self: Tensor, diagonal: int = 0) -> Tensor:
+    if self.dim() == 1:
+        return torch.diag_embed(self, diagonal, 0, 1)
+    if self.dim() == 2:
+        return torch.diagonal(self, diagonal, 0, 1).clone()
+    raise RuntimeError("diag(): Supports 1D or 2D tensors. Got {}D".format(self.dim()))
+
+
+def diagflat(self: Tensor, offset: int = 0) -> Tensor:
+    return torch.diag_embed(self.reshape([-1]), offset, 0, 1)
+
+
+def diagonal_scatter(self: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    out = self.clone()
+    view = torch.diagonal(out, offset, dim1, dim2)
+    if view.size() != src.size():
+        raise RuntimeError("expected src to have a size equal to the slice of self. src size = {}, slice size = {}".format(
+            src.size(), view.size()))
+    view.copy_(src)
+    return out
+
+
+def select_scatter(self: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
+    out = self.clone()
+    view = out.select(dim, index)
+    if view.size() != src.size():
+        raise RuntimeError("expected src to have a size equal to the slice of self. src size = {}, slice size = {}".format(
+            src.size(), view.size()))
+    view.copy_(src)
+    return out
+
+
+def slice_scatter(self: Tensor, src: Tensor, dim: int = 0, start: Optional[int] = None,
+                  end: Optional[int] = None, step: int = 1) -> Tensor:
+    out = self.clone()
+    view = out.slice(dim, start, end, step)
+    if view.size() != src.size():
+        raise RuntimeError("expected src to have a size equal to the slice of self. src size = {}, slice size = {}".format(
+            src.size(), view.size()))
+    view.copy_(src)
+    return out
+
+
+def as_strided_scatter(self: Tensor, src: Tensor, size: List[int], stride: List[int],
+                       storage_offset: Optional[int] = None) -> Tensor:
+    out = self.clone()
+    view = torch.as_strided(out, size, stride, storage_offset)
+    if view.size() != src.size():
+        raise RuntimeError("expected src to have a size equal to the slice of self. src size = {}, slice size = {}".format(
+            src.size(), view.size()))
+    view.copy_(src)
+    return out
+
+
+# ---- shapes -----------------------------------------------------------------------------------------
+
+def movedim__intlist(self: Tensor, source: List[int], destination: List[int]) -> Tensor:
+    n = self.dim()
+    if len(source) != len(destination):
+        raise RuntimeError("movedim: Invalid source or destination dims: source ({} dims) should contain the "
+                           "same number of dims as destination ({} dims)".format(len(source), len(destination)))
+    src: List[int] = []
+    dst: List[int] = []
+    for s in source:
+        w = _wrap(s, max(n, 1))
+        if w in src:
+            raise RuntimeError("movedim: repeated dim in `source` ({})".format(source))
+        src.append(w)
+    for d in destination:
+        w = _wrap(d, max(n, 1))
+        if w in dst:
+            raise RuntimeError("movedim: repeated dim in `destination` ({})".format(destination))
+        dst.append(w)
+    if n == 0:
+        return self
+    order: List[int] = []
+    for _ in range(n):
+        order.append(-1)
+    for i in range(len(src)):
+        order[dst[i]] = src[i]
+    rest: List[int] = []
+    for i in range(n):
+        if i not in src:
+            rest.append(i)
+    k = 0
+    for i in range(n):
+        if order[i] == -1:
+            order[i] = rest[k]
+            k += 1
+    return self.permute(order)
+
+
+def movedim__int(self: Tensor, source: int, destination: int) -> Tensor:
+    return torch.movedim(self, [source], [destination])
+
+
+def moveaxis__intlist(self: Tensor, source: List[int], destination: List[int]) -> Tensor:
+    return torch.movedim(self, source, destination)
+
+
+def moveaxis__int(self: Tensor, source: int, destination: int) -> Tensor:
+    return torch.movedim(self, [source], [destination])
+
+
+def broadcast_to(self: Tensor, size: List[int]) -> Tensor:
+    return self.expand(size)
+
+
+def atleast_1d(self: Tensor) -> Tensor:
+    if self.dim() == 0:
+        return self.reshape([1])
+    return self
+
+
+def atleast_2d(self: Tensor) -> Tensor:
+    if self.dim() == 0:
+        return self.reshape([1, 1])
+    if self.dim() == 1:
+        return self.unsqueeze(0)
+    return self
+
+
+def atleast_3d(self: Tensor) -> Tensor:
+    if self.dim() == 0:
+        return self.reshape([1, 1, 1])
+    if self.dim() == 1:
+        return self.unsqueeze(0).unsqueeze(-1)
+    if self.dim() == 2:
+        return self.unsqueeze(-1)
+    return self
+
+
+def atleast_1d__Sequence(tensors: List[Tensor]) -> List[Tensor]:
+    return [torch.atleast_1d(t) for t in tensors]
+
+
+def atleast_2d__Sequence(tensors: List[Tensor]) -> List[Tensor]:
+    return [torch.atleast_2d(t) for t in tensors]
+
+
+def atleast_3d__Sequence(tensors: List[Tensor]) -> List[Tensor]:
+    return [torch.atleast_3d(t) for t in tensors]
+
+
+def ravel(self: Tensor) -> Tensor:
+    return self.reshape([-1])
+
+
+def unflatten__int(self: Tensor, dim: int, sizes: List[int]) -> Tensor:
+    if len(sizes) == 0:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    d = _wrap(dim, max(self.dim(), 1))
+    shape: List[int] = []
+    for i in range(d):
+        shape.append(self.size(i))
+    for s in sizes:
+        shape.append(s)
+    for i in range(d + 1, self.dim()):
+        shape.append(self.size(i))
+    return self.view(shape)
+
+
+def fliplr(self: Tensor) -> Tensor:
+    if self.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return torch.flip(self, [1])
+
+
+def flipud(self: Tensor) -> Tensor:
+    if self.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return torch.flip(self, [0])
+
+
+def rot90(self: Tensor, k: int = 1, dims: List[int] = [0, 1]) -> Tensor:
+    if len(dims) != 2:
+        raise RuntimeError("expected total rotation dims == 2, but got dims = {}".format(len(dims)))
+    if self.dim() < 2:
+        raise RuntimeError("expected total dims >= 2, but got total dims = {}".format(self.dim()))
+    d0 = _wrap(dims[0], self.dim())
+    d1 = _wrap(dims[1], self.dim())
+    if d0 == d1:
+        raise RuntimeError("expected rotation dims to be different, but got dim0 = {} and dim1 = {}".format(
+            dims[0], dims[1]))
+    k = k % 4
+    if k == 1:
+        return torch.flip(self, [d1]).transpose(d0, d1)
+    if k == 2:
+        return torch.flip(self, [d0, d1])
+    if k == 3:
+        return torch.flip(self, [d0]).transpose(d0, d1)
+    return self.clone()
+
+
+def tile(self: Tensor, dims: List[int]) -> Tensor:
+    reps: List[int] = []
+    for _ in range(self.dim() - len(dims)):
+        reps.append(1)
+    for d in dims:
+        reps.append(d)
+    return self.repeat(reps)
+
+
+def _check_stack(tensors: List[Tensor], name: str):
+    if len(tensors) == 0:
+        raise RuntimeError("{} expects a non-empty TensorList".format(name))
+
+
+def vstack(tensors: List[Tensor]) -> Tensor:
+    _check_stack(tensors, "vstack")
+    return torch.cat(torch.atleast_2d(tensors), 0)
+
+
+def row_stack(tensors: List[Tensor]) -> Tensor:
+    return torch.vstack(tensors)
+
+
+def hstack(tensors: List[Tensor]) -> Tensor:
+    _check_stack(tensors, "hstack")
+    ts = torch.atleast_1d(tensors)
+    if ts[0].dim() == 1:
+        return torch.cat(ts, 0)
+    return torch.cat(ts, 1)
+
+
+def dstack(tensors: List[Tensor]) -> Tensor:
+    _check_stack(tensors, "dstack")
+    return torch.cat(torch.atleast_3d(tensors), 2)
+
+
+def column_stack(tensors: List[Tensor]) -> Tensor:
+    _check_stack(tensors, "column_stack")
+    cols: List[Tensor] = []
+    for t in tensors:
+        if t.dim() <= 1:
+            cols.append(t.reshape([t.numel(), 1]))
+        else:
+            cols.append(t)
+    return torch.cat(cols, 1)
+
+
+def narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Tensor:
+    return torch.narrow(self, dim, start, length).clone()
+
+
+def tensor_split__indices(self: Tensor, indices: List[int], dim: int = 0) -> List[Tensor]:
+    if self.dim() == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    d = _wrap(dim, self.dim())
+    size = self.size(d)
+    out: List[Tensor] = []
+    start = 0
+    for i in indices:
+        stop = max(min(i if i >= 0 else i + size, size), start)
+        out.append(self.slice(d, start, stop))
+        start = stop
+    out.append(self.slice(d, start, size))
+    return out
+
+
+def tensor_split__sections(self: Tensor, sections: int, dim: int = 0) -> List[Tensor]:
+    if self.dim() == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    if sections <= 0:
+        raise RuntimeError("number of sections must be larger than 0, got {}".format(sections))
+    d = _wrap(dim, self.dim())
+    size = self.size(d)
+    small = size // sections
+    extra = size % sections
+    out: List[Tensor] = []
+    start = 0
+    for i in range(sections):
+        length = small + 1 if i < extra else small
+        out.append(self.slice(d, start, start + length))
+        start += length
+    return out
+
+
+def tensor_split__tensor_indices_or_sections(self: Tensor, tensor_indices_or_sections: Tensor,
+                                             dim: int = 0) -> List[Tensor]:
+    t = tensor_indices_or_sections
+    if t.dtype != torch.int64:
+        raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype of long, but got {}".format(
+            t.dtype))
+    if t.dim() > 1:
+        raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                           "one-dimensional tensor, but got a tensor with {} dims".format(t.dim()))
+    if t.dim() == 0:
+        return torch.tensor_split(self, int(t), dim)
+    indices: List[int] = []
+    for i in range(t.numel()):
+        indices.append(int(t[i]))
+    return torch.tensor_split(self, indices, dim)
+
+
+def _split_dim_check(self: Tensor, name: str, need: int):
+    if self.dim() < need:
+        raise RuntimeError("torch.{} requires a tensor with at least {} dimension, but got a tensor with {} "
+                           "dimensions!".format(name, need, self.dim()))
+
+
+def hsplit__int(self: Tensor, sections: int) -> List[Tensor]:
+    _split_dim_check(self, "hsplit", 1)
+    d = 1 if self.dim() > 1 else 0
+    if self.size(d) % sections != 0:
+        raise RuntimeError("torch.hsplit attempted to split along dimension {}, but the size of the dimension {} "
+                           "is not divisible by the split_size {}!".format(d, self.size(d), sections))
+    return torch.tensor_split(self, sections, d)
+
+
+def hsplit__array(self: Tensor, indices: List[int]) -> List[Tensor]:
+    _split_dim_check(self, "hsplit", 1)
+    return torch.tensor_split(self, indices, 1 if self.dim() > 1 else 0)
+
+
+def vsplit__int(self: Tensor, sections: int) -> List[Tensor]:
+    _split_dim_check(self, "vsplit", 2)
+    if self.size(0) % sections != 0:
+        raise RuntimeError("torch.vsplit attempted to split along dimension 0, but the size of the dimension {} "
+                           "is not divisible by the split_size {}!".format(self.size(0), sections))
+    return torch.tensor_split(self, sections, 0)
+
+
+def vsplit__array(self: Tensor, indices: List[int]) -> List[Tensor]:
+    _split_dim_check(self, "vsplit", 2)
+    return torch.tensor_split(self, indices, 0)
+
+
+def dsplit__int(self: Tensor, sections: int) -> List[Tensor]:
+    _split_dim_check(self, "dsplit", 3)
+    if self.size(2) % sections != 0:
+        raise RuntimeError("torch.dsplit attempted to split along dimension 2, but the size of the dimension {} "
+                           "is not divisible by the split_size {}!".format(self.size(2), sections))
+    return torch.tensor_split(self, sections, 2)
+
+
+def dsplit__array(self: Tensor, indices: List[int]) -> List[Tensor]:
+    _split_dim_check(self, "dsplit", 3)
+    return torch.tensor_split(self, indices, 2)
+
+
+# ---- products -------------------------------------------------------------------------------------
+
+def inner(self: Tensor, other: Tensor) -> Tensor:
+    if self.dim() == 0 or other.dim() == 0:
+        return self * other
+    if self.size(-1) != other.size(-1):
+        raise RuntimeError("inner() the last dimension must match on both input tensors but got shapes {} and {}".format(
+            self.size(), other.size()))
+    return torch.tensordot(self, other, [self.dim() - 1], [other.dim() - 1])
+
+
+def vdot(self: Tensor, other: Tensor) -> Tensor:
+    return torch.dot(self, other)
+
+
+def addr(self: Tensor, vec1: Tensor, vec2: Tensor, beta: float = 1, alpha: float = 1) -> Tensor:
+    if vec1.dim() != 1 or vec2.dim() != 1:
+        raise RuntimeError("addr: Expected 1-D argument vec1, but got {}-D".format(vec1.dim()))
+    prod = torch.outer(vec1, vec2)
+    if self.dtype == torch.bool:  # and, or: beta and alpha as truth values
+        scaled = prod if bool(alpha) else torch.zeros_like(prod)
+        if not bool(beta):
+            return scaled.expand(_broadcast_shape(self.size(), prod.size())).clone()
+        return torch.logical_or(self, scaled)
+    if beta == 0:
+        return (prod * alpha).expand(_broadcast_shape(self.size(), prod.size())).clone()
+    return self * beta + prod * alpha
+
+
+def kron(self: Tensor, other: Tensor) -> Tensor:
+    n = max(self.dim(), other.dim())
+    a = self.reshape([1 for _ in range(n - self.dim())] + self.size())
+    b = other.reshape([1 for _ in range(n - other.dim())] + other.size())
+    a_shape: List[int] = []
+    b_shape: List[int] = []
+    out_shape: List[int] = []
+    for i in range(n):
+        a_shape.append(a.size(i))
+        a_shape.append(1)
+        b_shape.append(1)
+        b_shape.append(b.size(i))
+        out_shape.append(a.size(i) * b.size(i))
+    return (a.reshape(a_shape) * b.reshape(b_shape)).reshape(out_shape)
+
+
+def tensordot(self: Tensor, other: Tensor, dims_self: List[int], dims_other: List[int]) -> Tensor:
+    if len(dims_self) != len(dims_other):
+        raise RuntimeError("both dimension lists should have same length")
+    ds: List[int] = []
+    do: List[int] = []
+    for i in range(len(dims_self)):
+        a = _wrap(dims_self[i], max(self.dim(), 1))
+        b = _wrap(dims_other[i], max(other.dim(), 1))
+        if self.size(a) != other.size(b):
+            raise RuntimeError("contracted dimensions need to match, but first has size {} in dim {} and second has "
+                               "size {} in dim {}".format(self.size(a), a, other.size(b), b))
+        ds.append(a)
+        do.append(b)
+    free_self: List[int] = []
+    free_other: List[int] = []
+    out_shape: List[int] = []
+    k = 1
+    for i in range(self.dim()):
+        if i not in ds:
+            free_self.append(i)
+            out_shape.append(self.size(i))
+    for i in range(other.dim()):
+        if i not in do:
+            free_other.append(i)
+            out_shape.append(other.size(i))
+    for i in ds:
+        k *= self.size(i)
+    m = 1
+    for i in free_self:
+        m *= self.size(i)
+    n = 1
+    for i in free_other:
+        n *= other.size(i)
+    a = self.permute(free_self + ds).reshape([m, k])
+    b = other.permute(do + free_other).reshape([k, n])
+    return torch.mm(a, b).reshape(out_shape)
+
+
+def cov(self: Tensor, correction: int = 1, fweights: Optional[Tensor] = None,
+        aweights: Optional[Tensor] = None) -> Tensor:
+    if self.dim() > 2:
+        raise RuntimeError("cov(): expected input to have two or fewer dimensions but got an input with {} "
+                           "dimensions".format(self.dim()))
+    x = self if self.dim() == 2 else self.reshape([1, -1])
+    n = x.size(1)
+    w: Optional[Tensor] = None
+    if fweights is not None:
+        if fweights.dim() > 1:
+            raise RuntimeError("cov(): expected fweights to have one or fewer dimensions but got fweights with {} "
+                               "dimensions".format(fweights.dim()))
+        if fweights.is_floating_point():
+            raise RuntimeError("cov(): expected fweights to have integral dtype but got fweights with {} dtype".format(
+                fweights.dtype))
+        if fweights.numel() != n:
+            raise RuntimeError("cov(): expected fweights to have the same numel as there are observations in the "
+                               "input but got {} != {}".format(fweights.numel(), n))
+        if bool(torch.any(fweights < 0)):
+            raise RuntimeError("cov(): fweights cannot be negative")
+        w = fweights
+    if aweights is not None:
+        if aweights.dim() > 1:
+            raise RuntimeError("cov(): expected aweights to have one or fewer dimensions but got aweights with {} "
+                               "dimensions".format(aweights.dim()))
+        if not aweights.is_floating_point():
+            raise RuntimeError("cov(): expected aweights to have floating point dtype but got aweights with {} "
+                               "dtype".format(aweights.dtype))
+        if aweights.numel() != n:
+            raise RuntimeError("cov(): expected aweights to have the same numel as there are observations in the "
+                               "input but got {} != {}".format(aweights.numel(), n))
+        if bool(torch.any(aweights < 0)):
+            raise RuntimeError("cov(): aweights cannot be negative")
+        w = aweights if w is None else w * aweights
+    if not x.is_floating_point():
+        x = x * 1.0  # an integer input computes in the default floating dtype
+    if w is None:
+        avg = x.mean(1)
+        w_sum = torch.tensor(float(n), dtype=x.dtype)
+        norm_factor = w_sum - correction
+    else:
+        avg = (x * w).sum(1) / w.sum()
+        w_sum = w.sum()
+        if aweights is None or correction == 0:
+            norm_factor = w_sum - correction
+        else:
+            norm_factor = w_sum - correction * (w * aweights).sum() / w_sum
+    norm_factor = torch.clamp(norm_factor, 0)
+    xc = x - avg.unsqueeze(1)
+    xw = xc if w is None else xc * w
+    return (torch.mm(xw, xc.t()) / norm_factor).squeeze()
+
+
+def corrcoef(self: Tensor) -> Tensor:
+    if self.dim() > 2:
+        raise RuntimeError("corrcoef(): expected input to have two or fewer dimensions but got an input with {} "
+                           "dimensions".format(self.dim()))
+    c = torch.cov(self)
+    if c.dim() == 0:
+        return c / c
+    d = torch.diagonal(c)
+    stddev = torch.sqrt(d)
+    c = c / stddev.unsqueeze(1)
+    c = c / stddev.unsqueeze(0)
+    return torch.clamp(c, -1, 1)
+
+
+def cartesian_prod(tensors: List[Tensor]) -> Tensor:
+    for t in tensors:
+        if t.dim() != 1:
+            raise RuntimeError("Expect a 1D vector, but got shape {}".format(t.size()))
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = torch.meshgrid(tensors, indexing="ij")
+    return torch.stack([g.reshape([-1]) for g in grids], 1)
+
+
+def combinations(self: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    if self.dim() != 1:
+        raise RuntimeError("Expect a 1D vector, but got shape {}".format(self.size()))
+    if r < 0:
+        raise RuntimeError("Expect a non-negative number, but got {}".format(r))
+    if r == 0:
+        return torch.empty([0], dtype=self.dtype)
+    n = self.numel()
+    rows: List[List[int]] = []
+    idx: List[int] = [0 for _ in range(r)]
+    if not with_replacement:
+        idx = [i for i in range(r)]
+    done = n == 0 or (not with_replacement and r > n)
+    while not done:
+        rows.append([i for i in idx])
+        # the next combination in lexicographic order
+        i = r - 1
+        moved = False
+        while i >= 0 and not moved:
+            limit = n - 1 if with_replacement else n - r + i
+            if idx[i] < limit:
+                idx[i] += 1
+                for j in range(i + 1, r):
+                    idx[j] = idx[i] if with_replacement else idx[j - 1] + 1
+                moved = True
+            i -= 1
+        done = not moved
+    if len(rows) == 0:
+        return torch.empty([0, r], dtype=self.dtype)
+    flat: List[int] = []
+    for row in rows:
+        for v in row:
+            flat.append(v)
+    return self.index_select(0, torch.tensor(flat, dtype=torch.int64)).reshape([len(rows), r])
+
+
+def block_diag(tensors: List[Tensor]) -> Tensor:
+    rows = 0
+    cols = 0
+    mats: List[Tensor] = []
+    for i in range(len(tensors)):
+        t = tensors[i]
+        if t.dim() > 2:
+            raise RuntimeError("torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {} has {} "
+                               "dimensions".format(i, t.dim()))
+        m = t.reshape([1, -1]) if t.dim() < 2 else t
+        if t.dim() == 0:
+            m = t.reshape([1, 1])
+        mats.append(m)
+        rows += m.size(0)
+        cols += m.size(1)
+    if len(mats) == 0:
+        return torch.zeros([0, 0])
+    dtype = torch.promote_types(mats[0].dtype, mats[0].dtype)
+    for m in mats:
+        dtype = torch.promote_types(dtype, m.dtype)
+    out = torch.zeros([rows, cols], dtype=dtype, device=mats[0].device)
+    r = 0
+    c = 0
+    for m in mats:
+        out.narrow(0, r, m.size(0)).narrow(1, c, m.size(1)).copy_(m)
+        r += m.size(0)
+        c += m.size(1)
+    return out
+
+
+# ---- integration --------------------------------------------------------------------------------------
+
+def _trapezoid_check(y: Tensor, dim: int) -> int:
+    if y.dim() == 0:
+        raise IndexError("trapezoid: Dimension specified as {} but tensor has no dimensions".format(dim))
+    return _wrap(dim, y.dim())
+
+
+def trapezoid__x(y: Tensor, x: Tensor, dim: int = -1) -> Tensor:
+    d = _trapezoid_check(y, dim)
+    if y.size(d) == 0:
+        return torch.zeros_like(y).sum(d)
+    dx = torch.diff(x, dim=-1 if x.dim() == 1 else d)
+    if x.dim() == 1:
+        shape = [1 for _ in range(y.dim())]
+        shape[d] = dx.size(0)
+        dx = dx.reshape(shape)
+    left = y.narrow(d, 0, y.size(d) - 1)
+    right = y.narrow(d, 1, y.size(d) - 1)
+    return ((left + right) * dx).sum(d) / 2.0
+
+
+def trapezoid__dx(y: Tensor, dx: float = 1, dim: int = -1) -> Tensor:
+    d = _trapezoid_check(y, dim)
+    if y.size(d) == 0:
+        return torch.zeros_like(y).sum(d)
+    left = y.narrow(d, 0, y.size(d) - 1)
+    right = y.narrow(d, 1, y.size(d) - 1)
+    return (left + right).sum(d) * dx / 2.0
+
+
+def trapz__x(y: Tensor, x: Tensor, dim: int = -1) -> Tensor:
+    return torch.trapezoid(y, x, dim=dim)
+
+
+def trapz__dx(y: Tensor, dx: float = 1., dim: int = -1) -> Tensor:
+    return torch.trapezoid(y, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid__x(y: Tensor, x: Tensor, dim: int = -1) -> Tensor:
+    d = _trapezoid_check(y, dim)
+    if y.size(d) == 0:
+        return y.narrow(d, 0, 0) * 1.0
+    dx = torch.diff(x, dim=-1 if x.dim() == 1 else d)
+    if x.dim() == 1:
+        shape = [1 for _ in range(y.dim())]
+        shape[d] = dx.size(0)
+        dx = dx.reshape(shape)
+    left = y.narrow(d, 0, y.size(d) - 1)
+    right = y.narrow(d, 1, y.size(d) - 1)
+    return torch.cumsum((left + right) * dx / 2.0, d)
+
+
+def cumulative_trapezoid__dx(y: Tensor, dx: float = 1, dim: int = -1) -> Tensor:
+    d = _trapezoid_check(y, dim)
+    if y.size(d) == 0:
+        return y.narrow(d, 0, 0) * 1.0
+    left = y.narrow(d, 0, y.size(d) - 1)
+    right = y.narrow(d, 1, y.size(d) - 1)
+    return torch.cumsum((left + right) * dx / 2.0, d)
+
+
+# ---- gathers and counts --------------------------------------------------------------------------------
+
+def take_along_dim(self: Tensor, indices: Tensor, dim: Optional[int] = None) -> Tensor:
+    if indices.dtype != torch.int64:
+        raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got {}".format(indices.dtype))
+    if dim is None:
+        return self.reshape([-1]).gather(0, indices.reshape([-1]))
+    d = _wrap(dim, max(self.dim(), 1))
+    if self.dim() != indices.dim():
+        raise RuntimeError("torch.take_along_dim(): input and indices should have the same number of dimensions, "
+                           "but got {} dimensions for input, and {} dimensions for indices".format(
+                               self.dim(), indices.dim()))
+    self_shape = self.size()
+    self_shape[d] = indices.size(d)
+    idx_b = _broadcast_shape(self_shape, indices.size())
+    self_b = _broadcast_shape(self_shape, indices.size())
+    self_b[d] = self.size(d)
+    return self.expand(self_b).gather(d, indices.expand(idx_b))
+
+
+def argwhere(self: Tensor) -> Tensor:
+    return torch.nonzero(self)
+
+
+def histc(self: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
+    if bins <= 0:
+        raise RuntimeError("torch.histc(): bins must be > 0, but got {} for dimension 0".format(bins))
+    if not self.is_floating_point():
+        raise RuntimeError("\"histogram_cpu\" not implemented for '{}'".format(self.dtype))
+    lo = float(min)
+    hi = float(max)
+    if lo == hi and self.numel() > 0:
+        lo = float(self.min())
+        hi = float(self.max())
+    if lo == hi:
+        lo -= 1.0
+        hi += 1.0
+    if lo > hi:
+        raise RuntimeError("torch.histc(): max must be larger than min")
+    if lo - lo != 0.0 or hi - hi != 0.0:  # an infinity or a NaN
+        raise RuntimeError("torch.histc(): range of [{}, {}] is not finite".format(lo, hi))
+    x = self.reshape([-1]).to(torch.float64)
+    keep = torch.logical_and(x >= lo, x <= hi)
+    x = torch.masked_select(x, keep)
+    pos = torch.floor((x - lo) * bins / (hi - lo)).to(torch.int64)
+    pos = torch.clamp(pos, 0, bins - 1)
+    counts = torch.zeros([bins], dtype=torch.float64).scatter_add(0, pos, torch.ones_like(x))
+    return counts.to(self.dtype)
+
+
+def bincount(self: Tensor, weights: Optional[Tensor] = None, minlength: int = 0) -> Tensor:
+    if self.dim() != 1:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if self.is_floating_point() or self.dtype == torch.bool:
+        raise RuntimeError("\"bincount_cpu\" not implemented for '{}'".format(self.dtype))
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if self.numel() > 0 and int(self.min()) < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    n = minlength
+    if self.numel() > 0:
+        n = max(n, int(self.max()) + 1)
+    idx = self.to(torch.int64)
+    if weights is None:
+        return torch.zeros([n], dtype=torch.int64).scatter_add(0, idx, torch.ones_like(idx))
+    if weights.dim() != 1 or weights.numel() != self.numel():
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    dt = weights.dtype if weights.is_floating_point() else torch.float64
+    if weights.dtype == torch.float32 or weights.dtype == torch.float16 or weights.dtype == torch.bfloat16:
+        dt = torch.float32 if weights.dtype == torch.float32 else torch.float64
+    return torch.zeros([n], dtype=torch.float64).scatter_add(0, idx, weights.to(torch.float64)).to(dt)
+
+
+# ---- Python's bitwise operators ----------------------------------------------------------------------
+
+def __and____Tensor(self: Tensor, other: Tensor) -> Tensor:
+    return torch.bitwise_and(self, other)
+
+
+def __and____Scalar(self: Tensor, other: int) -> Tensor:
+    return torch.bitwise_and(self, other)
+
+
+def __or____Tensor(self: Tensor, other: Tensor) -> Tensor:
+    return torch.bitwise_or(self, other)
+
+
+def __or____Scalar(self: Tensor, other: int) -> Tensor:
+    return torch.bitwise_or(self, other)
+
+
+def __xor____Tensor(self: Tensor, other: Tensor) -> Tensor:
+    return torch.bitwise_xor(self, other)
+
+
+def __xor____Scalar(self: Tensor, other: int) -> Tensor:
+    return torch.bitwise_xor(self, other)
+
+
+def __lshift____Tensor(self: Tensor, other: Tensor) -> Tensor:
+    return torch.bitwise_left_shift(self, other)
+
+
+def __lshift____Scalar(self: Tensor, other: int) -> Tensor:
+    return torch.bitwise_left_shift(self, other)
+
+
+def __rshift____Tensor(self: Tensor, other: Tensor) -> Tensor:
+    return torch.bitwise_right_shift(self, other)
+
+
+def __rshift____Scalar(self: Tensor, other: int) -> Tensor:
+    return torch.bitwise_right_shift(self, other)
+
+
+def __iand____Tensor(self: Tensor, other: Tensor) -> Tensor:
+    return self.bitwise_and_(other)
+
+
+def __iand____Scalar(self: Tensor, other: int) -> Tensor:
+    return self.bitwise_and_(other)
+
+
+def __ior____Tensor(self: Tensor, other: Tensor) -> Tensor:
+    return self.bitwise_or_(other)
+
+
+def __ior____Scalar(self: Tensor, other: int) -> Tensor:
+    return self.bitwise_or_(other)
+
+
+def __ixor____Tensor(self: Tensor, other: Tensor) -> Tensor:
+    return self.bitwise_xor_(other)
+
+
+def __ixor____Scalar(self: Tensor, other: int) -> Tensor:
+    return self.bitwise_xor_(other)
+
+
+# ---- overloads torch has beside an op with a kernel -------------------------------------------------
+
+def max__other(self: Tensor, other: Tensor) -> Tensor:
+    return torch.maximum(self, other)
+
+
+def min__other(self: Tensor, other: Tensor) -> Tensor:
+    return torch.minimum(self, other)
+
+
+def narrow__Tensor(self: Tensor, dim: int, start: Tensor, length: int) -> Tensor:
+    if start.dim() != 0 or start.is_floating_point():
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
+    return torch.narrow(self, dim, int(start), length)
+
+
+def special_round(self: Tensor, decimals: int = 0) -> Tensor:
+    if not self.is_floating_point():
+        raise RuntimeError("\"round_vml_cpu\" not implemented for '{}'".format(self.dtype))
+    return torch.round(self, decimals=decimals)
+
+
+def _float_power_inplace_check(self: Tensor):
+    if self.dtype != torch.float64:
+        raise RuntimeError("the base given to float_power_ has dtype {} but the operation's result requires dtype "
+                           "Double".format(self.dtype))
+
+
+def float_power___Tensor(self: Tensor, exponent: Tensor) -> Tensor:
+    _float_power_inplace_check(self)
+    return self.copy_(torch.float_power(self, exponent))
+
+
+def float_power___Scalar(self: Tensor, exponent: float) -> Tensor:
+    _float_power_inplace_check(self)
+    return self.copy_(torch.float_power(self, exponent))

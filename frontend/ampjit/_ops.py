@@ -74,8 +74,129 @@ def einsum(equation, *operands):
     return _C._call("aten::einsum", (equation, list(operands)), {})
 
 
+def _atleast(op):
+    base = "aten::" + op
+
+    def fn(*tensors):
+        """torch.{0}: one tensor gives one tensor; several (or one list of them) a tuple.""".format(op)
+        if len(tensors) == 1 and not isinstance(tensors[0], (list, tuple)):
+            return _C._call(base, (tensors[0],), {})
+        if len(tensors) == 1:
+            tensors = tensors[0]
+        return tuple(_C._call(base, (list(tensors),), {}))
+    fn.__name__ = fn.__qualname__ = op
+    return fn
+
+
+def _tensor_varargs(op):
+    base = "aten::" + op
+
+    def fn(*tensors):
+        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+            tensors = tensors[0]
+        return _C._call(base, (list(tensors),), {})
+    fn.__name__ = fn.__qualname__ = op
+    return fn
+
+
+def broadcast_shapes(*shapes):
+    """torch.broadcast_shapes: the shape tensors of these shapes broadcast to, a torch.Size."""
+    from ._tensor import Size
+    out = []
+    for shape in shapes:
+        if isinstance(shape, int):
+            shape = (shape,)
+        shape = tuple(shape)
+        for s in shape:
+            if not isinstance(s, int) or isinstance(s, bool):
+                raise RuntimeError("Input shapes should be of type ints, a tuple of ints, or a list of ints, "
+                                   "got {}".format(shape))
+            if s < 0:
+                raise RuntimeError("Trying to create tensor with negative dimension {}: {}".format(s, list(shape)))
+        n = max(len(out), len(shape))
+        a = [1] * (n - len(out)) + out
+        b = [1] * (n - len(shape)) + list(shape)
+        for i in range(n):
+            if a[i] != b[i] and a[i] != 1 and b[i] != 1:
+                raise RuntimeError("Shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is "
+                                   "between arg 0 and arg {}.".format(shapes.index(shape) if shape in shapes else 1))
+        out = [b[i] if a[i] == 1 else a[i] for i in range(n)]
+    return Size(out)
+
+
+def broadcast_tensors(*tensors):
+    """torch.broadcast_tensors: each tensor expanded to their common shape."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tensors[0]
+    shape = broadcast_shapes(*[tuple(t.shape) for t in tensors])
+    return tuple(t.expand(shape) for t in tensors)
+
+
+def nonzero(input, *, out=None, as_tuple=False):
+    """torch.nonzero: the indices of the nonzero elements, one row each, or one tensor per dimension
+    with as_tuple=True (a 0-dim input counts as one dimension)."""
+    if out is not None:
+        return _C._call("aten::nonzero", (input,), {"out": out})
+    result = _C._call("aten::nonzero", (input,), {})
+    if not as_tuple:
+        return result
+    if input.dim() == 0:
+        return (result.reshape(-1),)
+    return tuple(result.unbind(1))
+
+
+def where(condition, *args, **kwargs):
+    """torch.where(condition, x, y), or torch.where(condition): nonzero(condition, as_tuple=True)."""
+    if not args and not kwargs:
+        return nonzero(condition, as_tuple=True)
+    return _C._call("aten::where", (condition,) + args, kwargs)
+
+
+def tensordot(a, b, dims=2, out=None):
+    """torch.tensordot: `dims` an int (the last dims of a with the first of b), a pair of lists, or a
+    list of pairs."""
+    if isinstance(dims, int) or (hasattr(dims, "dim") and dims.dim() == 0):
+        n = int(dims)
+        if n < 0:
+            raise RuntimeError("tensordot expects dims >= 0, but got dims={}".format(n))
+        da, db = list(range(a.dim() - n, a.dim())), list(range(n))
+    else:
+        dims = [list(d) if isinstance(d, (list, tuple)) else d for d in dims]
+        if len(dims) != 2:
+            raise RuntimeError("tensordot expects dims to be a pair of lists")
+        da, db = dims
+        if isinstance(da, int):
+            da, db = [da], [db]
+    kwargs = {} if out is None else {"out": out}
+    result = _C._call("aten::tensordot", (a, b, list(da), list(db)), kwargs)
+    return out if out is not None else result
+
+
+_CDIST_MODES = {None: None, "use_mm_for_euclid_dist_if_necessary": None, "use_mm_for_euclid_dist": 1,
+                "donot_use_mm_for_euclid_dist": 2}
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """torch.cdist: compute_mode by name, as torch.functional.cdist takes it."""
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError("{} is not a valid value for compute_mode".format(compute_mode))
+    return _C._call("aten::cdist", (x1, x2, p, _CDIST_MODES[compute_mode]), {})
+
+
 # Functions whose Python signature differs from their op's (varargs), by name.
-_PYTHON = {"meshgrid": meshgrid, "einsum": einsum}
+_PYTHON = {"meshgrid": meshgrid, "einsum": einsum, "atleast_1d": _atleast("atleast_1d"),
+           "atleast_2d": _atleast("atleast_2d"), "atleast_3d": _atleast("atleast_3d"),
+           "block_diag": _tensor_varargs("block_diag"), "cartesian_prod": _tensor_varargs("cartesian_prod"),
+           "broadcast_shapes": broadcast_shapes, "broadcast_tensors": broadcast_tensors,
+           "nonzero": nonzero, "where": where, "tensordot": tensordot, "cdist": cdist}
+
+
+def _install_python_methods(tensor):
+    """Tensor methods whose Python signature differs from their op's."""
+    def nonzero_method(self, *, as_tuple=False):
+        return nonzero(self, as_tuple=as_tuple)
+    nonzero_method.__name__ = "nonzero"
+    tensor.nonzero = nonzero_method
 
 
 def _install_functions(namespace):

@@ -112,8 +112,11 @@ def _cuda(self, device=None):
 
 
 def _type_conv(dt):
-    def conv(self):
-        return self.to(dt)
+    def conv(self, memory_format=None):
+        """Tensor.float() and friends: self.to(dtype, memory_format=...)."""
+        if memory_format is None:
+            return self.to(dt)
+        return self.to(dt, memory_format=memory_format)
     return conv
 
 

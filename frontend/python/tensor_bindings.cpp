@@ -164,9 +164,11 @@ AMPJIT_BINARY(op_div, "aten::div")
 AMPJIT_BINARY(op_mod, "aten::remainder")
 AMPJIT_BINARY(op_pow, "aten::pow")
 AMPJIT_BINARY(op_matmul, "aten::matmul")
-AMPJIT_BINARY(op_and, "aten::logical_and")
-AMPJIT_BINARY(op_or, "aten::logical_or")
-AMPJIT_BINARY(op_xor, "aten::logical_xor")
+AMPJIT_BINARY(op_and, "aten::bitwise_and")
+AMPJIT_BINARY(op_or, "aten::bitwise_or")
+AMPJIT_BINARY(op_xor, "aten::bitwise_xor")
+AMPJIT_BINARY(op_lshift, "aten::bitwise_left_shift")
+AMPJIT_BINARY(op_rshift, "aten::bitwise_right_shift")
 #undef AMPJIT_BINARY
 #define AMPJIT_COMPARE(py, base)                 \
   bp::object py(const Tensor& a, bp::object b) { \
@@ -187,6 +189,11 @@ AMPJIT_INPLACE(op_iadd, "aten::add_")
 AMPJIT_INPLACE(op_isub, "aten::sub_")
 AMPJIT_INPLACE(op_imul, "aten::mul_")
 AMPJIT_INPLACE(op_idiv, "aten::div_")
+AMPJIT_INPLACE(op_iand, "aten::bitwise_and_")
+AMPJIT_INPLACE(op_ior, "aten::bitwise_or_")
+AMPJIT_INPLACE(op_ixor, "aten::bitwise_xor_")
+AMPJIT_INPLACE(op_ilshift, "aten::bitwise_left_shift_")
+AMPJIT_INPLACE(op_irshift, "aten::bitwise_right_shift_")
 #undef AMPJIT_INPLACE
 bp::object op_neg(const Tensor& a) {
   return unary(a, "aten::neg");
@@ -195,9 +202,7 @@ bp::object op_abs(const Tensor& a) {
   return unary(a, "aten::abs");
 }
 bp::object op_invert(const Tensor& a) {
-  AMPJIT_CHECK_T(NotImplementedError, a.dtype() == ScalarType::Bool,
-                 "ampjit implements ~ (bitwise_not) only for bool tensors");
-  return unary(a, "aten::logical_not");
+  return unary(a, "aten::bitwise_not");
 }
 
 // Generic call of any op by base name (e.g. for dunders not above).
@@ -454,6 +459,15 @@ void bind_tensor() {
       .def("__ror__", rop_or)
       .def("__xor__", op_xor)
       .def("__rxor__", rop_xor)
+      .def("__lshift__", op_lshift)
+      .def("__rlshift__", rop_lshift)
+      .def("__rshift__", op_rshift)
+      .def("__rrshift__", rop_rshift)
+      .def("__iand__", op_iand)
+      .def("__ior__", op_ior)
+      .def("__ixor__", op_ixor)
+      .def("__ilshift__", op_ilshift)
+      .def("__irshift__", op_irshift)
       .def("__eq__", op_eq)
       .def("__ne__", op_ne)
       .def("__lt__", op_lt)

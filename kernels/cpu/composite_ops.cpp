@@ -9,10 +9,12 @@
 #include <limits>
 #include <mutex>
 
+#include "kernels/operands.h"
 #include "runtime/boxing.h"
 #include "runtime/diagnostic.h"
 #include "runtime/op_table.h"
 #include "runtime/ops.h"
+#include "runtime/type_promotion.h"
 
 namespace ampjit {
 namespace {
@@ -88,6 +90,79 @@ Tensor repeat_k(const Tensor& self, std::vector<int64_t> repeats) {
 
 bool is_floating_point_k(const Tensor& self) {
   return self.is_floating_point();
+}
+// Tensor metadata as ops, so script and traced code read them as torch's do.
+std::vector<int64_t> stride_k(const Tensor& self) {
+  return {self.strides().begin(), self.strides().end()};
+}
+int64_t stride_int_k(const Tensor& self, int64_t dim) {
+  return self.stride(wrap_dim(dim, self.dim(), "stride"));
+}
+int64_t storage_offset_k(const Tensor& self) {
+  return self.storage_offset();
+}
+bool is_contiguous_k(const Tensor& self) {
+  return self.is_contiguous();
+}
+int64_t element_size_k(const Tensor& self) {
+  return static_cast<int64_t>(self.itemsize());
+}
+bool is_complex_k(const Tensor&) {
+  return false;  // complex dtypes are out of scope (docs/api.md)
+}
+bool is_signed_k(const Tensor& self) {
+  return self.dtype() != ScalarType::UInt8 && self.dtype() != ScalarType::Bool;
+}
+bool is_same_size_k(const Tensor& self, const Tensor& other) {
+  return std::equal(self.sizes().begin(), self.sizes().end(), other.sizes().begin(),
+                    other.sizes().end());
+}
+// Type promotion as ops (torch.promote_types, torch.result_type, torch.can_cast).
+ScalarType promote_types_k(ScalarType a, ScalarType b) {
+  return promote_types(a, b);
+}
+ScalarType result_type_k(const Tensor& a, const Tensor& b) {
+  return result_type(a, b);
+}
+ScalarType result_type_scalar_k(const Tensor& a, const Scalar& b) {
+  return result_type(a, b);
+}
+ScalarType result_type_scalar_tensor_k(const Scalar& a, const Tensor& b) {
+  return result_type(b, a);
+}
+ScalarType result_type_scalar_scalar_k(const Scalar& a, const Scalar& b) {
+  return result_type(kernels::wrap_scalar(a), b);
+}
+bool can_cast_k(ScalarType from, ScalarType to) {
+  return can_cast(from, to);
+}
+
+// torch.repeat_interleave(repeats): each i of arange(len(repeats)) repeats[i] times.
+Tensor repeat_interleave_k(const Tensor& repeats, std::optional<int64_t> output_size) {
+  AMPJIT_CHECK(repeats.dim() == 1, "repeat_interleave only accept 1D vector as repeat");
+  AMPJIT_CHECK(repeats.dtype() == ScalarType::Int64 || repeats.dtype() == ScalarType::Int32,
+               "repeats has to be Long or Int tensor");
+  const Tensor r = repeats.to(ScalarType::Int64).contiguous();
+  const int64_t* p = r.data<int64_t>();
+  int64_t total = 0;
+  for (int64_t i = 0; i < r.numel(); ++i) {
+    AMPJIT_CHECK(p[i] >= 0, "repeats can not be negative");
+    total += p[i];
+  }
+  AMPJIT_CHECK(!output_size || *output_size == total,
+               "allocated size does not match required size");
+  Tensor out = Tensor::empty(std::vector<int64_t>{total}, ScalarType::Int64, repeats.device());
+  int64_t* o = out.data<int64_t>();
+  for (int64_t i = 0, k = 0; i < r.numel(); ++i)
+    for (int64_t j = 0; j < p[i]; ++j) o[k++] = i;
+  return out;
+}
+
+// torch's is_nonzero: the truth of a one-element tensor.
+bool is_nonzero_k(const Tensor& self) {
+  AMPJIT_CHECK(self.numel() != 0, "Boolean value of Tensor with no values is ambiguous");
+  AMPJIT_CHECK(self.numel() == 1, "Boolean value of Tensor with more than one value is ambiguous");
+  return self.item().to_double() != 0.0;
 }
 
 std::vector<Tensor> meshgrid_impl(std::vector<Tensor> tensors, const std::string& indexing) {
@@ -505,6 +580,22 @@ AMPJIT_KERNEL(floor_divide_Scalar, floor_divide_scalar_k)
 AMPJIT_KERNEL(index, index_k)
 AMPJIT_KERNEL(repeat, repeat_k)
 AMPJIT_KERNEL(is_floating_point, is_floating_point_k)
+AMPJIT_KERNEL(stride, stride_k)
+AMPJIT_KERNEL(stride_int, stride_int_k)
+AMPJIT_KERNEL(storage_offset, storage_offset_k)
+AMPJIT_KERNEL(is_contiguous, is_contiguous_k)
+AMPJIT_KERNEL(element_size, element_size_k)
+AMPJIT_KERNEL(is_complex, is_complex_k)
+AMPJIT_KERNEL(is_signed, is_signed_k)
+AMPJIT_KERNEL(is_same_size, is_same_size_k)
+AMPJIT_KERNEL(is_nonzero, is_nonzero_k)
+AMPJIT_KERNEL(promote_types, promote_types_k)
+AMPJIT_KERNEL(result_type, result_type_k)
+AMPJIT_KERNEL(result_type_Scalar, result_type_scalar_k)
+AMPJIT_KERNEL(result_type_Scalar_Tensor, result_type_scalar_tensor_k)
+AMPJIT_KERNEL(result_type_Scalar_Scalar, result_type_scalar_scalar_k)
+AMPJIT_KERNEL(can_cast, can_cast_k)
+AMPJIT_KERNEL(repeat_interleave_Tensor, repeat_interleave_k)
 AMPJIT_KERNEL(meshgrid, meshgrid_k)
 AMPJIT_KERNEL(meshgrid_indexing, meshgrid_indexing_k)
 AMPJIT_KERNEL(masked_fill_Scalar, masked_fill_Scalar_k)

@@ -98,6 +98,51 @@ Tensor arange_start_step_k(const Scalar& s, const Scalar& e, const Scalar& st, O
   return arange_impl(s, e, st, dt, dev, rg);
 }
 
+// torch's linspace and logspace: the first half counts up from start and the second down from end,
+// so both ends are exact. Each value is computed in double and rounded once to the dtype (integer
+// dtypes truncate, as torch's double step does); torch's float, float16 and bfloat16 kernels step
+// in their own arithmetic, within an ulp of these.
+template <typename T, typename F>
+void fill_space(T* p, int64_t steps, const Scalar& start, const Scalar& end, F value) {
+  const double s = static_cast<double>(start.to<T>()), e = static_cast<double>(end.to<T>());
+  const double step = (e - s) / static_cast<double>(steps - 1);
+  const int64_t half = steps / 2;
+  for (int64_t i = 0; i < steps; ++i)
+    p[i] = value(i < half ? s + step * static_cast<double>(i)
+                          : e - step * static_cast<double>(steps - i - 1));
+}
+Tensor linspace_k(const Scalar& start, const Scalar& end, int64_t steps, OptDtype dt, OptDevice dev,
+                  bool rg) {
+  AMPJIT_CHECK(steps >= 0, "number of steps must be non-negative");
+  Tensor t = make(std::vector<int64_t>{steps}, dt.value_or(default_float_dtype()), dev, rg);
+  if (steps == 0) return t;
+  dispatch_numeric(t.dtype(), "linspace", [&]<typename T>() {
+    T* p = t.data<T>();
+    if (steps == 1) {
+      p[0] = start.to<T>();
+      return;
+    }
+    fill_space<T>(p, steps, start, end, [](double x) { return static_cast<T>(x); });
+  });
+  return t;
+}
+Tensor logspace_k(const Scalar& start, const Scalar& end, int64_t steps, double base, OptDtype dt,
+                  OptDevice dev, bool rg) {
+  AMPJIT_CHECK(steps >= 0, "number of steps must be non-negative");
+  Tensor t = make(std::vector<int64_t>{steps}, dt.value_or(default_float_dtype()), dev, rg);
+  if (steps == 0) return t;
+  dispatch_numeric(t.dtype(), "logspace", [&]<typename T>() {
+    T* p = t.data<T>();
+    if (steps == 1) {
+      p[0] = static_cast<T>(std::pow(base, static_cast<double>(start.to<T>())));
+      return;
+    }
+    fill_space<T>(p, steps, start, end,
+                  [base](double x) { return static_cast<T>(std::pow(base, x)); });
+  });
+  return t;
+}
+
 Tensor eye_m_k(int64_t n, int64_t m, OptDtype dt, OptDevice dev, bool rg) {
   AMPJIT_CHECK(n >= 0 && m >= 0, "eye: n and m must be non-negative, got n={} m={}", n, m);
   Tensor t = make(std::vector<int64_t>{n, m}, dt, dev, rg);
@@ -232,6 +277,8 @@ AMPJIT_KERNEL(arange, arange_k)
 AMPJIT_KERNEL(arange_start, arange_start_k)
 AMPJIT_KERNEL(arange_start_step, arange_start_step_k)
 AMPJIT_KERNEL(eye, eye_k)
+AMPJIT_KERNEL(linspace, linspace_k)
+AMPJIT_KERNEL(logspace, logspace_k)
 AMPJIT_KERNEL(eye_m, eye_m_k)
 AMPJIT_KERNEL(rand, rand_k)
 AMPJIT_KERNEL(randn, randn_k)

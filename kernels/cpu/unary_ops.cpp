@@ -375,7 +375,12 @@ Tensor threshold_backward_k(const Tensor& grad, const Tensor& self, const Scalar
 // torch's CPU formulas (aten/src/ATen/native/cpu/Activation.cpp), floating types only, computed in
 // the op-math type and rounded once.
 
+// An integer tensor keeps its dtype, the bounds truncated to it (torch writes clamp into a result
+// of self's dtype).
 Tensor hardtanh_k(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+  if (is_integral(self.dtype()) && self.dtype() != ScalarType::Bool)
+    return clamp_scalar("hardtanh", self, Scalar(static_cast<int64_t>(min_val.to_double())),
+                        Scalar(static_cast<int64_t>(max_val.to_double())));
   return clamp_scalar("hardtanh", self, min_val, max_val);
 }
 Tensor relu6_k(const Tensor& self) {

@@ -1623,6 +1623,249 @@ Derivative kDerivatives[] = {
       }),
     D(fill_, "", { b.set("self", ops::zeros_like(b.grad())); }),
     D(zero_, "", { b.set("self", ops::zeros_like(b.grad())); }),
+    // -- trigonometric, exponential, error, gamma and Bessel functions (kernels/cpu/math_ops.cpp)
+    D(acos, "self",
+      {
+        const Tensor x = b.in("self");
+        b.set("self",
+              ops::neg(ops::mul(b.grad(), ops::rsqrt(ops::rsub_Scalar(ops::mul(x, x), 1.0)))));
+      }),
+    D(asin, "self",
+      {
+        const Tensor x = b.in("self");
+        b.set("self", ops::mul(b.grad(), ops::rsqrt(ops::rsub_Scalar(ops::mul(x, x), 1.0))));
+      }),
+    D(atan, "self",
+      {
+        const Tensor x = b.in("self");
+        b.set("self", ops::div(b.grad(), ops::add_Scalar(ops::mul(x, x), 1.0)));
+      }),
+    D(acosh, "self",
+      {
+        const Tensor x = b.in("self");
+        b.set("self", ops::mul(b.grad(), ops::rsqrt(ops::sub_Scalar(ops::mul(x, x), 1.0))));
+      }),
+    D(asinh, "self",
+      {
+        const Tensor x = b.in("self");
+        b.set("self", ops::mul(b.grad(), ops::rsqrt(ops::add_Scalar(ops::mul(x, x), 1.0))));
+      }),
+    D(atanh, "self",
+      {
+        const Tensor x = b.in("self");
+        b.set("self", ops::div(b.grad(), ops::rsub_Scalar(ops::mul(x, x), 1.0)));
+      }),
+    D(cosh, "self", { b.set("self", ops::mul(b.grad(), ops::sinh(b.in("self")))); }),
+    D(sinh, "self", { b.set("self", ops::mul(b.grad(), ops::cosh(b.in("self")))); }),
+    D(expm1, "result", { b.set("self", ops::mul(b.grad(), ops::add_Scalar(b.result(), 1.0))); }),
+    D(exp2, "result", { b.set("self", ops::mul_Scalar(ops::mul(b.grad(), b.result()), M_LN2)); }),
+    D(log2, "self", { b.set("self", ops::div(b.grad(), ops::mul_Scalar(b.in("self"), M_LN2))); }),
+    D(log10, "self", { b.set("self", ops::div(b.grad(), ops::mul_Scalar(b.in("self"), M_LN10))); }),
+    D(erfc, "self",
+      {
+        const Tensor x = b.in("self");
+        b.set("self",
+              ops::mul(b.grad(), ops::mul_Scalar(ops::exp(ops::neg(ops::mul(x, x))), -M_2_SQRTPI)));
+      }),
+    D(erfinv, "result",
+      {
+        const Tensor y = b.result();
+        b.set("self",
+              ops::mul(b.grad(), ops::mul_Scalar(ops::exp(ops::mul(y, y)), 0.5 * std::sqrt(M_PI))));
+      }),
+    D(lgamma, "self", { b.set("self", ops::mul(b.grad(), ops::digamma(b.in("self")))); }),
+    D(digamma, "self", { b.set("self", ops::mul(b.grad(), ops::polygamma(1, b.in("self")))); }),
+    D(polygamma, "self",
+      {
+        const int64_t n = b.arg("n").to_int();
+        b.set("self", ops::mul(b.grad(), ops::polygamma(n + 1, b.in("self"))));
+      }),
+    D(i0, "self", { b.set("self", ops::mul(b.grad(), ops::special_i1(b.in("self")))); }),
+    D(special_i0e, "self result",
+      {
+        const Tensor x = b.in("self");
+        b.set("self", ops::mul(b.grad(), ops::sub(ops::special_i1e(x),
+                                                  ops::mul(ops::sign(x).tensor(), b.result()))));
+      }),
+    D(sinc, "self",
+      {
+        // (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at x = 0
+        const Tensor x = b.in("self");
+        const Tensor px = ops::mul_Scalar(x, M_PI);
+        const Tensor d = ops::div(ops::sub(ops::mul(px, ops::cos(px)), ops::sin(px)),
+                                  ops::mul_Scalar(ops::mul(x, x), M_PI));
+        b.set("self",
+              ops::mul(b.grad(), ops::masked_fill_Scalar(d, ops::eq_Scalar(x, 0.0), Scalar(0.0))));
+      }),
+    D(trunc, "", { b.set("self", ops::zeros_like(b.grad())); }),
+    D(frac, "", { b.set("self", b.grad()); }),
+    D(special_ndtr, "self",
+      {
+        const Tensor x = b.in("self");
+        b.set("self",
+              ops::mul(b.grad(), ops::mul_Scalar(ops::exp(ops::mul_Scalar(ops::mul(x, x), -0.5)),
+                                                 0.5 * M_2_SQRTPI * M_SQRT1_2)));
+      }),
+    D(special_ndtri, "result",
+      {
+        const Tensor y = b.result();
+        b.set("self",
+              ops::mul(b.grad(), ops::mul_Scalar(ops::exp(ops::mul_Scalar(ops::mul(y, y), 0.5)),
+                                                 std::sqrt(2 * M_PI))));
+      }),
+    D(special_log_ndtr, "self result",
+      {
+        const Tensor x = b.in("self");
+        const Tensor pdf = ops::mul_Scalar(ops::exp(ops::mul_Scalar(ops::mul(x, x), -0.5)),
+                                           0.5 * M_2_SQRTPI * M_SQRT1_2);
+        b.set("self", ops::mul(b.grad(), ops::div(pdf, ops::exp(b.result()))));
+      }),
+    D(special_erfcx, "self result",
+      {
+        const Tensor x = b.in("self");
+        b.set("self",
+              ops::mul(b.grad(),
+                       ops::sub_Scalar(ops::mul_Scalar(ops::mul(x, b.result()), 2.0), M_2_SQRTPI)));
+      }),
+    D(special_entr, "self",
+      {
+        const Tensor x = b.in("self");
+        b.set("self", ops::mul(b.grad(), ops::neg(ops::add_Scalar(ops::log(x), 1.0))));
+      }),
+    D(hypot, "self other result",
+      {
+        if (b.needs("self")) b.set("self", ops::mul(b.grad(), ops::div(b.in("self"), b.result())));
+        if (b.needs("other"))
+          b.set("other", ops::mul(b.grad(), ops::div(b.in("other"), b.result())));
+      }),
+    D(logaddexp, "self other",
+      {
+        const Tensor x = b.in("self"), y = b.in("other");
+        if (b.needs("self"))
+          b.set("self", ops::div(b.grad(), ops::add_Scalar(ops::exp(ops::sub(y, x)), 1.0)));
+        if (b.needs("other"))
+          b.set("other", ops::div(b.grad(), ops::add_Scalar(ops::exp(ops::sub(x, y)), 1.0)));
+      }),
+    D(logaddexp2, "self other",
+      {
+        const Tensor x = b.in("self"), y = b.in("other");
+        if (b.needs("self"))
+          b.set("self", ops::div(b.grad(), ops::add_Scalar(ops::exp2(ops::sub(y, x)), 1.0)));
+        if (b.needs("other"))
+          b.set("other", ops::div(b.grad(), ops::add_Scalar(ops::exp2(ops::sub(x, y)), 1.0)));
+      }),
+    D(xlogy, "self other",
+      {
+        const Tensor x = b.in("self"), y = b.in("other");
+        if (b.needs("self"))
+          b.set("self",
+                ops::mul(b.grad(), ops::xlogy(ops::ne_Scalar(x, 0.0).tensor().to(y.dtype()), y)));
+        if (b.needs("other")) b.set("other", ops::div(ops::mul(b.grad(), x), y));
+      }),
+    D(xlogy_Scalar_Other, "self",
+      {
+        const Tensor nz = ops::ne_Scalar(b.in("self"), 0.0).tensor().to(b.grad().dtype());
+        b.set("self", ops::mul(b.grad(), ops::xlogy_Scalar_Other(nz, b.arg("other").to_scalar())));
+      }),
+    D(xlogy_Scalar_Self, "other",
+      {
+        b.set("other",
+              ops::div(ops::mul_Scalar(b.grad(), b.arg("self").to_scalar()), b.in("other")));
+      }),
+    D(lerp, "self end weight",
+      {
+        const Tensor w = b.in("weight");
+        if (b.needs("self")) b.set("self", ops::mul(b.grad(), ops::rsub_Scalar(w, 1.0)));
+        if (b.needs("end")) b.set("end", ops::mul(b.grad(), w));
+        if (b.needs("weight"))
+          b.set("weight", ops::mul(b.grad(), ops::sub(b.in("end"), b.in("self"))));
+      }),
+    D(lerp_Scalar, "",
+      {
+        const Scalar w = scalar(b, "weight");
+        if (b.needs("self")) b.set("self", ops::mul_Scalar(b.grad(), 1.0 - w.to_double()));
+        if (b.needs("end")) b.set("end", ops::mul_Scalar(b.grad(), w));
+      }),
+    D(nan_to_num, "self",
+      {
+        b.set("self",
+              ops::mul(b.grad(), ops::isfinite(b.in("self")).tensor().to(b.grad().dtype())));
+      }),
+    D(igamma, "self other",
+      {
+        // d/dx P(a, x) = x^(a-1) e^-x / Gamma(a); torch does not differentiate in a either
+        const Tensor a = b.in("self"), x = b.in("other");
+        if (b.needs("other")) {
+          const Tensor e =
+              ops::sub(ops::sub(ops::mul(ops::sub_Scalar(a, 1.0), ops::log(x)), x), ops::lgamma(a));
+          b.set("other", ops::mul(b.grad(), ops::exp(e)));
+        }
+      }),
+    D(igammac, "self other",
+      {
+        const Tensor a = b.in("self"), x = b.in("other");
+        if (b.needs("other")) {
+          const Tensor e =
+              ops::sub(ops::sub(ops::mul(ops::sub_Scalar(a, 1.0), ops::log(x)), x), ops::lgamma(a));
+          b.set("other", ops::neg(ops::mul(b.grad(), ops::exp(e))));
+        }
+      }),
+    // -- scatters, masks and flat indices (kernels/cpu/scatter_ops.cpp)
+    D(scatter_src, "index",
+      {
+        const int64_t dim = b.arg("dim").to_int();
+        const Tensor idx = b.in("index");
+        if (b.needs("self")) b.set("self", ops::scatter_value(b.grad(), dim, idx, Scalar(0.0)));
+        if (b.needs("src")) b.set("src", ops::gather(b.grad(), dim, idx));
+      }),
+    D(scatter_value, "index",
+      {
+        b.set("self",
+              ops::scatter_value(b.grad(), b.arg("dim").to_int(), b.in("index"), Scalar(0.0)));
+      }),
+    D(index_fill_int_Scalar, "index",
+      {
+        b.set("self", ops::index_fill_int_Scalar(b.grad(), b.arg("dim").to_int(), b.in("index"),
+                                                 Scalar(0.0)));
+      }),
+    D(masked_select, "self mask",
+      {
+        // the gradient at the selected positions of self broadcast with mask, summed back to self
+        const Tensor x = b.in("self"), mask = b.in("mask");
+        const Tensor like =
+            ops::add(ops::zeros_like(x, b.grad().dtype()), ops::zeros_like(mask, b.grad().dtype()));
+        b.set("self", ops::masked_scatter(like, mask, b.grad()));
+      }),
+    D(masked_scatter, "mask source",
+      {
+        const Tensor mask = b.in("mask");
+        if (b.needs("self")) b.set("self", ops::masked_fill_Scalar(b.grad(), mask, Scalar(0.0)));
+        if (b.needs("source")) {
+          const Tensor src = b.in("source");
+          const Tensor picked = ops::masked_select(b.grad(), mask);
+          Tensor full =
+              ops::zeros(std::vector<int64_t>{src.numel()}, picked.dtype(), picked.device());
+          ops::copy_(ops::narrow(full, 0, 0, picked.numel()).tensor(), picked);
+          b.set("source", full.view(src.sizes()));
+        }
+      }),
+    D(take, "self index",
+      {
+        const Tensor x = b.in("self");
+        b.set("self",
+              ops::put(ops::zeros_like(x, b.grad().dtype()), b.in("index"), b.grad(), true));
+      }),
+    D(put, "index source",
+      {
+        const Tensor idx = b.in("index");
+        const bool acc = b.arg("accumulate").to_bool();
+        if (b.needs("self"))
+          b.set("self",
+                acc ? b.grad()
+                    : ops::put(b.grad(), idx, ops::zeros_like(b.in("source")), false).tensor());
+        if (b.needs("source"))
+          b.set("source", ops::take(b.grad(), idx).tensor().view(b.sizes("source")));
+      }),
     // -- never differentiable: the outputs of these do not require grad
     NONDIFF(detach),
     NONDIFF(zeros_like),

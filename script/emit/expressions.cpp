@@ -564,11 +564,15 @@ Value* FunctionEmitter::emit_binop(BinOpKind op, Value* l, Value* r, const Sourc
       case BinOpKind::MatMul:
         return call("aten::matmul", l, r);
       case BinOpKind::BitAnd:
-        return call("aten::logical_and", l, r);
+        return call("aten::__and__", l, r);
       case BinOpKind::BitOr:
-        return call("aten::logical_or", l, r);
+        return call("aten::__or__", l, r);
       case BinOpKind::BitXor:
-        return call("aten::logical_xor", l, r);
+        return call("aten::__xor__", l, r);
+      case BinOpKind::LShift:
+        return call("aten::__lshift__", l, r);
+      case BinOpKind::RShift:
+        return call("aten::__rshift__", l, r);
       default:
         break;
     }
@@ -813,7 +817,7 @@ Value* FunctionEmitter::emit_unary(const UnaryOp& u) {
       return call_builtin_op("aten::neg", {Arg{SV::of(v), v, r, ""}}, r);
     case UnaryOpKind::Invert:
       if (is_tensor(v->type()))
-        return call_builtin_op("aten::logical_not", {Arg{SV::of(v), v, r, ""}}, r);
+        return call_builtin_op("aten::bitwise_not", {Arg{SV::of(v), v, r, ""}}, r);
       return call_builtin_op("aten::__invert__", {Arg{SV::of(v), v, r, ""}}, r);
     default:
       break;

@@ -1,0 +1,465 @@
+// Scatters, selections by mask and by flat index (runtime/ops/indexing.def): scatter (with a
+// tensor, a value, or the `add`/`multiply` reduction), scatter_reduce (sum, prod, mean, amax,
+// amin, with or without self), index_reduce, index_fill, masked_select, masked_scatter, nonzero,
+// take and put. Their in-place and out= forms derive from these (Note [Derived op variants]).
+//
+// Note [Scatter reductions]
+// A scatter visits index's positions in row-major order, as torch's CPU kernels do, so repeated
+// indices meet in that order (the last write wins for scatter). Reductions accumulate in the op
+// math type (float32 for float16, bfloat16 and float32; float64; int64 for the integers) and round
+// once into self's dtype. Without self (include_self=False) a destination that receives any value
+// starts from the reduction's identity; one that receives none keeps self's value. `mean` divides
+// by the number of values received (plus one with self), flooring for integer dtypes, as torch.
+// Every index is checked before anything is written, so a bad index leaves no partial result.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "kernels/cpu/elementwise.h"
+#include "kernels/index_meta.h"
+#include "runtime/boxing.h"
+#include "runtime/op_table.h"
+#include "runtime/ops.h"
+
+namespace ampjit::cpu {
+namespace {
+
+enum class Reduce { Assign, Sum, Prod, Mean, Amax, Amin };
+
+Reduce scatter_reduce_of(const std::string& r, const char* op) {
+  if (r == "sum") return Reduce::Sum;
+  if (r == "prod") return Reduce::Prod;
+  if (r == "mean") return Reduce::Mean;
+  if (r == "amax") return Reduce::Amax;
+  if (r == "amin") return Reduce::Amin;
+  throw Error(
+      fmt::format("{}(): reduce argument must be either sum, prod, mean, amax or amin, "
+                  "got {}",
+                  op, r));
+}
+
+// The op-math type a reduction accumulates in (Note [Scatter reductions]).
+ScalarType accumulate_type(ScalarType t) {
+  if (t == ScalarType::Float64) return t;
+  if (is_floating(t)) return ScalarType::Float32;
+  return ScalarType::Int64;
+}
+
+// The element offsets of a scatter along `dim`: for each position i of `index` (row-major), the
+// offset in a contiguous tensor of `sizes` of i with i[dim] replaced by index[i]. Checks every
+// index first: 0 <= index < sizes[dim].
+std::vector<int64_t> scatter_offsets(IntArrayRef sizes, int64_t dim, const Tensor& index,
+                                     const char* op) {
+  const Tensor idx = index.contiguous();
+  const int64_t* ip = idx.data<int64_t>();
+  const int64_t n = idx.numel(), nd = idx.dim();
+  const int64_t size = sizes.empty() ? 1 : sizes[dim];
+  for (int64_t i = 0; i < n; ++i)
+    if (ip[i] < 0 || ip[i] >= size) [[unlikely]]
+      throw IndexError(fmt::format("{}(): index {} is out of bounds for dimension {} with size {}",
+                                   op, ip[i], dim, size));
+  std::vector<int64_t> stride(static_cast<size_t>(std::max<int64_t>(nd, 1)), 1);
+  for (int64_t d = nd - 2; d >= 0; --d) stride[d] = stride[d + 1] * sizes[d + 1];
+  std::vector<int64_t> out(static_cast<size_t>(n));
+  std::vector<int64_t> coord(static_cast<size_t>(nd), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t off = 0;
+    for (int64_t d = 0; d < nd; ++d) off += (d == dim ? ip[i] : coord[d]) * stride[d];
+    out[static_cast<size_t>(i)] = off;
+    for (int64_t d = nd - 1; d >= 0; --d) {  // the next position of index, row-major
+      if (++coord[d] < idx.size(d)) break;
+      coord[d] = 0;
+    }
+  }
+  return out;
+}
+
+// torch's scatter checks (aten/src/ATen/native/ScatterGatherChecks.h), with `src` optional.
+int64_t check_scatter(const char* op, const Tensor& self, int64_t dim, const Tensor& index,
+                      const Tensor* src) {
+  const int64_t d = wrap_dim(dim, self.dim(), op);
+  AMPJIT_CHECK(index.dtype() == ScalarType::Int64, "{}(): Expected dtype int64 for index", op);
+  if (src)
+    AMPJIT_CHECK(self.dtype() == src->dtype(), "{}(): Expected self.dtype to be equal to src.dtype",
+                 op);
+  const int64_t sd = std::max<int64_t>(self.dim(), 1), id = std::max<int64_t>(index.dim(), 1);
+  if (index.numel() == 0) return d;
+  AMPJIT_CHECK(sd == id, "Index tensor must have the same number of dimensions as self tensor");
+  if (src)
+    AMPJIT_CHECK(std::max<int64_t>(src->dim(), 1) == id,
+                 "Index tensor must have the same number of dimensions as src tensor");
+  for (int64_t k = 0; k < index.dim(); ++k) {
+    const bool ok =
+        (k == d || index.size(k) <= self.size(k)) && (!src || index.size(k) <= src->size(k));
+    AMPJIT_CHECK(ok, "Expected index {} to be smaller than self {} apart from dimension {}{}",
+                 index.shape_str(), self.shape_str(), d,
+                 src ? " and to be smaller size than src " + src->shape_str() : std::string());
+  }
+  return d;
+}
+
+// src cut to index's shape, contiguous.
+Tensor cut_to(const Tensor& src, const Tensor& index) {
+  if (src.dim() == 0)
+    return src.reshape(std::vector<int64_t>(index.dim(), 1)).expand(index.sizes());
+  return src.as_strided(index.sizes(), src.strides(), src.storage_offset()).contiguous();
+}
+
+// The scatter engine: `out` (contiguous, accumulate or self dtype) receives src (or `value`) at
+// the offsets, reduced by `r`.
+template <typename M>
+void scatter_into(M* out, const std::vector<int64_t>& offsets, const M* src, M value, Reduce r,
+                  bool include_self, int64_t out_numel) {
+  const size_t n = offsets.size();
+  auto v = [&](size_t i) { return src ? src[i] : value; };
+  std::vector<int64_t> count;
+  if (r == Reduce::Mean) count.assign(static_cast<size_t>(out_numel), include_self ? 1 : 0);
+  if (!include_self) {
+    M id{};
+    if (r == Reduce::Prod) id = M(1);
+    if (r == Reduce::Amax) {
+      id = std::numeric_limits<M>::has_infinity ? -std::numeric_limits<M>::infinity()
+                                                : std::numeric_limits<M>::lowest();
+    }
+    if (r == Reduce::Amin) {
+      id = std::numeric_limits<M>::has_infinity ? std::numeric_limits<M>::infinity()
+                                                : std::numeric_limits<M>::max();
+    }
+    for (size_t i = 0; i < n; ++i) out[offsets[i]] = id;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    M& o = out[offsets[i]];
+    const M x = v(i);
+    switch (r) {
+      case Reduce::Sum:
+      case Reduce::Mean:
+        o += x;
+        break;
+      case Reduce::Prod:
+        o *= x;
+        break;
+      case Reduce::Amax:
+        if constexpr (std::is_floating_point_v<M>) {
+          o = (std::isnan(x) || x > o) ? x : o;
+        } else {
+          o = std::max(o, x);
+        }
+        break;
+      case Reduce::Amin:
+        if constexpr (std::is_floating_point_v<M>) {
+          o = (std::isnan(x) || x < o) ? x : o;
+        } else {
+          o = std::min(o, x);
+        }
+        break;
+      case Reduce::Assign:
+        break;
+    }
+    if (r == Reduce::Mean) ++count[static_cast<size_t>(offsets[i])];
+  }
+  if (r == Reduce::Mean) {
+    for (int64_t k = 0; k < out_numel; ++k) {
+      const int64_t c = count[static_cast<size_t>(k)];
+      if (c == 0) continue;
+      if constexpr (std::is_floating_point_v<M>)
+        out[k] /= static_cast<M>(c);
+      else
+        out[k] = static_cast<M>(std::floor(static_cast<double>(out[k]) / static_cast<double>(c)));
+    }
+  }
+}
+
+// scatter with a tensor or a value, plain or reduced.
+Tensor scatter_impl(const char* op, const Tensor& self, int64_t dim, const Tensor& index,
+                    const Tensor* src, const Scalar* value, Reduce r, bool include_self = true) {
+  const int64_t d = check_scatter(op, self, dim, index, src);
+  if (index.numel() == 0) return self.clone();
+  const std::vector<int64_t> offsets = scatter_offsets(self.sizes(), d, index, op);
+  if (r == Reduce::Assign) {  // a move: in self's own dtype
+    Tensor out = self.contiguous().clone();
+    const Tensor s = src ? cut_to(*src, index) : Tensor();
+    dispatch_all(self.dtype(), op, [&]<typename T>() {
+      T* o = out.data<T>();
+      const T* sp = src ? s.data<T>() : nullptr;
+      const T v = value ? value->to<T>() : T{};
+      for (size_t i = 0; i < offsets.size(); ++i) o[offsets[i]] = sp ? sp[i] : v;
+    });
+    return out;
+  }
+  // bool reduces as integers: sum and amax are "or", prod and amin "and", once cast back
+  const ScalarType ct = accumulate_type(self.dtype());
+  Tensor out = self.to(ct, /*copy=*/true).contiguous();
+  const Tensor s = src ? cut_to(*src, index).to(ct).contiguous() : Tensor();
+  dispatch_numeric(ct, op, [&]<typename T>() {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                  std::is_same_v<T, int64_t>) {
+      scatter_into<T>(out.data<T>(), offsets, src ? s.data<T>() : nullptr,
+                      value ? value->to<T>() : T{}, r, include_self, out.numel());
+    }
+  });
+  return out.to(self.dtype()).view(self.sizes());
+}
+
+Reduce scatter_mode_of(const std::string& r) {
+  if (r == "add") return Reduce::Sum;
+  if (r == "multiply") return Reduce::Prod;
+  throw Error(fmt::format("reduce argument must be either add or multiply, got {}", r));
+}
+
+Tensor scatter_src_k(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  return scatter_impl("scatter", self, dim, index, &src, nullptr, Reduce::Assign);
+}
+Tensor scatter_value_k(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  return scatter_impl("scatter", self, dim, index, nullptr, &value, Reduce::Assign);
+}
+Tensor scatter_reduce_k(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                        std::string reduce) {
+  return scatter_impl("scatter", self, dim, index, &src, nullptr, scatter_mode_of(reduce));
+}
+Tensor scatter_value_reduce_k(const Tensor& self, int64_t dim, const Tensor& index,
+                              const Scalar& value, std::string reduce) {
+  return scatter_impl("scatter", self, dim, index, nullptr, &value, scatter_mode_of(reduce));
+}
+Tensor scatter_reduce_two_k(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                            std::string reduce, bool include_self) {
+  return scatter_impl("scatter_reduce", self, dim, index, &src, nullptr,
+                      scatter_reduce_of(reduce, "scatter_reduce"), include_self);
+}
+
+// ---- index_reduce, index_fill
+// --------------------------------------------------------------------
+
+Tensor index_reduce_k(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                      std::string reduce, bool include_self) {
+  const char* op = "index_reduce";
+  const int64_t d = wrap_dim(dim, self.dim(), op);
+  AMPJIT_CHECK(reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
+               "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {}.",
+               reduce);
+  AMPJIT_CHECK(index.dim() <= 1, "index_reduce_(): Index is supposed to be a vector");
+  AMPJIT_CHECK(index.dtype() == ScalarType::Int64 || index.dtype() == ScalarType::Int32,
+               "index_reduce_(): Expected dtype int32/int64 for index but got: {}",
+               dtype_name(index.dtype()));
+  AMPJIT_CHECK(self.dtype() == source.dtype(),
+               "index_reduce_(): self ({}) and source ({}) must have the same scalar type",
+               dtype_name(self.dtype()), dtype_name(source.dtype()));
+  const Tensor idx = index.to(ScalarType::Int64).reshape(std::vector<int64_t>{-1});
+  const int64_t n = idx.numel();
+  const int64_t size = self.dim() ? self.size(d) : 1;
+  AMPJIT_CHECK((source.dim() ? source.size(d) : 1) == n,
+               "index_reduce_(): Number of indices ({}) should be equal to source.size(dim) ({})",
+               n, source.dim() ? source.size(d) : 1);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t k = idx.data<int64_t>()[i];
+    if (k < -size || k >= size) [[unlikely]]
+      throw IndexError(fmt::format("index out of range in self"));
+  }
+  // As a scatter along dim: index broadcast over source's shape.
+  std::vector<int64_t> view(static_cast<size_t>(std::max<int64_t>(source.dim(), 1)), 1);
+  if (source.dim()) view[static_cast<size_t>(d)] = n;
+  Tensor wrapped = ops::remainder_Scalar(idx, Scalar(size)).tensor();
+  Tensor full = source.dim() ? wrapped.reshape(view).expand(source.sizes()).contiguous() : wrapped;
+  const Tensor s = source.dim() ? source : source.reshape(std::vector<int64_t>{1});
+  const Tensor t = self.dim() ? self : self.reshape(std::vector<int64_t>{1});
+  Tensor out =
+      scatter_impl(op, t, d, full, &s, nullptr, scatter_reduce_of(reduce, op), include_self);
+  return out.view(self.sizes());
+}
+
+Tensor index_fill_impl(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  const char* op = "index_fill_";
+  const int64_t d = wrap_dim(dim, self.dim(), op);
+  AMPJIT_CHECK(index.dtype() == ScalarType::Int64,
+               "index_fill_(): Expected dtype int64 for index.");
+  AMPJIT_CHECK(index.dim() <= 1, "Index has to be a vector/scalar");
+  Tensor out = self.clone();
+  const Tensor idx = index.contiguous();
+  const int64_t size = self.dim() ? self.size(d) : 1;
+  for (int64_t i = 0; i < idx.numel(); ++i) {
+    int64_t k = idx.data<int64_t>()[i];
+    AMPJIT_CHECK_T(IndexError, k >= -size && k < size,
+                   "index {} is out of bounds for dimension {} with size {}", k, d, size);
+    if (k < 0) k += size;
+    if (self.dim() == 0)
+      out.fill_(value);
+    else
+      out.select(d, k).fill_(value);
+  }
+  return out;
+}
+Tensor index_fill_scalar_k(const Tensor& self, int64_t dim, const Tensor& index,
+                           const Scalar& value) {
+  return index_fill_impl(self, dim, index, value);
+}
+Tensor index_fill_tensor_k(const Tensor& self, int64_t dim, const Tensor& index,
+                           const Tensor& value) {
+  AMPJIT_CHECK(value.dim() == 0,
+               "index_fill_ only supports a 0-dimensional value tensor, but got tensor with {} "
+               "dimension(s).",
+               value.dim());
+  return index_fill_impl(self, dim, index, value.item());
+}
+
+// ---- masked_select, masked_scatter, nonzero
+// ------------------------------------------------------
+
+void check_mask(const Tensor& mask, const char* op) {
+  AMPJIT_CHECK(mask.dtype() == ScalarType::Bool || mask.dtype() == ScalarType::UInt8,
+               "{}: expected BoolTensor or ByteTensor for mask", op);
+}
+
+// The positions (flat, row-major over `shape`) where mask (broadcast to shape) is set.
+std::vector<int64_t> mask_positions(const Tensor& mask, IntArrayRef shape) {
+  const Tensor m = mask.expand(shape).contiguous().to(ScalarType::Bool);
+  const bool* p = m.data<bool>();
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < m.numel(); ++i)
+    if (p[i]) out.push_back(i);
+  return out;
+}
+
+Tensor masked_select_k(const Tensor& self, const Tensor& mask) {
+  check_mask(mask, "masked_select");
+  const DimVector shape = broadcast_shapes(self.sizes(), mask.sizes(), "masked_select");
+  const std::vector<int64_t> pos = mask_positions(mask, shape);
+  const Tensor src = self.expand(shape).contiguous();
+  Tensor out = Tensor::empty(std::vector<int64_t>{static_cast<int64_t>(pos.size())}, self.dtype(),
+                             self.device());
+  meta::dispatch_itemsize(self.itemsize(), [&]<typename U>() {
+    const U* s = static_cast<const U*>(src.raw_data());
+    U* o = static_cast<U*>(out.raw_data());
+    for (size_t i = 0; i < pos.size(); ++i) o[i] = s[pos[i]];
+  });
+  return out;
+}
+
+Tensor masked_scatter_k(const Tensor& self, const Tensor& mask, const Tensor& source) {
+  check_mask(mask, "masked_scatter_");
+  AMPJIT_CHECK(self.dtype() == source.dtype(),
+               "masked_scatter: expected self and source to have same dtypes but got{} and {}",
+               dtype_name(self.dtype()), dtype_name(source.dtype()));
+  const DimVector shape = broadcast_shapes(self.sizes(), mask.sizes(), "masked_scatter");
+  const std::vector<int64_t> pos = mask_positions(mask, shape);
+  const Tensor src = source.contiguous();
+  AMPJIT_CHECK(static_cast<int64_t>(pos.size()) <= src.numel(),
+               "masked_scatter: expected source to have at least {} elements, got {}", pos.size(),
+               src.numel());
+  Tensor out = self.expand(shape).contiguous().clone();
+  meta::dispatch_itemsize(self.itemsize(), [&]<typename U>() {
+    const U* s = static_cast<const U*>(src.raw_data());
+    U* o = static_cast<U*>(out.raw_data());
+    for (size_t i = 0; i < pos.size(); ++i) o[pos[i]] = s[i];
+  });
+  return out;
+}
+
+Tensor nonzero_k(const Tensor& self) {
+  const Tensor c = self.contiguous();
+  const int64_t nd = self.dim(), n = c.numel();
+  std::vector<int64_t> hits;
+  dispatch_all(self.dtype(), "nonzero", [&]<typename T>() {
+    const T* p = c.data<T>();
+    for (int64_t i = 0; i < n; ++i)
+      if (static_cast<double>(p[i]) != 0.0) hits.push_back(i);
+  });
+  Tensor out = Tensor::empty(std::vector<int64_t>{static_cast<int64_t>(hits.size()), nd},
+                             ScalarType::Int64, self.device());
+  int64_t* o = out.data<int64_t>();
+  for (size_t h = 0; h < hits.size(); ++h) {
+    int64_t rest = hits[h];
+    for (int64_t d = nd - 1; d >= 0; --d) {
+      o[static_cast<int64_t>(h) * nd + d] = rest % self.size(d);
+      rest /= self.size(d);
+    }
+  }
+  return out;
+}
+
+// ---- take, put
+// -----------------------------------------------------------------------------------
+
+// Flat positions of `index` into a tensor of n elements, negative ones counted from the end.
+std::vector<int64_t> flat_positions(const Tensor& index, int64_t n, const char* op) {
+  AMPJIT_CHECK(index.dtype() == ScalarType::Int64,
+               "{}(): Expected a long tensor for index, but "
+               "got {}",
+               op, dtype_name(index.dtype()));
+  const Tensor idx = index.contiguous();
+  std::vector<int64_t> out(static_cast<size_t>(idx.numel()));
+  for (int64_t i = 0; i < idx.numel(); ++i) {
+    const int64_t k = idx.data<int64_t>()[i];
+    AMPJIT_CHECK_T(IndexError, k >= -n && k < n,
+                   "out of range: tried to access index {} on a tensor of {} elements.", k, n);
+    out[static_cast<size_t>(i)] = k < 0 ? k + n : k;
+  }
+  return out;
+}
+
+Tensor take_k(const Tensor& self, const Tensor& index) {
+  AMPJIT_CHECK_T(IndexError, self.numel() > 0 || index.numel() == 0,
+                 "take(): tried to take from an empty tensor");
+  const std::vector<int64_t> pos = flat_positions(index, self.numel(), "take");
+  const Tensor src = self.contiguous();
+  Tensor out = Tensor::empty(index.sizes(), self.dtype(), self.device());
+  meta::dispatch_itemsize(self.itemsize(), [&]<typename U>() {
+    const U* s = static_cast<const U*>(src.raw_data());
+    U* o = static_cast<U*>(out.raw_data());
+    for (size_t i = 0; i < pos.size(); ++i) o[i] = s[pos[i]];
+  });
+  return out;
+}
+
+Tensor put_k(const Tensor& self, const Tensor& index, const Tensor& source, bool accumulate) {
+  AMPJIT_CHECK(source.numel() == index.numel(),
+               "put_(): Expected source and index to have the same number of elements, but got "
+               "source.numel() = {}, index.numel() = {}",
+               source.numel(), index.numel());
+  AMPJIT_CHECK(self.dtype() == source.dtype(),
+               "put_(): self and source expected to have the same dtype, but got self.dtype = {} "
+               "and source.dtype = {}",
+               dtype_name(self.dtype()), dtype_name(source.dtype()));
+  AMPJIT_CHECK_T(IndexError, self.numel() > 0 || index.numel() == 0,
+                 "put_(): Tried to put elements into an empty tensor");
+  const std::vector<int64_t> pos = flat_positions(index, self.numel(), "put_");
+  if (!accumulate) {
+    Tensor out = self.contiguous().clone();
+    const Tensor src = source.contiguous();
+    meta::dispatch_itemsize(self.itemsize(), [&]<typename U>() {
+      const U* s = static_cast<const U*>(src.raw_data());
+      U* o = static_cast<U*>(out.raw_data());
+      for (size_t i = 0; i < pos.size(); ++i) o[pos[i]] = s[i];
+    });
+    return out.view(self.sizes());
+  }
+  const ScalarType ct = accumulate_type(self.dtype());
+  Tensor out = self.to(ct, /*copy=*/true).contiguous();
+  const Tensor src = source.to(ct).contiguous();
+  dispatch_numeric(ct, "put_", [&]<typename T>() {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                  std::is_same_v<T, int64_t>) {
+      const T* s = src.data<T>();
+      T* o = out.data<T>();
+      for (size_t i = 0; i < pos.size(); ++i) o[pos[i]] += s[i];
+    }
+  });
+  return out.to(self.dtype()).view(self.sizes());
+}
+
+}  // namespace
+}  // namespace ampjit::cpu
+
+AMPJIT_KERNEL(scatter_src, cpu::scatter_src_k)
+AMPJIT_KERNEL(scatter_value, cpu::scatter_value_k)
+AMPJIT_KERNEL(scatter_reduce, cpu::scatter_reduce_k)
+AMPJIT_KERNEL(scatter_value_reduce, cpu::scatter_value_reduce_k)
+AMPJIT_KERNEL(scatter_reduce_two, cpu::scatter_reduce_two_k)
+AMPJIT_KERNEL(index_reduce, cpu::index_reduce_k)
+AMPJIT_KERNEL(index_fill_int_Scalar, cpu::index_fill_scalar_k)
+AMPJIT_KERNEL(index_fill_int_Tensor, cpu::index_fill_tensor_k)
+AMPJIT_KERNEL(masked_select, cpu::masked_select_k)
+AMPJIT_KERNEL(masked_scatter, cpu::masked_scatter_k)
+AMPJIT_KERNEL(nonzero, cpu::nonzero_k)
+AMPJIT_KERNEL(take, cpu::take_k)
+AMPJIT_KERNEL(put, cpu::put_k)
