@@ -34,3 +34,17 @@ def outer(self: Tensor, vec2: Tensor) -> Tensor:
     if self.dim() != 1 or vec2.dim() != 1:
         raise RuntimeError("outer: Expected 1-D argument self, but got {}-D".format(self.dim()))
     return self.unsqueeze(1) * vec2
+
+
+# ---- sorting and selection -------------------------------------------------------------------------
+
+def argsort(self: Tensor, dim: int = -1, descending: bool = False) -> Tensor:
+    return torch.sort(self, dim, descending)[1]
+
+
+def argsort__stable(self: Tensor, stable: bool, dim: int = -1, descending: bool = False) -> Tensor:
+    return torch.sort(self, stable=stable, dim=dim, descending=descending)[1]
+
+
+def msort(self: Tensor) -> Tensor:
+    return torch.sort(self, 0)[0]
