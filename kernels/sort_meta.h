@@ -160,6 +160,17 @@ inline bool check_searchsorted(const Tensor& boundaries, const Tensor& input, bo
   return side ? *side == "right" : right;
 }
 
+// searchsorted's out= tensor: int32 exactly when out_int32, else int64 (no cast, unlike other
+// out= forms).
+inline void check_searchsorted_out(const Tensor& out, bool out_int32) {
+  const ScalarType t = out.dtype();
+  AMPJIT_CHECK((t == ScalarType::Int64 && !out_int32) || (t == ScalarType::Int32 && out_int32),
+               "torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
+               "Long(int64) depending on whether out_int32 flag is True, but we got output "
+               "tensor's dtype {} and out_int32 flag is {}",
+               torch_type_name(t), out_int32 ? "True" : "False");
+}
+
 // bucketize: 1-dimensional boundaries, then searchsorted's checks.
 inline void check_bucketize(const Tensor& boundaries) {
   AMPJIT_CHECK(boundaries.dim() == 1, "boundaries tensor must be 1 dimension, but got dim({})",

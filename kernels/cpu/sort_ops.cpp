@@ -703,6 +703,38 @@ Tensor bucketize_Scalar_k(const Scalar& self, const Tensor& boundaries, bool out
                            std::nullopt);
 }
 
+// The out= forms check out's dtype as torch does (after the other checks), then write into it.
+Tensor searchsorted_into(Tensor out, const Tensor& boundaries, const Tensor& input, bool out_int32,
+                         bool right, const std::optional<std::string>& side,
+                         const std::optional<Tensor>& sorter) {
+  meta::check_searchsorted(boundaries, input, out_int32, right, side, sorter);
+  meta::check_searchsorted_out(out, out_int32);
+  const Tensor result = searchsorted_impl(boundaries, input, out_int32, right, side, sorter);
+  return kernels::write_result(out, result, "searchsorted", false);
+}
+Tensor searchsorted_Tensor_out_k(const Tensor& sorted_sequence, const Tensor& self, bool out_int32,
+                                 bool right, std::optional<std::string> side,
+                                 std::optional<Tensor> sorter, Tensor out) {
+  return searchsorted_into(out, sorted_sequence, self, out_int32, right, side, sorter);
+}
+Tensor searchsorted_Scalar_out_k(const Tensor& sorted_sequence, const Scalar& self, bool out_int32,
+                                 bool right, std::optional<std::string> side,
+                                 std::optional<Tensor> sorter, Tensor out) {
+  return searchsorted_into(out, sorted_sequence, kernels::wrap_scalar(self), out_int32, right, side,
+                           sorter);
+}
+Tensor bucketize_Tensor_out_k(const Tensor& self, const Tensor& boundaries, bool out_int32,
+                              bool right, Tensor out) {
+  meta::check_bucketize(boundaries);
+  return searchsorted_into(out, boundaries, self, out_int32, right, std::nullopt, std::nullopt);
+}
+Tensor bucketize_Scalar_out_k(const Scalar& self, const Tensor& boundaries, bool out_int32,
+                              bool right, Tensor out) {
+  meta::check_bucketize(boundaries);
+  return searchsorted_into(out, boundaries, kernels::wrap_scalar(self), out_int32, right,
+                           std::nullopt, std::nullopt);
+}
+
 // ---- cummax, cummin, logcumsumexp -------------------------------------------------------------
 
 // torch's cummax_cummin_helper: an element at least as large (cummax) or small (cummin) as the
@@ -803,6 +835,10 @@ AMPJIT_KERNEL(searchsorted_Tensor, cpu::searchsorted_Tensor_k)
 AMPJIT_KERNEL(searchsorted_Scalar, cpu::searchsorted_Scalar_k)
 AMPJIT_KERNEL(bucketize_Tensor, cpu::bucketize_Tensor_k)
 AMPJIT_KERNEL(bucketize_Scalar, cpu::bucketize_Scalar_k)
+AMPJIT_KERNEL(searchsorted_Tensor_out, cpu::searchsorted_Tensor_out_k)
+AMPJIT_KERNEL(searchsorted_Scalar_out, cpu::searchsorted_Scalar_out_k)
+AMPJIT_KERNEL(bucketize_Tensor_out, cpu::bucketize_Tensor_out_k)
+AMPJIT_KERNEL(bucketize_Scalar_out, cpu::bucketize_Scalar_out_k)
 AMPJIT_KERNEL(cummax, cpu::cummax_k)
 AMPJIT_KERNEL(cummin, cpu::cummin_k)
 AMPJIT_KERNEL(logcumsumexp, cpu::logcumsumexp_k)

@@ -561,6 +561,24 @@ TEST(Searchsorted, TorchsMessages) {
               ss(b, v, {{"sorter", IValue(from({0, 1, 2, 9}, {4}, kI64))}});
             }),
             "torch.searchsorted(): sorter index out of range");
+  // out= takes no cast: int32 exactly with out_int32, else int64.
+  const std::string wrong_out =
+      "torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
+      "Long(int64) depending on whether out_int32 flag is True, but we got output tensor's dtype ";
+  EXPECT_EQ(error_of([&] {
+              call_op("aten::searchsorted.Tensor_out", {IValue(b), IValue(v)},
+                      {{"out", IValue(Tensor::empty(V{1}, kI32))}});
+            }),
+            wrong_out + "Int and out_int32 flag is False");
+  EXPECT_EQ(error_of([&] {
+              call_op("aten::bucketize.Tensor_out", {IValue(v), IValue(b)},
+                      {{"out_int32", IValue(true)}, {"out", IValue(Tensor::empty(V{1}, kI64))}});
+            }),
+            wrong_out + "Long and out_int32 flag is True");
+  Tensor out = Tensor::empty(V{0}, kI32);
+  call_op("aten::bucketize.Tensor_out", {IValue(from({4, 0}, {2})), IValue(b)},
+          {{"out_int32", IValue(true)}, {"right", IValue(true)}, {"out", IValue(out)}});
+  EXPECT_EQ(values(out), (D{2, 0}));
 }
 
 // ---- cummax, cummin, logcumsumexp ---------------------------------------------------------------
