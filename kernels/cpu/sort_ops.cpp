@@ -13,11 +13,14 @@
 // which is what the pairs here hold (opmath_t). Where torch's comparator is not a strict weak
 // ordering once NaNs appear (mode's and unique's `<`), NaN is taken as the largest value instead,
 // which changes nothing for inputs without NaN and keeps the standard algorithms within bounds.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <numeric>
 #include <unordered_map>
 #include <unordered_set>
@@ -28,6 +31,7 @@
 #include "kernels/operands.h"
 #include "kernels/sort_meta.h"
 #include "runtime/boxing.h"
+#include "runtime/diagnostic.h"
 #include "runtime/op_table.h"
 
 namespace ampjit::cpu {
@@ -637,12 +641,29 @@ int64_t bound(int64_t start, int64_t end, M val, const T* bd, const int64_t* sor
   return start;
 }
 
+// torch 1.13 warns, once per process for each, that it copies a non-contiguous operand.
+void warn_noncontiguous(const Tensor& t, const char* what, std::once_flag& once) {
+  if (t.is_contiguous()) return;
+  std::call_once(once, [what] {
+    warn(WarningCategory::User,
+         fmt::format("torch.searchsorted(): {0} tensor is non-contiguous, this will lower the "
+                     "performance due to extra data copy when converting non-contiguous tensor "
+                     "to contiguous, please use contiguous {0} tensor if possible. This message "
+                     "will only appear once per program.",
+                     what));
+  });
+}
+
 Tensor searchsorted_impl(const Tensor& boundaries, const Tensor& input, bool out_int32, bool right,
                          const std::optional<std::string>& side,
                          const std::optional<Tensor>& sorter) {
   const bool is_right = meta::check_searchsorted(boundaries, input, out_int32, right, side, sorter);
   Tensor result = Tensor::empty(input.sizes(), out_int32 ? ScalarType::Int32 : ScalarType::Int64);
   if (input.numel() == 0) return result;
+  static std::once_flag input_once, boundary_once, sorter_once;
+  warn_noncontiguous(input, "input value", input_once);
+  warn_noncontiguous(boundaries, "boundary", boundary_once);
+  if (sorter && sorter->defined()) warn_noncontiguous(*sorter, "sorter", sorter_once);
   const ScalarType ct = meta::searchsorted_compute_type(boundaries, input);
   meta::check_dtype(ct, meta::kSearchsortedDtypes);
   const Tensor in = kernels::cast_to(input, ct).contiguous();

@@ -2,6 +2,10 @@
 equal elements (sort without `stable`, topk, kthvalue, mode, median's index; Note [Torch's order of
 ties] in kernels/cpu/sort_ops.cpp), unique's hash-set order, named results, out= tuples, scripted
 and traced calls, and gradients."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -232,3 +236,28 @@ def test_gradients_match_torch_and_gradcheck(torch_ref, name, fn):
     x = ampjit.tensor(a, dtype=ampjit.float64, requires_grad=True)
     if name not in ("mode",):  # mode's value jumps where rounding changes
         assert ampjit.autograd.gradcheck(lambda t: fn(ampjit, t), (x,))
+
+
+def test_searchsorted_warns_once_per_operand_it_copies():
+    """torch 1.13's warnings for non-contiguous operands, once per process each (a fresh one)."""
+    code = ("import warnings, ampjit\n"
+            "warnings.simplefilter('always')\n"
+            "b = ampjit.arange(8.0)[::2]\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    ampjit.searchsorted(b, b)\n"
+            "    ampjit.searchsorted(b, b)\n"
+            "    ampjit.searchsorted(ampjit.arange(4.0), ampjit.arange(3.0), sorter="
+            "ampjit.stack([ampjit.arange(4), ampjit.arange(4)], 1)[:, 0])\n"
+            "for x in w:\n"
+            "    print(x.category.__name__, x.message)\n")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(ampjit.__file__)))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=env)
+    lines = out.stdout.splitlines()
+    assert [ln.split(" ")[0] for ln in lines] == ["UserWarning"] * 3, out.stdout + out.stderr
+    for line, what in zip(lines, ("input value", "boundary", "sorter")):
+        assert line == (
+            "UserWarning torch.searchsorted(): {0} tensor is non-contiguous, this will lower the "
+            "performance due to extra data copy when converting non-contiguous tensor to "
+            "contiguous, please use contiguous {0} tensor if possible. This message will only "
+            "appear once per program.".format(what))
