@@ -2,9 +2,11 @@
 // (Note [Derived op variants] in runtime/op_table.h): the functional sibling's kernel on the same
 // device, then write_result into self or out. Device-agnostic, like write_result itself.
 #include <algorithm>
+#include <vector>
 
 #include "kernels/operands.h"
 #include "runtime/grad_mode.h"
+#include "runtime/mem_overlap.h"
 #include "runtime/op_table.h"
 #include "runtime/ops.h"
 #include "runtime/type_promotion.h"
@@ -23,10 +25,41 @@ bool autograd_records(const Stack& s) {
   }
   return false;
 }
+// An out= variant with several results (sort.values: `values`, `indices`): the functional's
+// results written into the out= tensors in order. The dispatcher checks and versions the last
+// written tensor (OpEntry::written_arg); the others are checked and versioned here.
+void run_derived_multi_out(const OpEntry& variant, DeviceType device, Stack& s) {
+  const OpEntry& functional = *variant.functional;
+  std::vector<Tensor> outs;
+  for (size_t i = 0, j = 0; i < variant.schema.args.size(); ++i) {
+    if (!variant.schema.args[i].is_write) {
+      if (i != j) s[j] = std::move(s[i]);
+      ++j;
+      continue;
+    }
+    outs.push_back(s[i].to_tensor());
+    if (static_cast<int>(i) != variant.written_arg) assert_no_internal_overlap(*outs.back().impl());
+  }
+  s.resize(s.size() - outs.size());
+  const BoxedKernel k = functional.kernels[static_cast<int>(device)];
+  if (!k) [[unlikely]]
+    throw_no_kernel(functional, outs[0].device());
+  k(s);
+  std::vector<Tensor> results;
+  for (IValue& v : s) results.push_back(v.to_tensor());
+  s.clear();
+  for (size_t i = 0; i < outs.size(); ++i) {
+    write_result(outs[i], results[i], variant.schema.name.c_str(), false);
+    if (i + 1 < outs.size()) outs[i].impl()->storage->bump_version();
+  }
+  for (Tensor& o : outs) s.emplace_back(std::move(o));
+}
+
 }  // namespace
 
 void run_derived_variant(const OpEntry& variant, DeviceType device, Stack& s) {
   const OpEntry& functional = *variant.functional;
+  if (variant.schema.returns.size() > 1) return run_derived_multi_out(variant, device, s);
   const auto w = static_cast<size_t>(variant.written_arg);
   Tensor out = s[w].to_tensor();
   if (variant.is_out) s.erase(s.begin() + static_cast<std::ptrdiff_t>(w));

@@ -1,6 +1,7 @@
 // Builds the op table from the .def files at start-up: parses every schema once.
 #include "runtime/op_table.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <iterator>
@@ -189,9 +190,16 @@ struct Table {
   // Note [Derived op variants]: the functional overload a variant pairs with, or nullptr.
   const OpEntry* functional_sibling(const OpEntry& v) const {
     const FunctionSchema& vs = v.schema;
-    if (v.written_arg < 0 || vs.returns.size() != 1) return nullptr;
-    for (size_t i = 0; i < vs.args.size(); ++i)
-      if (vs.args[i].is_write && static_cast<int>(i) != v.written_arg) return nullptr;  // several
+    if (v.written_arg < 0) return nullptr;
+    // An in-place variant writes self alone; an out= variant writes one kwarg-only tensor per
+    // result (sort.values: `values` and `indices`).
+    size_t written = 0;
+    for (const Argument& a : vs.args) {
+      if (!a.is_write) continue;
+      ++written;
+      if (v.is_out && (!a.kwarg_only || a.type->str() != "Tensor")) return nullptr;
+    }
+    if (vs.returns.size() != written || (v.is_inplace && written != 1)) return nullptr;
     std::string name = vs.name;
     if (v.is_inplace) {
       if (v.written_arg != 0 || name.size() < 2 || name.back() != '_') return nullptr;
@@ -199,25 +207,29 @@ struct Table {
     } else if (!v.is_out) {
       return nullptr;
     }
-    // Every argument but `out`, as text (`self` compares unwritten: is_write is not in it).
-    auto args_of = [](const FunctionSchema& s, int skip) {
+    // Every argument but the written out= ones, as text (`self` compares unwritten: is_write is
+    // not in it).
+    auto args_of = [](const FunctionSchema& s, bool skip_out) {
       std::vector<std::string> out;
       for (size_t i = 0; i < s.args.size(); ++i) {
-        if (static_cast<int>(i) == skip) continue;
         const Argument& a = s.args[i];
+        if (skip_out && a.is_write) continue;
         out.push_back(fmt::format("{}{} {}[{}]{}", a.kwarg_only ? "*" : "", a.type->str(), a.name,
                                   a.list_len,
                                   a.default_value ? "=" + a.default_value->repr() : ""));
       }
       return out;
     };
-    const auto want = args_of(vs, v.is_out ? v.written_arg : -1);
+    const auto want = args_of(vs, v.is_out);
     auto it = by_base.find(vs.ns + "::" + name);
     if (it == by_base.end()) return nullptr;
     std::vector<const OpEntry*> found;
     for (const OpEntry* f : it->second) {
-      if (f->written_arg < 0 && f->schema.returns.size() == 1 &&
-          f->schema.returns[0].type->str() == "Tensor" && args_of(f->schema, -1) == want)
+      const auto& rs = f->schema.returns;
+      if (f->written_arg < 0 && rs.size() == written &&
+          std::all_of(rs.begin(), rs.end(),
+                      [](const Argument& r) { return r.type->str() == "Tensor"; }) &&
+          args_of(f->schema, false) == want)
         found.push_back(f);
     }
     if (found.size() == 1) return found[0];

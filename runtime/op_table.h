@@ -154,7 +154,10 @@ std::vector<const OpEntry*> ops_without_kernel(DeviceType device);
 // sibling from the schemas alone, as torch's structured_delegate does: the sibling is an
 // overload of the variant's name (without the trailing `_` in place) that writes nothing, returns
 // one Tensor and takes the same arguments once the written one is set aside (`out` dropped, `self`
-// no longer written): names, types, kwarg-only, defaults. So add_.Tensor -> add.Tensor,
+// no longer written): names, types, kwarg-only, defaults. An out= variant of an op with several
+// results writes one kwarg-only tensor per result (sort.values: `values` and `indices`) and pairs
+// the same way with the overload returning that many Tensors; its derived kernel writes each
+// result into its tensor, in order. So add_.Tensor -> add.Tensor,
 // div_.Tensor_mode -> div.Tensor_mode, pow_.Scalar -> pow.Tensor_Scalar, relu_ -> relu,
 // mul.out -> mul.Tensor, addmm.out -> addmm. Should several overloads take those arguments, the
 // one of the variant's overload name is the sibling, and without one the variant stays unpaired.

@@ -1067,3 +1067,15 @@ def float_power___Tensor(self: Tensor, exponent: Tensor) -> Tensor:
 def float_power___Scalar(self: Tensor, exponent: float) -> Tensor:
     _float_power_inplace_check(self)
     return self.copy_(torch.float_power(self, exponent))
+# ---- sorting and selection -------------------------------------------------------------------------
+
+def argsort(self: Tensor, dim: int = -1, descending: bool = False) -> Tensor:
+    return torch.sort(self, dim, descending)[1]
+
+
+def argsort__stable(self: Tensor, stable: bool, dim: int = -1, descending: bool = False) -> Tensor:
+    return torch.sort(self, stable=stable, dim=dim, descending=descending)[1]
+
+
+def msort(self: Tensor) -> Tensor:
+    return torch.sort(self, 0)[0]

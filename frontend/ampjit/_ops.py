@@ -15,10 +15,40 @@ _RENAMED = {"cross_entropy_loss": None}
 _OUT_ARG = re.compile(r"\bTensor(\(a!\))? out\b")
 
 
+# The out= tensors of an op with several results: the keyword-only tensors of its out= overload
+# (sort.values: `values`, `indices`). torch's Python signature takes them as one tuple, `out=`.
+_WRITTEN_KWARG = re.compile(r"\bTensor(?:\([a-z]!\))? (\w+)")
+
+
+def _out_names(schemas):
+    for sch in schemas:
+        args = sch.split(") ->", 1)[0]
+        if "*" in args:
+            names = _WRITTEN_KWARG.findall(args.split("*", 1)[1])
+            if len(names) > 1:
+                return tuple(names)
+    return None
+
+
 def _make_function(base):
     name = base.split("::", 1)[1]
     schemas = _C._op_schemas(base)
-    if not any(_OUT_ARG.search(sch) for sch in schemas):  # no out= overload: nothing to return
+    out_names = _out_names(schemas)
+    if out_names:
+        def fn(*args, **kwargs):
+            out = kwargs.get("out")
+            if isinstance(out, (tuple, list)):
+                if len(out) != len(out_names):
+                    raise TypeError("{}(): argument 'out' must be a tuple of {} Tensors".format(
+                        name, len(out_names)))
+                kwargs = dict(kwargs)
+                del kwargs["out"]
+                kwargs.update(zip(out_names, out))
+                result = _C._call(base, args, kwargs)
+                # torch returns the very `out` tensors (the op wrote into them)
+                return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
+            return _C._call(base, args, kwargs)
+    elif not any(_OUT_ARG.search(sch) for sch in schemas):  # no out= overload: nothing to return
         def fn(*args, **kwargs):
             return _C._call(base, args, kwargs)
     else:
@@ -183,12 +213,46 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return _C._call("aten::cdist", (x1, x2, p, _CDIST_MODES[compute_mode]), {})
 
 
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """torch.unique (torch/functional.py): aten::_unique2, or aten::unique_dim along `dim`; the
+    output, then the inverse and the counts when asked."""
+    if dim is not None:
+        output, inverse, counts = _C._call(
+            "aten::unique_dim", (input, dim),
+            {"sorted": sorted, "return_inverse": return_inverse, "return_counts": return_counts})
+    else:
+        output, inverse, counts = _C._call(
+            "aten::_unique2", (input,),
+            {"sorted": sorted, "return_inverse": return_inverse, "return_counts": return_counts})
+    return _unique_results(output, inverse, counts, return_inverse, return_counts)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """torch.unique_consecutive (torch/functional.py): aten::unique_consecutive's output, then the
+    inverse and the counts when asked."""
+    output, inverse, counts = _C._call(
+        "aten::unique_consecutive", (input,),
+        {"return_inverse": return_inverse, "return_counts": return_counts, "dim": dim})
+    return _unique_results(output, inverse, counts, return_inverse, return_counts)
+
+
+def _unique_results(output, inverse, counts, return_inverse, return_counts):
+    if return_inverse and return_counts:
+        return output, inverse, counts
+    if return_inverse:
+        return output, inverse
+    if return_counts:
+        return output, counts
+    return output
+
+
 # Functions whose Python signature differs from their op's (varargs), by name.
 _PYTHON = {"meshgrid": meshgrid, "einsum": einsum, "atleast_1d": _atleast("atleast_1d"),
            "atleast_2d": _atleast("atleast_2d"), "atleast_3d": _atleast("atleast_3d"),
            "block_diag": _tensor_varargs("block_diag"), "cartesian_prod": _tensor_varargs("cartesian_prod"),
            "broadcast_shapes": broadcast_shapes, "broadcast_tensors": broadcast_tensors,
-           "nonzero": nonzero, "where": where, "tensordot": tensordot, "cdist": cdist}
+           "nonzero": nonzero, "where": where, "tensordot": tensordot, "cdist": cdist, "unique": unique,
+           "unique_consecutive": unique_consecutive}
 
 
 def _install_python_methods(tensor):

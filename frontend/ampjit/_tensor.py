@@ -372,6 +372,18 @@ def _rfloordiv(self, other):
     return _C._call("aten::div", (_C.tensor(other), self), {"rounding_mode": "floor"})
 
 
+def _unique_method(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    from ._ops import unique
+    return unique(self, sorted=sorted, return_inverse=return_inverse,
+                  return_counts=return_counts, dim=dim)
+
+
+def _unique_consecutive_method(self, return_inverse=False, return_counts=False, dim=None):
+    from ._ops import unique_consecutive
+    return unique_consecutive(self, return_inverse=return_inverse, return_counts=return_counts,
+                              dim=dim)
+
+
 def _install_tensor_methods():
     own = set(Tensor.__dict__)
     for base, is_method, inplace in _C._op_table():
@@ -402,6 +414,8 @@ def _install_tensor_methods():
     if hasattr(Tensor, "__itruediv__"):
         Tensor.__idiv__ = Tensor.__itruediv__
     Tensor.T = property(_T)
+    Tensor.unique = _unique_method
+    Tensor.unique_consecutive = _unique_consecutive_method
     Tensor.backward = _backward
     Tensor.register_hook = _register_hook
     Tensor.requires_grad_ = _requires_grad_

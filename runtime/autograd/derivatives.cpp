@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <numeric>
 
 #include "runtime/dispatcher.h"
@@ -216,6 +217,64 @@ void extremum_dim_formula(B& b) {
   Tensor ar = ops::view(ops::arange(sizes[dim], ScalarType::Int64, b.device("self")), shape);
   Tensor onehot = ops::to_dtype(ops::eq(ar, idx), g.dtype());
   b.set("self", ops::mul(onehot, g));
+}
+
+// ---- sorting and selection ----
+
+// torch's value_selecting_reduction_backward: zeros with the gradient scattered to the selected
+// indices along `dim` (unsqueezed where the op dropped the dim).
+void selected_backward(B& b, Tensor idx, bool keepdim) {
+  IntArrayRef sizes = b.sizes("self");
+  if (sizes.empty()) return b.set("self", b.grad(0));
+  const int64_t dim = wrap(b.arg("dim").to_int(), sizes.size());
+  Tensor g = b.grad(0);
+  if (!keepdim) {
+    idx = ops::unsqueeze(idx, dim);
+    g = ops::unsqueeze(g, dim);
+  }
+  b.set("self", ops::scatter_add(zeros(sizes, g.dtype(), b.device("self")), dim, idx, g));
+}
+
+// median() and nanmedian(): torch's evenly_distribute_backward, the gradient shared by every
+// element equal to the result (every NaN when the result is NaN).
+void evenly_distribute_backward(B& b) {
+  const Tensor x = b.in("self"), value = b.result();
+  Tensor mask =
+      ops::logical_or(ops::eq(x, value), ops::logical_and(ops::ne(x, x), ops::ne(value, value)));
+  Tensor m = ops::to_dtype(mask, b.grad().dtype());
+  b.set("self", ops::mul(m, ops::div(b.grad(), ops::sum(m))));
+}
+
+// cummax, cummin: torch's cummaxmin_backward, the gradients summed into the indices reported.
+void cummaxmin_backward(B& b) {
+  IntArrayRef sizes = b.sizes("self");
+  if (sizes.empty() || b.grad().numel() == 0) return b.set("self", b.grad());
+  const int64_t dim = wrap(b.arg("dim").to_int(), sizes.size());
+  b.set("self", ops::scatter_add(zeros(sizes, b.grad().dtype(), b.device("self")), dim, b.result(1),
+                                 b.grad()));
+}
+
+// torch's logcumsumexp_backward: the positive and negative parts of the gradient each through a
+// reversed logcumsumexp in log space.
+void logcumsumexp_backward(B& b) {
+  const Tensor g = b.grad();
+  if (g.dim() == 0 || g.numel() == 0) return b.set("self", g);
+  const int64_t dim = wrap(b.arg("dim").to_int(), g.dim());
+  const std::vector<int64_t> dims{dim};
+  const double lowest = g.dtype() == ScalarType::Float64 ? -std::numeric_limits<double>::max()
+                        : g.dtype() == ScalarType::BFloat16
+                            ? -3.3895313892515355e38
+                            : static_cast<double>(-std::numeric_limits<float>::max());
+  Tensor floor = ops::full_like(g, lowest);
+  Tensor log_abs = ops::log(ops::abs(g));
+  auto reverse_lcse = [&](const Tensor& t) {
+    return ops::flip(ops::logcumsumexp(ops::flip(t, dims), dim), dims);
+  };
+  const Tensor x = b.in("self"), r = b.result();
+  Tensor pos = ops::where(ops::gt_Scalar(g, 0), log_abs, floor);
+  Tensor neg = ops::where(ops::lt_Scalar(g, 0), log_abs, floor);
+  b.set("self", ops::sub(ops::exp(ops::add(reverse_lcse(ops::sub(pos, r)), x)),
+                         ops::exp(ops::add(reverse_lcse(ops::sub(neg, r)), x))));
 }
 
 void var_formula(B& b, const std::vector<int64_t>& dims, double correction, bool keepdim,
@@ -1881,6 +1940,21 @@ Derivative kDerivatives[] = {
     NONDIFF(bernoulli),
     NONDIFF(argmax),
     NONDIFF(argmin),
+    // ---- sorting and selection ----
+    // torch's value_selecting_reduction_backward: the gradient goes back to the indices the op
+    // selected (sort and topk keep the dim).
+    D(sort, "result", { selected_backward(b, b.result(1), true); }),
+    D(sort_stable, "result", { selected_backward(b, b.result(1), true); }),
+    D(topk, "result", { selected_backward(b, b.result(1), true); }),
+    D(kthvalue, "result", { selected_backward(b, b.result(1), b.arg("keepdim").to_bool()); }),
+    D(median_dim, "result", { selected_backward(b, b.result(1), b.arg("keepdim").to_bool()); }),
+    D(nanmedian_dim, "result", { selected_backward(b, b.result(1), b.arg("keepdim").to_bool()); }),
+    D(mode, "result", { selected_backward(b, b.result(1), b.arg("keepdim").to_bool()); }),
+    D(median, "self result", { evenly_distribute_backward(b); }),
+    D(nanmedian, "self result", { evenly_distribute_backward(b); }),
+    D(cummax, "result", { cummaxmin_backward(b); }),
+    D(cummin, "result", { cummaxmin_backward(b); }),
+    D(logcumsumexp, "self result", { logcumsumexp_backward(b); }),
 };
 
 #undef D

@@ -9,8 +9,8 @@ sample through torch 1.13 and through ampjit in the same process and compares:
     becomes the ampjit object at the same path (`torch.linalg.det` -> `ampjit.linalg.det`); a Python
     function of torch's test files (a lambda wrapping an op) is rebound to ampjit's namespaces
     (its globals and closure translated), so it runs unchanged on ampjit;
-  - inputs are copied with their sizes, strides and storage offsets; dtypes, devices, sizes and
-    memory formats become ampjit's;
+  - inputs are copied with their sizes, strides and storage offsets (a tensor passed twice is one
+    copy); dtypes, devices, sizes and memory formats become ampjit's;
   - results must have torch's structure, dtypes and shapes exactly, and values within torch's own
     default tolerances for the dtype (torch.testing.assert_close), NaNs equal;
   - an in-place variant must return its input and leave torch's values in it;
@@ -198,9 +198,15 @@ class Translator:
         self._keep = []
 
     def value(self, v):
-        """A sample argument: tensors copied, containers walked, torch objects mapped."""
+        """A sample argument: tensors copied, containers walked, torch objects mapped. A tensor
+        that appears twice in a sample (kthvalue(t, 5, out=(t, i))) becomes one ampjit tensor, so
+        the sample's aliasing is kept."""
         if isinstance(v, torch.Tensor):
-            return to_ampjit_tensor(v)
+            key = ("tensor", id(v))
+            if key not in self._memo:
+                self._memo[key] = to_ampjit_tensor(v)
+                self._keep.append(v)
+            return self._memo[key]
         if isinstance(v, torch.Size):
             return tuple(v)
         if isinstance(v, tuple) and hasattr(v, "_fields"):
@@ -431,9 +437,15 @@ def _call(fn, inp, args, kwargs, timeout):
 
 
 def _clone_sample(s):
+    clones = {}  # a tensor passed twice is cloned once, keeping the sample's aliasing
+
     def c(v):
         if isinstance(v, torch.Tensor):
-            return v.clone() if v.layout == torch.strided else v
+            if v.layout != torch.strided:
+                return v
+            if id(v) not in clones:
+                clones[id(v)] = v.clone()
+            return clones[id(v)]
         if isinstance(v, (list, tuple)) and not hasattr(v, "_fields"):
             return type(v)(c(x) for x in v)
         return v
