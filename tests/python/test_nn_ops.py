@@ -326,3 +326,14 @@ def test_errors_match_torch(torch_ref, call):
     if got[0] == "NotImplementedError" and want[0] == "no error":
         return
     assert got == want
+
+
+def test_interpolation_loop_and_recorded_composite_agree():
+    """On the CPU, a resize autograd does not record runs one loop per dimension; a recorded one runs
+    the index_selects its gradient comes from (Note [Separable interpolation]): the same values."""
+    x = ampjit.from_numpy(X4.copy())
+    for kw in ({"scale_factor": 1.7, "mode": "bilinear"}, {"size": (9, 5), "mode": "bicubic", "align_corners": True}):
+        plain = F.interpolate(x, **kw)
+        recorded = F.interpolate(x.detach().requires_grad_(), **kw)
+        assert recorded.grad_fn is not None
+        _close(recorded, plain, 1e-6, 1e-6)
