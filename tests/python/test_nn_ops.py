@@ -254,6 +254,7 @@ LAYERS = [
     ("ConstantPad3d", lambda n: n.ConstantPad3d(1, 0.5), X5),
     ("PixelShuffle", lambda n: n.PixelShuffle(3), randn(1, 9, 2, 3)),
     ("PixelUnshuffle", lambda n: n.PixelUnshuffle(2), randn(1, 2, 4, 6)),
+    ("ChannelShuffle", lambda n: n.ChannelShuffle(3), randn(2, 6, 3, 2)),
     ("Upsample", lambda n: n.Upsample(scale_factor=2, mode="nearest"), X4),
     ("Upsample_bilinear", lambda n: n.Upsample(size=(9, 10), mode="bilinear", align_corners=False), X4),
     ("Upsample_trilinear", lambda n: n.Upsample(scale_factor=1.5, mode="trilinear"), X5),
@@ -337,3 +338,20 @@ def test_interpolation_loop_and_recorded_composite_agree():
         recorded = F.interpolate(x.detach().requires_grad_(), **kw)
         assert recorded.grad_fn is not None
         _close(recorded, plain, 1e-6, 1e-6)
+
+
+@pytest.mark.parametrize("name, f, shape", [g for g in GRADS if g[0] in (
+    "pad_reflect", "bilinear", "avg_pool3d", "adaptive_avg_pool3d", "unfold", "max_pool3d")], ids=lambda v: str(v))
+def test_double_backward_matches_torch(torch_ref, name, f, shape):
+    """The gradient of sum(grad(f(x)) * v): padding and interpolation through their index_selects,
+    the pools and unfold through their backward ops' own derivatives."""
+    x = randn(*shape, dtype=np.float64)
+    out = []
+    for L in (ampjit, torch_ref):
+        xi = L.from_numpy(x.copy()).requires_grad_()
+        y = f(L.nn.functional, xi)
+        g = L.from_numpy(np.linspace(-1, 1, y.numel()).reshape(tuple(y.shape)))
+        (gx,) = L.autograd.grad((y * y * g).sum(), xi, create_graph=True)
+        (ggx,) = L.autograd.grad((gx * gx).sum(), xi)
+        out.append(ggx)
+    _close(out[0], out[1], 1e-9, 1e-9)
