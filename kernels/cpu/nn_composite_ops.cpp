@@ -1,6 +1,6 @@
-// nn ops written with other ops, for every device (kComposite): conv_tbc, conv_transpose1d/3d,
-// avg_pool3d, reflection_pad1d and the losses of torch.nn beyond the common ones, each as torch
-// 1.13 defines it (Convolution.cpp, AveragePool3d.cpp, ReflectionPad.cpp, Loss.cpp).
+// nn ops written with other ops, for every device (kComposite): conv_tbc, conv_transpose1d/3d and
+// the losses of torch.nn beyond the common ones, each as torch 1.13 defines it (Convolution.cpp,
+// Loss.cpp).
 //
 // Note [Composites that are one op to autocast]
 // In torch these are native kernels (or CompositeExplicit), so autocast casts their arguments once,
@@ -156,59 +156,6 @@ Tensor convolution_k(const Tensor& input, const Tensor& weight, const std::optio
   if (nd == 1) return ops::conv1d(input, weight, bias, stride, padding, dilation, groups);
   if (nd == 2) return ops::conv2d(input, weight, bias, stride, padding, dilation, groups);
   return ops::conv3d(input, weight, bias, stride, padding, dilation, groups);
-}
-
-// avg_pool3d as avg_pool2d over each depth slice, then the mean of kd slices (padded slices count
-// as zeros, as count_include_pad does).
-Tensor avg_pool3d_k(const Tensor& self, IntList kernel, IntList stride, IntList padding,
-                    bool ceil_mode, bool count_include_pad,
-                    std::optional<int64_t> divisor_override) {
-  NoAutocast no_autocast;
-  AMPJIT_CHECK(self.dim() == 4 || self.dim() == 5,
-               "non-empty 4D or 5D (batch mode) tensor expected for input");
-  AMPJIT_CHECK(kernel.size() == 1 || kernel.size() == 3,
-               "avg_pool3d: kernel_size must be a single int, or a tuple of three ints");
-  if (kernel.size() == 1) kernel = IntList(3, kernel[0]);
-  if (stride.empty()) stride = kernel;
-  if (stride.size() == 1) stride = IntList(3, stride[0]);
-  if (padding.size() == 1) padding = IntList(3, padding[0]);
-  AMPJIT_CHECK(!ceil_mode && count_include_pad && !divisor_override,
-               "avg_pool3d: ampjit implements ceil_mode=False, count_include_pad=True and no "
-               "divisor_override only");
-  const bool batched = self.dim() == 5;
-  const Tensor x = batched ? self : self.unsqueeze(0);
-  const int64_t N = x.size(0), C = x.size(1), D = x.size(2);
-  const Tensor slices = x.transpose(1, 2).reshape(IntList{N * D, C, x.size(3), x.size(4)});
-  const Tensor pooled =
-      ops::avg_pool2d(slices, IntList{kernel[1], kernel[2]}, IntList{stride[1], stride[2]},
-                      IntList{padding[1], padding[2]}, false, true, std::nullopt);
-  Tensor depth = pooled.reshape(IntList{N, D, C, pooled.size(2), pooled.size(3)});
-  depth = ops::pad(depth, IntList{0, 0, 0, 0, 0, 0, padding[0], padding[0]},
-                   std::string("constant"), std::optional<double>(0.0));
-  const int64_t Do = (D + 2 * padding[0] - kernel[0]) / stride[0] + 1;
-  AMPJIT_CHECK(Do > 0, "avg_pool3d: the output depth is {}: too small an input", Do);
-  Tensor sum;
-  for (int64_t i = 0; i < kernel[0]; ++i) {
-    const Tensor s = depth.slice(1, i, i + (Do - 1) * stride[0] + 1, stride[0]);
-    sum = sum.defined() ? ops::add(sum, s).tensor() : s;
-  }
-  const Tensor out = ops::div_Scalar(sum, Scalar(kernel[0])).tensor().transpose(1, 2).contiguous();
-  return batched ? out : out.squeeze(0);
-}
-
-Tensor reflection_pad1d_k(const Tensor& self, IntList padding) {
-  NoAutocast no_autocast;
-  AMPJIT_CHECK(padding.size() == 2, "padding size is expected to be 2");
-  const int64_t n = self.size(-1), l = padding[0], r = padding[1];
-  AMPJIT_CHECK(l < n && r < n,
-               "Argument #4: Padding size should be less than the corresponding input dimension, "
-               "but got: padding ({}, {}) at dimension {} of input {}",
-               l, r, self.dim() - 1, self.shape_str());
-  std::vector<Tensor> parts;
-  if (l > 0) parts.push_back(ops::flip(self.narrow(-1, 1, l), IntList{-1}));
-  parts.push_back(self);
-  if (r > 0) parts.push_back(ops::flip(self.narrow(-1, n - 1 - r, r), IntList{-1}));
-  return ops::cat(parts, -1);
 }
 
 // ---- Losses ------------------------------------------------------------------------------------
@@ -390,8 +337,6 @@ AMPJIT_KERNEL(_convolution, convolution_k)
 AMPJIT_KERNEL(conv_tbc, conv_tbc_k)
 AMPJIT_KERNEL(conv_transpose1d, conv_transpose1d_k)
 AMPJIT_KERNEL(conv_transpose3d, conv_transpose3d_k)
-AMPJIT_KERNEL(avg_pool3d, avg_pool3d_k)
-AMPJIT_KERNEL(reflection_pad1d, reflection_pad1d_k)
 AMPJIT_KERNEL(huber_loss, huber_loss_k)
 AMPJIT_KERNEL(smooth_l1_loss, smooth_l1_loss_k)
 AMPJIT_KERNEL(soft_margin_loss, soft_margin_loss_k)

@@ -13,6 +13,7 @@
 // window reduction in the op-math type, rounded once) lose little against a primitive.
 #include <algorithm>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 #include "kernels/cpu/elementwise.h"
@@ -63,7 +64,20 @@ Tensor check_pool_input(const Tensor& self, const char* op) {
   return (self.dim() == 3 ? self.unsqueeze(0) : self).contiguous();
 }
 
+// torch's pooling_output_shape checks its arguments before pool2d_shape_check runs, so these
+// messages come first (and pool2d_shape_check's own padding check never fails after them).
+void check_output_shape_args(Pair k, Pair s, Pair pad) {
+  for (const auto& [kk, ss, pp] : {std::tuple{k.h, s.h, pad.h}, std::tuple{k.w, s.w, pad.w}}) {
+    AMPJIT_CHECK(ss != 0, "stride should not be zero");
+    AMPJIT_CHECK(pp >= 0, "pad must be non-negative, but got pad: {}", pp);
+    AMPJIT_CHECK(pp <= kk / 2,
+                 "pad should be at most half of kernel size, but got pad={} and kernel_size={}", pp,
+                 kk);
+  }
+}
+
 void check_window(Pair k, Pair s, Pair pad, Pair dil) {
+  check_output_shape_args(k, s, pad);
   AMPJIT_CHECK(k.w > 0 && k.h > 0, "kernel size should be greater than zero, but got kH: {} kW: {}",
                k.h, k.w);
   AMPJIT_CHECK(s.w > 0 && s.h > 0, "stride should be greater than zero, but got dH: {} dW: {}", s.h,
@@ -71,11 +85,6 @@ void check_window(Pair k, Pair s, Pair pad, Pair dil) {
   AMPJIT_CHECK(dil.w > 0 && dil.h > 0,
                "dilation should be greater than zero, but got dilationH: {} dilationW: {}", dil.h,
                dil.w);
-  AMPJIT_CHECK(
-      k.w / 2 >= pad.w && k.h / 2 >= pad.h,
-      "pad should be smaller than or equal to half of kernel size, but got padW = {}, padH = {}, "
-      "kW = {}, kH = {}",
-      pad.w, pad.h, k.w, k.h);
 }
 
 void check_output(const Tensor& x4, int64_t oh, int64_t ow) {

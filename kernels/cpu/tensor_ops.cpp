@@ -170,49 +170,6 @@ int64_t dim_k(const Tensor& s) {
 int64_t numel_k(const Tensor& s) {
   return s.numel();
 }
-// F.pad's constant mode (aten/src/ATen/native/PadNd.cpp, _pad_enum and constant_pad_nd): pad[2k]
-// and pad[2k+1] widen dim -1-k before and after (a negative width crops), filled with `value`.
-Tensor pad_k(const Tensor& s, std::vector<int64_t> pad, std::string mode,
-             std::optional<double> value) {
-  AMPJIT_CHECK(pad.size() % 2 == 0, "Padding length must be divisible by 2");
-  AMPJIT_CHECK(static_cast<int64_t>(pad.size()) / 2 <= s.dim(), "Padding length too large");
-  if (mode != "constant") {
-    AMPJIT_CHECK(!value.has_value(), "Padding mode \"{}\" doesn't take in value argument", mode);
-    AMPJIT_CHECK_T(NotImplementedError, false,
-                   "pad: mode '{}' is not implemented (only 'constant')", mode);
-  }
-  // Crop first (negative widths), one side at a time, as torch does; then widen.
-  Tensor in = s;
-  for (size_t k = 0; k < pad.size() / 2; ++k) {
-    const int64_t d = s.dim() - 1 - static_cast<int64_t>(k);
-    auto crop = [&](int64_t start, int64_t length) {
-      AMPJIT_CHECK(length >= 0, "start ({}) + length ({}) exceeds dimension size ({}).", start,
-                   length, in.size(d));
-      in = in.narrow(d, start, length);
-    };
-    if (pad[2 * k] < 0) crop(-pad[2 * k], in.size(d) + pad[2 * k]);
-    if (pad[2 * k + 1] < 0) crop(0, in.size(d) + pad[2 * k + 1]);
-  }
-  std::vector<int64_t> sizes(s.sizes().begin(), s.sizes().end());
-  for (size_t k = 0; k < pad.size() / 2; ++k) {
-    const int64_t d = s.dim() - 1 - static_cast<int64_t>(k);
-    const int64_t before = pad[2 * k], after = pad[2 * k + 1];
-    sizes[d] += before + after;
-    AMPJIT_CHECK(sizes[d] >= 0,
-                 "The input size {}, plus negative padding {} and {} resulted in a negative output "
-                 "size, which is invalid. Check dimension {} of your input.",
-                 s.size(d), before, after, d);
-  }
-  Tensor result = Tensor::empty(sizes, s.dtype(), s.device());
-  result.fill_(Scalar(value.value_or(0.0)));
-  Tensor dst = result;
-  for (size_t k = 0; k < pad.size() / 2; ++k) {
-    const int64_t d = s.dim() - 1 - static_cast<int64_t>(k);
-    dst = dst.narrow(d, std::max<int64_t>(pad[2 * k], 0), in.size(d));
-  }
-  dst.copy_(in);
-  return result;
-}
 // torch.equal: the same sizes and every element equal (compared after type promotion, so NaN is
 // never equal), on whichever device the two share.
 bool equal_k(const Tensor& s, const Tensor& o) {
@@ -350,7 +307,6 @@ AMPJIT_KERNEL(to_dtype, to_dtype_k)
 AMPJIT_KERNEL(to_device, to_device_k)
 AMPJIT_KERNEL(to_other, to_other_k)
 AMPJIT_KERNEL(type_as, type_as_k)
-AMPJIT_KERNEL(pad, pad_k)
 AMPJIT_KERNEL(equal, equal_k)
 AMPJIT_KERNEL(size_int, size_int_k)
 AMPJIT_KERNEL(dim, dim_k)

@@ -976,6 +976,58 @@ void dropout_decompose(const OpEntry& op, Stack& s) {
   s.emplace_back(out);
 }
 
+// ---- nn: pooling beyond 2-D, unpooling, padding, patches, grid sampling ------------------
+// The interpolation and non-constant padding ops are composites differentiated through the ops
+// they call (Note [Separable interpolation], Note [Padding as a gather] in kernels/cpu/); these are
+// the kernels' derivatives, as torch's derivatives.yaml declares them.
+
+// The last `nsp` dimensions of t flattened into one.
+Tensor flatten_spatial(const Tensor& t, int64_t nsp) {
+  std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end() - nsp);
+  shape.push_back(-1);
+  return ops::reshape(t, shape);
+}
+
+// The gradient of a max pool that returns indices (flat over the input's last `nsp` dimensions):
+// the output gradient scattered to the maxima, added where a maximum serves several windows.
+void pool_indices_formula(B& b, int64_t nsp) {
+  IntArrayRef sizes = b.sizes("self");
+  const Tensor& g = b.grad();
+  const Tensor flat = flatten_spatial(zeros(sizes, g.dtype(), g.device()), nsp);
+  const int64_t dim = flat.dim() - 1;
+  const Tensor gi =
+      ops::scatter_add(flat, dim, flatten_spatial(b.result(1), nsp), flatten_spatial(g, nsp));
+  b.set("self", ops::view(gi, vec(sizes)));
+}
+
+// max_pool3d is recorded as max_pool3d_with_indices, as max_pool2d is.
+void max_pool3d_decompose(const OpEntry&, Stack& s) {
+  const OpResult r = ops::max_pool3d_with_indices(s[0], s[1], s[2], s[3], s[4], s[5]);
+  s.clear();
+  s.emplace_back(r.tensor(0));
+}
+
+// max_unpool's gradient: the output gradient read back at the indices (torch's
+// max_pool_double_backward).
+void max_unpool_formula(B& b, int64_t nsp) {
+  const Tensor idx = flatten_spatial(b.in("indices"), nsp);
+  const Tensor g = flatten_spatial(b.grad(), nsp);
+  b.set("self", ops::view(ops::gather(g, g.dim() - 1, idx), vec(b.sizes("self"))));
+}
+
+void grid_sampler_formula(B& b, int nsp) {
+  const Tensor input = b.in("input"), grid = b.in("grid");
+  const int64_t mode = b.arg("interpolation_mode").to_int();
+  const int64_t padding = b.arg("padding_mode").to_int();
+  const bool align_corners = b.arg("align_corners").to_bool();
+  const OpResult r = nsp == 2 ? ops::grid_sampler_2d_backward(b.grad(), input, grid, mode, padding,
+                                                              align_corners, b.needs("input"))
+                              : ops::grid_sampler_3d_backward(b.grad(), input, grid, mode, padding,
+                                                              align_corners, b.needs("input"));
+  if (b.needs("input")) b.set("input", r.tensor(0));
+  if (b.needs("grid")) b.set("grid", r.tensor(1));
+}
+
 // ---- the table ----------------------------------------------------------------------------
 
 #define D(ID, SAVES, ...)                           \
@@ -1428,14 +1480,12 @@ Derivative kDerivatives[] = {
     D(conv_transpose1d, "input weight", { conv_transpose_formula(b, 1); }),
     D(conv_transpose2d, "input weight", { conv_transpose_formula(b, 2); }),
     D(conv_transpose3d, "input weight", { conv_transpose_formula(b, 3); }),
-    DECOMPOSE(max_pool2d, max_pool2d_decompose),
-    D(avg_pool2d, "self", { avg_pool2d_formula(b); }),
+    DECOMPOSE(max_pool2d, max_pool2d_decompose), D(avg_pool2d, "self", { avg_pool2d_formula(b); }),
     D(adaptive_avg_pool2d, "", { adaptive_avg_pool2d_formula(b); }),
     D(batch_norm, "input weight running_mean running_var", { batch_norm_formula(b); }),
     D(layer_norm, "input weight", { layer_norm_formula(b); }),
     D(group_norm, "input weight", { group_norm_formula(b); }),
-    DECOMPOSE(dropout, dropout_decompose),
-    DECOMPOSE(dropout_, dropout_decompose),
+    DECOMPOSE(dropout, dropout_decompose), DECOMPOSE(dropout_, dropout_decompose),
     D(embedding, "indices",
       {
         const Tensor idx = b.in("indices");
@@ -1520,8 +1570,7 @@ Derivative kDerivatives[] = {
         b.set("self", ops::permute(b.grad(), inv));
       }),
     D(expand, "", { b.set("self", b.grad()); }),  // summed back by the engine
-    D(expand_as, "", { b.set("self", b.grad()); }),
-    D(contiguous, "", { b.set("self", b.grad()); }),
+    D(expand_as, "", { b.set("self", b.grad()); }), D(contiguous, "", { b.set("self", b.grad()); }),
     D(to_channels_last, "", { b.set("self", b.grad()); }),
     D(clone, "", { b.set("self", b.grad()); }),
     D(repeat, "",
@@ -1640,22 +1689,6 @@ Derivative kDerivatives[] = {
           b.set("self",
                 ops::index_copy(g, dim, idx, zeros(b.sizes("source"), g.dtype(), g.device())));
         if (b.needs("source")) b.set("source", ops::index_select(g, dim, idx));
-      }),
-    D(pad, "",
-      {
-        AMPJIT_CHECK_T(NotImplementedError, b.arg("mode").to_string_ref() == "constant",
-                       "the derivative of pad in mode '{}' is not implemented",
-                       b.arg("mode").to_string_ref());
-        IntArrayRef sizes = b.sizes("self");
-        std::vector<int64_t> p = b.arg("pad").to_int_list();
-        Tensor g = b.grad();
-        for (size_t i = 0; i + 1 < p.size(); i += 2) {
-          const int64_t dim = static_cast<int64_t>(sizes.size()) - 1 - static_cast<int64_t>(i / 2);
-          AMPJIT_CHECK_T(NotImplementedError, p[i] >= 0 && p[i + 1] >= 0,
-                         "the derivative of pad with negative padding is not implemented");
-          g = ops::narrow(g, dim, p[i], sizes[dim]);
-        }
-        b.set("self", g);
       }),
     D(flip, "", { b.set("self", ops::flip(b.grad(), b.arg("dims").to_int_list())); }),
     D(roll, "",
@@ -1926,19 +1959,9 @@ Derivative kDerivatives[] = {
           b.set("source", ops::take(b.grad(), idx).tensor().view(b.sizes("source")));
       }),
     // -- never differentiable: the outputs of these do not require grad
-    NONDIFF(detach),
-    NONDIFF(zeros_like),
-    NONDIFF(ones_like),
-    NONDIFF(empty_like),
-    NONDIFF(full_like),
-    NONDIFF(rand_like),
-    NONDIFF(randn_like),
-    NONDIFF(new_zeros),
-    NONDIFF(new_ones),
-    NONDIFF(new_empty),
-    NONDIFF(new_full),
-    NONDIFF(bernoulli),
-    NONDIFF(argmax),
+    NONDIFF(detach), NONDIFF(zeros_like), NONDIFF(ones_like), NONDIFF(empty_like),
+    NONDIFF(full_like), NONDIFF(rand_like), NONDIFF(randn_like), NONDIFF(new_zeros),
+    NONDIFF(new_ones), NONDIFF(new_empty), NONDIFF(new_full), NONDIFF(bernoulli), NONDIFF(argmax),
     NONDIFF(argmin),
     // ---- sorting and selection ----
     // torch's value_selecting_reduction_backward: the gradient goes back to the indices the op
@@ -1955,6 +1978,56 @@ Derivative kDerivatives[] = {
     D(cummax, "result", { cummaxmin_backward(b); }),
     D(cummin, "result", { cummaxmin_backward(b); }),
     D(logcumsumexp, "self result", { logcumsumexp_backward(b); }),
+    // ---- nn ----
+    DECOMPOSE(max_pool3d, max_pool3d_decompose),
+    D(max_pool3d_with_indices, "result", { pool_indices_formula(b, 3); }),
+    D(adaptive_max_pool2d, "result", { pool_indices_formula(b, 2); }),
+    D(adaptive_max_pool3d, "result", { pool_indices_formula(b, 3); }),
+    D(avg_pool3d, "self",
+      {
+        b.set("self",
+              ops::avg_pool3d_backward(b.grad(), b.in("self"), b.arg("kernel_size"),
+                                       b.arg("stride"), b.arg("padding"), b.arg("ceil_mode"),
+                                       b.arg("count_include_pad"), b.arg("divisor_override")));
+      }),
+    D(avg_pool3d_backward, "",
+      {
+        if (b.needs("grad_output"))
+          b.set("grad_output",
+                ops::avg_pool3d(b.grad(), b.arg("kernel_size"), b.arg("stride"), b.arg("padding"),
+                                b.arg("ceil_mode"), b.arg("count_include_pad"),
+                                b.arg("divisor_override")));
+      }),
+    D(adaptive_avg_pool3d, "self",
+      { b.set("self", ops::_adaptive_avg_pool3d_backward(b.grad(), b.in("self"))); }),
+    D(_adaptive_avg_pool3d_backward, "",
+      {
+        IntArrayRef go = b.sizes("grad_output");
+        if (b.needs("grad_output"))
+          b.set("grad_output", ops::adaptive_avg_pool3d(b.grad(), vec(go.last(3))));
+      }),
+    D(max_unpool2d, "indices", { max_unpool_formula(b, 2); }),
+    D(max_unpool3d, "indices", { max_unpool_formula(b, 3); }),
+    D(constant_pad_nd, "",
+      {
+        std::vector<int64_t> p = b.arg("pad").to_int_list();
+        for (int64_t& x : p) x = -x;
+        b.set("self", ops::constant_pad_nd(b.grad(), p, Scalar(0.0)));
+      }),
+    D(im2col, "",
+      {
+        IntArrayRef sizes = b.sizes("self");
+        b.set("self", ops::col2im(b.grad(), vec(sizes.last(2)), b.arg("kernel_size"),
+                                  b.arg("dilation"), b.arg("padding"), b.arg("stride")));
+      }),
+    D(col2im, "",
+      {
+        b.set("self", ops::im2col(b.grad(), b.arg("kernel_size"), b.arg("dilation"),
+                                  b.arg("padding"), b.arg("stride")));
+      }),
+    D(grid_sampler_2d, "input grid", { grid_sampler_formula(b, 2); }),
+    D(grid_sampler_3d, "input grid", { grid_sampler_formula(b, 3); }),
+    // ---- end nn ----
 };
 
 #undef D

@@ -116,6 +116,15 @@ Value* FunctionEmitter::convert_to(Value* v, const Argument& arg, bool allow,
       }
       return nullptr;
     }
+    case TypeKind::Union:
+      // The first alternative the value converts to (a tuple to a List, an int to a float), as
+      // an argument of that type would (interpolate's `Union[int, List[int]]` size).
+      for (const TypePtr& alt : want->contained()) {
+        Argument a = arg;
+        a.type = alt;
+        if (Value* c = convert_to(v, a, allow, r)) return c;
+      }
+      return nullptr;
     default:
       return nullptr;
   }

@@ -59,10 +59,7 @@ TEST(FunctionalSource, EveryDefCompilesOrNamesItsMissingOp) {
       failures[def->name] = msg.substr(msg.find(": ") + 2, msg.find('\n') - msg.find(": ") - 2);
     }
   }
-  const std::map<std::string, std::string> pinned = {
-      {"max_pool1d_with_indices", "Unknown builtin op: aten::max_pool1d_with_indices"},
-      {"_max_pool1d", "Unknown builtin op: aten::max_pool1d"},
-  };
+  const std::map<std::string, std::string> pinned = {};
   EXPECT_EQ(failures, pinned);
   EXPECT_EQ(compiled, files->defs().size() - pinned.size());
 }

@@ -24,10 +24,7 @@ rng = np.random.default_rng(1234)
 
 # Ops the op table does not have yet (beyond the foundation's op list). These wrappers must fail
 # with a NotImplementedError naming the missing op; strict, so a test flips the day the op lands.
-MISSING_OPS = {
-    "Conv2d_reflect": "aten::pad",
-    "pad_reflect": "aten::pad",
-}
+MISSING_OPS = {}
 
 
 def missing(cases):
@@ -1351,5 +1348,3 @@ def test_pad_constant_mode_matches_torch(torch_ref):
             except RuntimeError as e:
                 return str(e)
         assert outcome(ampjit) == outcome(torch_ref), pad
-    with pytest.raises(NotImplementedError, match="pad: mode 'reflect' is not implemented"):
-        F.pad(ampjit.tensor(x), (1, 1), mode="reflect")

@@ -16,22 +16,25 @@ the compiler resolves `torch.nn.functional.NAME` to its def here, from Python an
 """
 import math
 import warnings
-from typing import List, Optional, Tuple
+from typing import List, Optional, Tuple, Union
 
 import ampjit as torch
 from ampjit import Tensor
 
 from .._jit_internal import BroadcastingList1, BroadcastingList2, BroadcastingList3, boolean_dispatch
-from .modules.utils import _list_with_default
+from .modules.utils import _list_with_default, _pair, _single, _triple
 
 __all__ = [
     "relu", "relu_", "relu6", "elu", "leaky_relu", "hardtanh", "gelu", "silu", "mish", "sigmoid", "tanh",
     "softplus", "logsigmoid", "hardsigmoid", "hardswish", "softmax", "softmin", "log_softmax",
     "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-    "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "conv_tbc", "adaptive_avg_pool1d",
-    "adaptive_avg_pool2d",
+    "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "conv_tbc",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d", "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
     "layer_norm", "batch_norm", "group_norm", "normalize", "dropout", "dropout1d", "dropout2d", "dropout3d",
-    "embedding", "one_hot", "pad", "interpolate", "multi_head_attention_forward",
+    "embedding", "one_hot", "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "unfold",
+    "fold", "grid_sample", "affine_grid", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
+    "multi_head_attention_forward",
     "l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "soft_margin_loss", "multilabel_margin_loss",
     "multi_margin_loss", "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
     "triplet_margin_loss", "poisson_nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
@@ -260,16 +263,187 @@ max_pool2d = boolean_dispatch(arg_name="return_indices", arg_index=6, default=Fa
                                if_true=max_pool2d_with_indices, if_false=_max_pool2d, module_name=__name__, func_name="max_pool2d")
 
 
-avg_pool1d = torch._C._nn.avg_pool1d
+def max_pool3d_with_indices(input: Tensor, kernel_size: BroadcastingList3[int],
+                            stride: Optional[BroadcastingList3[int]] = None, padding: BroadcastingList3[int] = 0,
+                            dilation: BroadcastingList3[int] = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> Tuple[Tensor, Tensor]:
+    if stride is None:
+        stride = torch.jit.annotate(List[int], [])
+    return torch._C._nn.max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def _max_pool3d(input: Tensor, kernel_size: BroadcastingList3[int], stride: Optional[BroadcastingList3[int]] = None,
+                padding: BroadcastingList3[int] = 0, dilation: BroadcastingList3[int] = 1, ceil_mode: bool = False,
+                return_indices: bool = False) -> Tensor:
+    if stride is None:
+        stride = torch.jit.annotate(List[int], [])
+    return torch.max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+max_pool3d = boolean_dispatch(arg_name="return_indices", arg_index=6, default=False,
+                               if_true=max_pool3d_with_indices, if_false=_max_pool3d, module_name=__name__, func_name="max_pool3d")
+
+
+def _unpool_output_size(input: Tensor, kernel_size: List[int], stride: List[int], padding: List[int],
+                        output_size: Optional[List[int]]) -> List[int]:
+    input_size = input.size()
+    default_size = torch.jit.annotate(List[int], [])
+    for d in range(len(kernel_size)):
+        default_size.append((input_size[-len(kernel_size) + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d])
+    if output_size is None:
+        ret = default_size
+    else:
+        if len(output_size) == len(kernel_size) + 2:
+            output_size = output_size[2:]
+        if len(output_size) != len(kernel_size):
+            raise ValueError("output_size should be a sequence containing {} or {} elements, but it has a length of "
+                             "'{}'".format(len(kernel_size), len(kernel_size) + 2, len(output_size)))
+        for d in range(len(kernel_size)):
+            min_size = default_size[d] - stride[d]
+            max_size = default_size[d] + stride[d]
+            if not (min_size < output_size[d] < max_size):
+                raise ValueError('invalid output_size "{}" (dim {} must be between {} and {})'.format(
+                    output_size, d, min_size, max_size))
+        ret = output_size
+    return ret
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: BroadcastingList1[int],
+                 stride: Optional[BroadcastingList1[int]] = None, padding: BroadcastingList1[int] = 0,
+                 output_size: Optional[BroadcastingList1[int]] = None) -> Tensor:
+    if not torch.jit.is_scripting():
+        kernel_size = list(_single(kernel_size))
+        padding = list(_single(padding))
+        if stride is not None:
+            stride = list(_single(stride))
+    if stride is not None:
+        _stride = stride
+    else:
+        _stride = kernel_size
+    size = _unpool_output_size(input, kernel_size, _stride, padding, output_size)
+    if not torch.jit.is_scripting():
+        size = list(size)
+    return torch._C._nn.max_unpool2d(input.unsqueeze(-1), indices.unsqueeze(-1), size + [1]).squeeze(-1)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: BroadcastingList2[int],
+                 stride: Optional[BroadcastingList2[int]] = None, padding: BroadcastingList2[int] = 0,
+                 output_size: Optional[BroadcastingList2[int]] = None) -> Tensor:
+    if not torch.jit.is_scripting():
+        kernel_size = list(_pair(kernel_size))
+        padding = list(_pair(padding))
+        if stride is not None:
+            stride = list(_pair(stride))
+    if stride is not None:
+        _stride = stride
+    else:
+        _stride = kernel_size
+    size = _unpool_output_size(input, kernel_size, _stride, padding, output_size)
+    return torch._C._nn.max_unpool2d(input, indices, size)
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: BroadcastingList3[int],
+                 stride: Optional[BroadcastingList3[int]] = None, padding: BroadcastingList3[int] = 0,
+                 output_size: Optional[BroadcastingList3[int]] = None) -> Tensor:
+    if not torch.jit.is_scripting():
+        kernel_size = list(_triple(kernel_size))
+        padding = list(_triple(padding))
+        if stride is not None:
+            stride = list(_triple(stride))
+    if stride is not None:
+        _stride = stride
+    else:
+        _stride = kernel_size
+    size = _unpool_output_size(input, kernel_size, _stride, padding, output_size)
+    return torch._C._nn.max_unpool3d(input, indices, size, _stride, padding)
+
+
+avg_pool1d = torch.avg_pool1d
 avg_pool2d = torch.avg_pool2d
 avg_pool3d = torch._C._nn.avg_pool3d
-adaptive_avg_pool1d = torch._C._nn.adaptive_avg_pool1d
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size: BroadcastingList2[int],
+              stride: Optional[BroadcastingList2[int]] = None, ceil_mode: bool = False) -> Tensor:
+    if not torch.jit.is_scripting():
+        kernel_size = list(_pair(kernel_size))
+    kw = kernel_size[0]
+    kh = kernel_size[1]
+    if stride is not None:
+        out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool2d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return (torch.sign(out) * relu(torch.abs(out))).mul(kw * kh).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size: int, stride: Optional[BroadcastingList1[int]] = None,
+              ceil_mode: bool = False) -> Tensor:
+    if stride is not None:
+        out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool1d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return (torch.sign(out) * relu(torch.abs(out))).mul(kernel_size).pow(1.0 / norm_type)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size: BroadcastingList1[int],
+                                     return_indices: bool = False) -> Tuple[Tensor, Tensor]:
+    return torch.adaptive_max_pool1d(input, output_size)
+
+
+def _adaptive_max_pool1d(input: Tensor, output_size: BroadcastingList1[int], return_indices: bool = False) -> Tensor:
+    return adaptive_max_pool1d_with_indices(input, output_size)[0]
+
+
+adaptive_max_pool1d = boolean_dispatch(arg_name="return_indices", arg_index=2, default=False,
+                                       if_true=adaptive_max_pool1d_with_indices, if_false=_adaptive_max_pool1d,
+                                       module_name=__name__, func_name="adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size: BroadcastingList2[int],
+                                     return_indices: bool = False) -> Tuple[Tensor, Tensor]:
+    if not torch.jit.is_scripting():
+        output_size = _list_with_default(output_size, input.size())
+    return torch._C._nn.adaptive_max_pool2d(input, output_size)
+
+
+def _adaptive_max_pool2d(input: Tensor, output_size: BroadcastingList2[int], return_indices: bool = False) -> Tensor:
+    return adaptive_max_pool2d_with_indices(input, output_size)[0]
+
+
+adaptive_max_pool2d = boolean_dispatch(arg_name="return_indices", arg_index=2, default=False,
+                                       if_true=adaptive_max_pool2d_with_indices, if_false=_adaptive_max_pool2d,
+                                       module_name=__name__, func_name="adaptive_max_pool2d")
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size: BroadcastingList3[int],
+                                     return_indices: bool = False) -> Tuple[Tensor, Tensor]:
+    if not torch.jit.is_scripting():
+        output_size = _list_with_default(output_size, input.size())
+    return torch._C._nn.adaptive_max_pool3d(input, output_size)
+
+
+def _adaptive_max_pool3d(input: Tensor, output_size: BroadcastingList3[int], return_indices: bool = False) -> Tensor:
+    return adaptive_max_pool3d_with_indices(input, output_size)[0]
+
+
+adaptive_max_pool3d = boolean_dispatch(arg_name="return_indices", arg_index=2, default=False,
+                                       if_true=adaptive_max_pool3d_with_indices, if_false=_adaptive_max_pool3d,
+                                       module_name=__name__, func_name="adaptive_max_pool3d")
+
+
+adaptive_avg_pool1d = torch.adaptive_avg_pool1d
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: BroadcastingList2[int]) -> Tensor:
     if not torch.jit.is_scripting():
         output_size = _list_with_default(output_size, input.size())
     return torch.adaptive_avg_pool2d(input, output_size)
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: BroadcastingList3[int]) -> Tensor:
+    if not torch.jit.is_scripting():
+        output_size = _list_with_default(output_size, input.size())
+    return torch._C._nn.adaptive_avg_pool3d(input, output_size)
 
 
 # --- normalization ------------------------------------------------------------------------------
@@ -383,12 +557,219 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None, 
 
 one_hot = torch._C._nn.one_hot
 pad = torch.pad
+pixel_shuffle = torch.pixel_shuffle
+pixel_unshuffle = torch.pixel_unshuffle
+channel_shuffle = torch.channel_shuffle
 
 
-def interpolate(input: Tensor, size: Optional[List[int]] = None, scale_factor: Optional[List[float]] = None,
-                mode: str = "nearest", align_corners: Optional[bool] = None,
-                recompute_scale_factor: Optional[bool] = None, antialias: bool = False) -> Tensor:
-    raise NotImplementedError("ampjit does not implement torch.nn.functional.interpolate (aten::upsample_*)")
+# --- interpolation, patches, grid sampling ----------------------------------------------------------
+
+def interpolate(input: Tensor, size: Optional[Union[int, List[int]]] = None,
+                scale_factor: Optional[Union[float, List[float]]] = None, mode: str = "nearest",
+                align_corners: Optional[bool] = None, recompute_scale_factor: Optional[bool] = None,
+                antialias: bool = False) -> Tensor:
+    """torch 1.13's interpolate: the output size or scale factors per spatial dimension, then the
+    upsample op of the mode and rank (area: adaptive average pooling)."""
+    if mode in ["nearest", "area", "nearest-exact"]:
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    else:
+        if align_corners is None:
+            align_corners = False
+
+    dim = input.dim() - 2
+    output_size: Optional[List[int]] = None
+    scale_factors: Optional[List[float]] = None
+    if not torch.jit.is_scripting():
+        if isinstance(size, tuple):
+            size = list(size)
+        if isinstance(scale_factor, tuple):
+            scale_factor = list(scale_factor)
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    elif size is not None:
+        if isinstance(size, list):
+            if len(size) != dim:
+                raise ValueError("Input and output must have the same number of spatial dimensions, but got input "
+                                 "with spatial dimensions of {} and output size of {}. Please provide input tensor in "
+                                 "(N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) "
+                                 "format.".format(list(input.size()[2:]), size))
+            output_size = size
+        else:
+            output_size = [size for _ in range(dim)]
+    elif scale_factor is not None:
+        if isinstance(scale_factor, list):
+            if len(scale_factor) != dim:
+                raise ValueError("Input and scale_factor must have the same number of spatial dimensions, but got "
+                                 "input with spatial dimensions of {} and scale_factor of shape {}. Please provide "
+                                 "input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) "
+                                 "format.".format(list(input.size()[2:]), scale_factor))
+            scale_factors = [float(f) for f in scale_factor]
+        else:
+            scale_factors = [float(scale_factor) for _ in range(dim)]
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+
+    if recompute_scale_factor is not None and recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+
+    # "area" mode always requires an explicit size rather than scale factor.
+    if mode == "area" and output_size is None:
+        recompute_scale_factor = True
+
+    if recompute_scale_factor is not None and recompute_scale_factor:
+        assert scale_factors is not None
+        output_size = [int(math.floor(float(input.size(i + 2)) * scale_factors[i])) for i in range(dim)]
+        scale_factors = None
+
+    if antialias and not (mode in ["bilinear", "bicubic"] and input.dim() == 4):
+        raise ValueError("Anti-alias option is only supported for bilinear and bicubic modes")
+    if antialias:
+        raise NotImplementedError("ampjit does not implement interpolate(..., antialias=True) "
+                                  "(aten::_upsample_bilinear2d_aa, aten::_upsample_bicubic2d_aa)")
+
+    if input.dim() == 3 and mode == "nearest":
+        return torch._C._nn.upsample_nearest1d(input, output_size, scale_factors)
+    if input.dim() == 4 and mode == "nearest":
+        return torch._C._nn.upsample_nearest2d(input, output_size, scale_factors)
+    if input.dim() == 5 and mode == "nearest":
+        return torch._C._nn.upsample_nearest3d(input, output_size, scale_factors)
+
+    if input.dim() == 3 and mode == "nearest-exact":
+        return torch._C._nn._upsample_nearest_exact1d(input, output_size, scale_factors)
+    if input.dim() == 4 and mode == "nearest-exact":
+        return torch._C._nn._upsample_nearest_exact2d(input, output_size, scale_factors)
+    if input.dim() == 5 and mode == "nearest-exact":
+        return torch._C._nn._upsample_nearest_exact3d(input, output_size, scale_factors)
+
+    if input.dim() == 3 and mode == "area":
+        assert output_size is not None
+        return adaptive_avg_pool1d(input, output_size)
+    if input.dim() == 4 and mode == "area":
+        assert output_size is not None
+        return adaptive_avg_pool2d(input, output_size)
+    if input.dim() == 5 and mode == "area":
+        assert output_size is not None
+        return adaptive_avg_pool3d(input, output_size)
+
+    if input.dim() == 3 and mode == "linear":
+        assert align_corners is not None
+        return torch._C._nn.upsample_linear1d(input, output_size, align_corners, scale_factors)
+    if input.dim() == 4 and mode == "bilinear":
+        assert align_corners is not None
+        return torch._C._nn.upsample_bilinear2d(input, output_size, align_corners, scale_factors)
+    if input.dim() == 5 and mode == "trilinear":
+        assert align_corners is not None
+        return torch._C._nn.upsample_trilinear3d(input, output_size, align_corners, scale_factors)
+    if input.dim() == 4 and mode == "bicubic":
+        assert align_corners is not None
+        return torch._C._nn.upsample_bicubic2d(input, output_size, align_corners, scale_factors)
+
+    if input.dim() == 3 and mode == "bilinear":
+        raise NotImplementedError("Got 3D input, but bilinear mode needs 4D input")
+    if input.dim() == 3 and mode == "trilinear":
+        raise NotImplementedError("Got 3D input, but trilinear mode needs 5D input")
+    if input.dim() == 4 and mode == "linear":
+        raise NotImplementedError("Got 4D input, but linear mode needs 3D input")
+    if input.dim() == 4 and mode == "trilinear":
+        raise NotImplementedError("Got 4D input, but trilinear mode needs 5D input")
+    if input.dim() == 5 and mode == "linear":
+        raise NotImplementedError("Got 5D input, but linear mode needs 3D input")
+    if input.dim() == 5 and mode == "bilinear":
+        raise NotImplementedError("Got 5D input, but bilinear mode needs 4D input")
+
+    raise NotImplementedError("Input Error: Only 3D, 4D and 5D input Tensors supported (got {}D) for the modes: "
+                              "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact "
+                              "(got {})".format(input.dim(), mode))
+
+
+def upsample(input: Tensor, size: Optional[Union[int, List[int]]] = None,
+             scale_factor: Optional[Union[float, List[float]]] = None, mode: str = "nearest",
+             align_corners: Optional[bool] = None) -> Tensor:
+    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.")
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size: Optional[Union[int, List[int]]] = None,
+                     scale_factor: Optional[Union[float, List[float]]] = None) -> Tensor:
+    warnings.warn("nn.functional.upsample_nearest is deprecated. Use nn.functional.interpolate instead.")
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size: Optional[Union[int, List[int]]] = None,
+                      scale_factor: Optional[Union[float, List[float]]] = None) -> Tensor:
+    warnings.warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate instead.")
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def unfold(input: Tensor, kernel_size: BroadcastingList2[int], dilation: BroadcastingList2[int] = 1,
+           padding: BroadcastingList2[int] = 0, stride: BroadcastingList2[int] = 1) -> Tensor:
+    return torch._C._nn.im2col(input, kernel_size, dilation, padding, stride)
+
+
+def fold(input: Tensor, output_size: BroadcastingList2[int], kernel_size: BroadcastingList2[int],
+         dilation: BroadcastingList2[int] = 1, padding: BroadcastingList2[int] = 0,
+         stride: BroadcastingList2[int] = 1) -> Tensor:
+    return torch._C._nn.col2im(input, output_size, kernel_size, dilation, padding, stride)
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
+                align_corners: Optional[bool] = None) -> Tensor:
+    if mode != "bilinear" and mode != "nearest" and mode != "bicubic":
+        raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         "but got: '{}'".format(mode))
+    if padding_mode != "zeros" and padding_mode != "border" and padding_mode != "reflection":
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         "'reflection', but got: '{}'".format(padding_mode))
+    if mode == "bilinear":
+        mode_enum = 0
+    elif mode == "nearest":
+        mode_enum = 1
+    else:
+        mode_enum = 2
+    if padding_mode == "zeros":
+        padding_mode_enum = 0
+    elif padding_mode == "border":
+        padding_mode_enum = 1
+    else:
+        padding_mode_enum = 2
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since "
+                      "1.3.0. Please specify align_corners=True if the old behavior is desired. See the "
+                      "documentation of grid_sample for details.")
+        align_corners = False
+    return torch.grid_sampler(input, grid, mode_enum, padding_mode_enum, align_corners)
+
+
+def affine_grid(theta: Tensor, size: List[int], align_corners: Optional[bool] = None) -> Tensor:
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since "
+                      "1.3.0. Please specify align_corners=True if the old behavior is desired. See the "
+                      "documentation of grid_sample for details.")
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError("Expected theta to have floating point type, but got {}".format(theta.dtype))
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.size(-2) != 2 or theta.size(-1) != 3:
+            raise ValueError("Expected a batch of 2D affine matrices of shape Nx2x3 for size {}. Got {}.".format(
+                size, theta.size()))
+        spatial_size = size[-2:]
+    elif len(size) == 5:
+        if theta.dim() != 3 or theta.size(-2) != 3 or theta.size(-1) != 4:
+            raise ValueError("Expected a batch of 3D affine matrices of shape Nx3x4 for size {}. Got {}.".format(
+                size, theta.size()))
+        spatial_size = size[-3:]
+    else:
+        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  "respectively. Got size {}.".format(size))
+    if align_corners and min(spatial_size) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                      "align_corners=True. This is not an intended use case of affine_grid. See the "
+                      "documentation of affine_grid for details.")
+    elif min(size) <= 0:
+        raise ValueError("Expected non-zero, positive output size. Got {}".format(size))
+    return torch.affine_grid_generator(theta, size, align_corners)
 
 
 # --- losses -------------------------------------------------------------------------------------

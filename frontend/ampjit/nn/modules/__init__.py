@@ -11,7 +11,15 @@ from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from .transformer import MultiheadAttention, TransformerEncoderLayer, TransformerEncoder
 from .rnn import RNNBase, LSTM, GRU
 from .sparse import Embedding
-from .pooling import MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d
+from .pooling import (MaxPool1d, MaxPool2d, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, AvgPool1d, AvgPool2d,
+                      AvgPool3d, LPPool1d, LPPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,
+                      AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d)
+from .padding import (ConstantPad1d, ConstantPad2d, ConstantPad3d, ZeroPad2d, ReflectionPad1d, ReflectionPad2d,
+                      ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d)
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .channelshuffle import ChannelShuffle
+from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
+from .fold import Fold, Unfold
 from .flatten import Flatten
 from .loss import L1Loss, MSELoss, SmoothL1Loss, BCELoss, BCEWithLogitsLoss, NLLLoss, CrossEntropyLoss
 
@@ -22,6 +30,10 @@ __all__ = [
     "Softplus", "Softmax", "Softmin", "LogSoftmax", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d",
     "BatchNorm3d", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "MultiheadAttention",
     "TransformerEncoderLayer", "TransformerEncoder", "RNNBase", "LSTM", "GRU", "Embedding", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-    "AdaptiveAvgPool2d", "Flatten", "L1Loss", "MSELoss", "SmoothL1Loss", "BCELoss", "BCEWithLogitsLoss", "NLLLoss",
+    "AdaptiveAvgPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "AvgPool3d", "LPPool1d",
+    "LPPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AdaptiveAvgPool3d",
+    "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad2d", "ReflectionPad1d", "ReflectionPad2d",
+    "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
+    "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "Fold", "Unfold", "Flatten", "L1Loss", "MSELoss", "SmoothL1Loss", "BCELoss", "BCEWithLogitsLoss", "NLLLoss",
     "CrossEntropyLoss",
 ]
