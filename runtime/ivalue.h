@@ -319,6 +319,14 @@ template <>
 inline IValue IValue::to<IValue>() const {
   return *this;
 }
+// Tensor?[]: a list whose elements are tensors or None.
+template <>
+inline std::vector<std::optional<Tensor>> IValue::to<std::vector<std::optional<Tensor>>>() const {
+  std::vector<std::optional<Tensor>> out;
+  for (const IValue& e : is_list() ? list_elems() : tuple_elems())
+    out.push_back(e.is_none() ? std::nullopt : std::optional<Tensor>(e.to_tensor()));
+  return out;
+}
 
 namespace detail {
 template <typename T>

@@ -104,6 +104,13 @@ class SchemaReader {
       }
       expect(")");
     }
+    if (accept("?")) {  // T? or, followed by [], a list of optional elements (Tensor?[])
+      if (!accept("[")) return Type::optional(t);
+      expect("]");
+      t = Type::list(Type::optional(t));
+      if (accept("?")) t = Type::optional(t);
+      return t;
+    }
     if (accept("[")) {
       skip_ws();
       if (pos_ < s_.size() && std::isdigit(s_[pos_])) a.list_len = static_cast<int>(number());

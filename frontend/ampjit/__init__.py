@@ -48,9 +48,24 @@ from ._default_dtype import get_default_dtype, set_default_dtype  # noqa: E402
 from ._threads import get_num_threads, set_num_threads  # noqa: E402
 from . import testing  # noqa: E402
 from . import special  # noqa: E402,F401
+from . import masked  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402
 
 __version__ = "0.1.0"
+
+
+class _DisableFuncTorch:
+    """torch._C._DisableFuncTorch: a context that turns functorch's transforms off; ampjit has none
+    to turn off, so it does nothing (torch's test helpers enter it around RNG state changes)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_C._DisableFuncTorch = _DisableFuncTorch
 
 
 def _assert(condition, message):

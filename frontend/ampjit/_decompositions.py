@@ -1314,3 +1314,177 @@ def affine_grid_generator(theta: Tensor, size: List[int], align_corners: bool) -
         count *= s
     grid = base.view([n, count, nsp + 1]).bmm(theta.transpose(1, 2))
     return grid.view(shape + [nsp])
+
+
+# ---- complex views on real tensors ---------------------------------------------------------------
+# ampjit's tensors are real (complex dtypes are out of scope): conjugation is the identity.
+
+def conj(self: Tensor) -> Tensor:
+    return self
+
+
+def conj_physical(self: Tensor) -> Tensor:
+    return self.clone()
+
+
+def conj_physical_(self: Tensor) -> Tensor:
+    return self
+
+
+def resolve_conj(self: Tensor) -> Tensor:
+    return self
+
+
+def resolve_neg(self: Tensor) -> Tensor:
+    return self
+
+
+def is_conj(self: Tensor) -> bool:
+    return False
+
+
+def is_neg(self: Tensor) -> bool:
+    return False
+
+
+def real(self: Tensor) -> Tensor:
+    return self
+
+
+def imag(self: Tensor) -> Tensor:
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
+def angle(self: Tensor) -> Tensor:
+    x = self if self.is_floating_point() else self * 1.0
+    pi = torch.full_like(x, math.pi)
+    out = torch.where(x < 0, pi, torch.zeros_like(x))
+    return torch.where(torch.isnan(x), x, out)
+
+
+def adjoint(self: Tensor) -> Tensor:
+    if self.dim() == 0:
+        return self
+    if self.dim() < 2:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of matrices. Got 1-D tensor.")
+    return self.transpose(-2, -1)
+
+
+# ---- random sampling -------------------------------------------------------------------------------
+
+def _check_std(std: float):
+    if std < 0.0:
+        raise RuntimeError("normal expects std >= 0.0, but found std {}".format(std))
+
+
+def normal__Tensor_float(mean: Tensor, std: float = 1.) -> Tensor:
+    _check_std(std)
+    return mean + torch.randn_like(mean) * std
+
+
+def normal__float_Tensor(mean: float, std: Tensor) -> Tensor:
+    if std.numel() > 0 and bool(torch.any(std < 0)):
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    return torch.randn_like(std) * std + mean
+
+
+def normal__Tensor_Tensor(mean: Tensor, std: Tensor) -> Tensor:
+    if std.numel() > 0 and bool(torch.any(std < 0)):
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    shape = _broadcast_shape(mean.size(), std.size())
+    noise = torch.randn(shape, dtype=torch.promote_types(mean.dtype, std.dtype), device=mean.device)
+    return mean + noise * std
+
+
+def normal__float_float(mean: float, std: float, size: List[int], dtype: Optional[int] = None,
+                        device: Optional[torch.device] = None, requires_grad: bool = False) -> Tensor:
+    _check_std(std)
+    out = torch.randn(size, dtype=dtype, device=device) * std + mean
+    return out.requires_grad_(requires_grad)
+
+
+def _randint(low: int, high: int, size: List[int], like: Optional[Tensor], dtype: Optional[int],
+             device: Optional[torch.device]) -> Tensor:
+    if low >= high:
+        raise RuntimeError("random_ expects 'from' to be less than 'to', but got from={} >= to={}".format(low, high))
+    if like is None:
+        u = torch.rand(size, dtype=torch.float64, device=device)
+    else:
+        u = torch.rand_like(like, dtype=torch.float64)
+    values = torch.floor(u * (high - low)) + low
+    if like is None:
+        return values.to(torch.int64 if dtype is None else dtype)
+    return values.to(like.dtype if dtype is None else dtype)
+
+
+def randint(high: int, size: List[int], dtype: Optional[int] = None, device: Optional[torch.device] = None,
+            requires_grad: bool = False) -> Tensor:
+    return _randint(0, high, size, None, dtype, device)
+
+
+def randint__low(low: int, high: int, size: List[int], dtype: Optional[int] = None,
+                 device: Optional[torch.device] = None, requires_grad: bool = False) -> Tensor:
+    return _randint(low, high, size, None, dtype, device)
+
+
+def randint_like(self: Tensor, high: int, dtype: Optional[int] = None, device: Optional[torch.device] = None,
+                 requires_grad: bool = False) -> Tensor:
+    return _randint(0, high, self.size(), self, dtype, device)
+
+
+def randint_like__low_dtype(self: Tensor, low: int, high: int, dtype: Optional[int] = None,
+                            device: Optional[torch.device] = None, requires_grad: bool = False) -> Tensor:
+    return _randint(low, high, self.size(), self, dtype, device)
+
+
+def multinomial(self: Tensor, num_samples: int, replacement: bool = False) -> Tensor:
+    if self.dim() < 1 or self.dim() > 2:
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not self.is_floating_point():
+        raise RuntimeError("multinomial only supports floating-point dtypes for input, got: {}".format(self.dtype))
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    n = self.size(-1)
+    if not replacement and num_samples > n:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    p = self.to(torch.float64)
+    if bool(torch.any(torch.logical_or(p < 0, torch.logical_not(torch.isfinite(p))))):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    rows = p if p.dim() == 2 else p.unsqueeze(0)
+    totals = rows.sum(-1, True)
+    if bool(torch.any(totals <= 0)):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if replacement:
+        cdf = torch.cumsum(rows / totals, -1)
+        u = torch.rand([rows.size(0), num_samples], dtype=torch.float64, device=self.device)
+        out = torch.searchsorted(cdf, u, right=True).clamp(0, n - 1)
+    else:
+        # the Gumbel-top-k trick: the num_samples largest log p - log(-log u) are a draw without
+        # replacement, each in proportion to its probability among those left
+        u = torch.rand(rows.size(), dtype=torch.float64, device=self.device).clamp(1e-300, 1.0)
+        keys = torch.log(rows) - torch.log(-torch.log(u))
+        _, out = torch.topk(keys, num_samples, -1)
+    return out if self.dim() == 2 else out.squeeze(0)
+
+
+def empty_strided(size: List[int], stride: List[int], dtype: Optional[int] = None,
+                  device: Optional[torch.device] = None, requires_grad: bool = False) -> Tensor:
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    extent = 1
+    for i in range(len(size)):
+        if size[i] < 0:
+            raise RuntimeError("Trying to create tensor with negative dimension {}: {}".format(size[i], size))
+        if size[i] == 0:
+            extent = 0
+    if extent != 0:
+        for i in range(len(size)):
+            extent += (size[i] - 1) * stride[i]
+    storage = torch.empty([extent], dtype=dtype, device=device)
+    return torch.as_strided(storage, size, stride, 0).requires_grad_(requires_grad)
+
+
+def new_empty_strided(self: Tensor, size: List[int], stride: List[int], dtype: Optional[int] = None,
+                      device: Optional[torch.device] = None, requires_grad: bool = False) -> Tensor:
+    return torch.empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype,
+                               device=self.device if device is None else device, requires_grad=requires_grad)

@@ -255,12 +255,33 @@ _PYTHON = {"meshgrid": meshgrid, "einsum": einsum, "atleast_1d": _atleast("atlea
            "unique_consecutive": unique_consecutive}
 
 
+def _matrix_transpose(self):
+    """Tensor.mT (and mH, H and adjoint for real tensors): the last two dims swapped."""
+    if self.dim() == 0:
+        return self
+    if self.dim() < 2:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got {}-D tensor."
+                           .format(self.dim()))
+    return self.transpose(-2, -1)
+
+
+def _hermitian(self):
+    """Tensor.H: a matrix's (conjugate) transpose; real tensors only."""
+    if self.dim() != 2 and self.dim() != 0:
+        raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got {}-D tensor."
+                           .format(self.dim()))
+    return self if self.dim() == 0 else self.transpose(0, 1)
+
+
 def _install_python_methods(tensor):
     """Tensor methods whose Python signature differs from their op's."""
     def nonzero_method(self, *, as_tuple=False):
         return nonzero(self, as_tuple=as_tuple)
     nonzero_method.__name__ = "nonzero"
     tensor.nonzero = nonzero_method
+    tensor.mT = property(_matrix_transpose)
+    tensor.mH = property(_matrix_transpose)
+    tensor.H = property(_hermitian)
 
 
 def _install_functions(namespace):

@@ -254,21 +254,35 @@ def _bool_dtype():
     return b
 
 
+def _as_index_tensor(i):
+    """A list, tuple or array of ints or bools as the index tensor torch makes of it."""
+    if isinstance(i, Tensor):
+        return i
+    if not isinstance(i, (list, tuple)) and hasattr(i, "__array__"):
+        from . import from_numpy
+        import numpy
+        return from_numpy(numpy.asarray(i))
+    return _C.tensor(i)
+
+
 def _basic_view(self, index):
-    """Applies ints, slices and None; returns the view and the remaining advanced (tensor) indices."""
+    """Applies ints, slices, None, Ellipsis and Python bools as views; returns the view and the
+    advanced indices as aten::index takes them (one entry per dim of the view, None where a dim is
+    taken whole; Note [Advanced indexing] in kernels/cpu/advanced_index_ops.cpp)."""
     t = self
     dim = 0
-    advanced = []
+    indices = []
     for i in _expand_index(self, index):
         if i is None:
             t = t.unsqueeze(dim)
             dim += 1
-        elif isinstance(i, builtins.bool):
+        elif isinstance(i, builtins.bool) or (isinstance(i, Tensor) and i.dtype == _bool_dtype() and i.dim() == 0):
+            # a scalar bool adds a dimension, of length 1 (True) or 0 (False)
             t = t.unsqueeze(dim)
-            if not i:
+            if not builtins.bool(i):
                 t = t.narrow(dim, 0, 0)
             dim += 1
-        elif isinstance(i, builtins.int) or (hasattr(i, "__index__") and not isinstance(i, Tensor)):
+        elif isinstance(i, builtins.int) or (hasattr(i, "__index__") and not isinstance(i, (Tensor, list, tuple))):
             t = t.select(dim, i.__index__())
         elif isinstance(i, slice):
             step = 1 if i.step is None else i.step
@@ -276,50 +290,28 @@ def _basic_view(self, index):
                 raise ValueError("step must be greater than zero")
             t = _C._call_overload("aten::slice.Tensor", (t, dim, i.start, i.stop, step), {})
             dim += 1
-        elif isinstance(i, Tensor):
-            advanced.append((dim, i))
-            dim += 1
-        elif isinstance(i, (list, tuple)):
-            advanced.append((dim, _C.tensor(list(i))))
-            dim += 1
+        elif isinstance(i, (Tensor, list, tuple)) or hasattr(i, "__array__"):
+            idx = _as_index_tensor(i)
+            indices.extend([None] * (dim - len(indices)))
+            indices.append(idx)
+            dim += idx.dim() if idx.dtype == _bool_dtype() or idx.dtype == _uint8_dtype() else 1
         else:
             raise IndexError(
                 "only integers, slices (`:`), ellipsis (`...`), None and long or bool tensors are "
                 "valid indices (got {})".format(type(i).__name__))
-    return t, advanced
+    return t, indices
+
+
+def _uint8_dtype():
+    from . import uint8
+    return uint8
 
 
 def _getitem(self, index):
-    t, advanced = _basic_view(self, index)
-    if not advanced:
+    t, indices = _basic_view(self, index)
+    if not indices:
         return t
-    if len(advanced) > 1:
-        # integer tensors on the leading dims: aten::index (their broadcast shape, then the rest)
-        if [d for d, _ in advanced] != list(range(len(advanced))) or any(
-                i.dtype == _bool_dtype() for _, i in advanced):
-            raise NotImplementedError("ampjit indexes with several tensors only when they are integer tensors on "
-                                      "the leading dims")
-        return _C._call("aten::index", (t, [i for _, i in advanced]), {})
-    dim, idx = advanced[0]
-    if idx.dtype == _bool_dtype():
-        if idx.dim() == 0:
-            return t.unsqueeze(dim) if idx.item() else t.unsqueeze(dim).narrow(dim, 0, 0)
-        if list(idx.shape) != list(t.shape[dim:dim + idx.dim()]):
-            raise IndexError("The shape of the mask {} does not match the shape of the indexed tensor {}".format(
-                list(idx.shape), list(t.shape)))
-        flat = t.flatten(dim, dim + idx.dim() - 1) if idx.dim() > 1 else t
-        positions = [k for k, v in enumerate(idx.flatten().tolist()) if v]
-        return flat.index_select(dim, _C.tensor(positions, dtype=_int64()))
-    if idx.dim() == 0:
-        return t.select(dim, idx.item())
-    index_shape = list(idx.shape)
-    idx = idx.flatten()
-    if idx.numel() and int(idx.min()) < 0:  # negative indices count from the end
-        idx = _C._call("aten::where", (idx < 0, idx + t.shape[dim], idx), {})
-    out = t.index_select(dim, idx)
-    if len(index_shape) != 1:
-        out = out.reshape(list(t.shape[:dim]) + index_shape + list(t.shape[dim + 1:]))
-    return out
+    return _C._call("aten::index", (t, indices), {})
 
 
 def _int64():
@@ -328,29 +320,18 @@ def _int64():
 
 
 def _setitem(self, index, value):
-    t, advanced = _basic_view(self, index)
-    if not advanced:
+    t, indices = _basic_view(self, index)
+    if not indices:
         if isinstance(value, Tensor):
             t.copy_(value)
         else:
             t.fill_(value)
         return
-    if len(advanced) > 1:
-        raise NotImplementedError("ampjit does not implement index assignment with more than one tensor index")
-    dim, idx = advanced[0]
-    if idx.dtype == _bool_dtype():
-        flat = t.flatten(dim, dim + idx.dim() - 1) if idx.dim() > 1 else t
-        positions = [k for k, v in enumerate(idx.flatten().tolist()) if v]
-        idx = _C.tensor(positions, dtype=_int64())
-        t = flat
-    idx = idx.flatten()
-    src_shape = list(t.shape)
-    src_shape[dim] = idx.numel()
     if isinstance(value, Tensor):
-        src = value.to(t.dtype).expand(src_shape).contiguous()
+        value = value.to(t.dtype)
     else:
-        src = _C._call("aten::full", (src_shape, value), {"dtype": t.dtype})
-    t.index_copy_(dim, idx, src)
+        value = _C._call("aten::full", ([], value), {"dtype": t.dtype})
+    _C._call("aten::index_put_", (t, indices, value), {})
 
 
 def _iter(self):

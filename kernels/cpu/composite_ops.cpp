@@ -17,6 +17,10 @@
 #include "runtime/type_promotion.h"
 
 namespace ampjit {
+
+// torch's CPU uniform_ and normal_ fills (kernels/cpu/creation.cpp).
+void cpu_random_fill(Tensor& t, bool normal, double a, double b);
+
 namespace {
 
 using OptDtype = std::optional<ScalarType>;
@@ -205,66 +209,6 @@ std::vector<Tensor> meshgrid_k(std::vector<Tensor> tensors) {
 }
 std::vector<Tensor> meshgrid_indexing_k(std::vector<Tensor> tensors, std::string indexing) {
   return meshgrid_impl(std::move(tensors), indexing);
-}
-
-// ---- index (advanced indexing by integer tensors) ----------------------------------------------
-
-// self[i0, i1, ...] for integer index tensors on the leading dims: the indices broadcast together,
-// negative ones count from the end, and the result is the broadcast index shape followed by the
-// dims not indexed (torch's advanced indexing when the indexed dims are adjacent and first).
-Tensor index_k(const Tensor& self, std::vector<Tensor> indices) {
-  AMPJIT_CHECK(!indices.empty(), "index: expected at least one index tensor");
-  AMPJIT_CHECK(static_cast<int64_t>(indices.size()) <= self.dim(),
-               "too many indices for tensor of dimension {} (got {})", self.dim(), indices.size());
-  std::vector<Tensor> idx;
-  for (const Tensor& i : indices) {
-    AMPJIT_CHECK(i.dtype() == ScalarType::Int64 || i.dtype() == ScalarType::Int32 ||
-                     i.dtype() == ScalarType::Int16 || i.dtype() == ScalarType::Int8 ||
-                     i.dtype() == ScalarType::UInt8 || i.dtype() == ScalarType::Bool,
-                 "tensors used as indices must be long, int, byte or bool tensors");
-    AMPJIT_CHECK(i.dtype() != ScalarType::UInt8 && i.dtype() != ScalarType::Bool,
-                 "ampjit: mask (bool or byte) index tensors are not supported yet; index with "
-                 "integer tensors");
-    idx.push_back(i.to(ScalarType::Int64));
-  }
-  // Broadcast the indices against each other.
-  std::vector<int64_t> shape;
-  for (const Tensor& i : idx) {
-    std::vector<int64_t> s = shape_of(i);
-    if (s.size() > shape.size()) shape.insert(shape.begin(), s.size() - shape.size(), 1);
-    const size_t off = shape.size() - s.size();
-    for (size_t k = 0; k < s.size(); ++k) {
-      int64_t& d = shape[off + k];
-      AMPJIT_CHECK(d == s[k] || d == 1 || s[k] == 1,
-                   "shape mismatch: indexing tensors could not be broadcast together");
-      if (d == 1) d = s[k];
-    }
-  }
-  Tensor linear;
-  int64_t rows = 1;
-  for (size_t k = 0; k < idx.size(); ++k) {
-    const int64_t size = self.size(static_cast<int64_t>(k));
-    Tensor i = idx[k].expand(shape);
-    if (i.numel() > 0) {
-      const double lo = ops::min(i).tensor().item().to_double();
-      const double hi = ops::max(i).tensor().item().to_double();
-      AMPJIT_CHECK(lo >= -size && hi < size,
-                   "index {} is out of bounds for dimension {} with size {}",
-                   static_cast<int64_t>(hi >= size ? hi : lo), k, size);
-    }
-    i = ops::where(ops::lt_Scalar(i, Scalar(int64_t{0})), ops::add_Scalar(i, Scalar(size)), i);
-    linear = linear.defined() ? ops::add(ops::mul_Scalar(linear, Scalar(size)), i).tensor() : i;
-    rows *= size;
-  }
-  std::vector<int64_t> rest(self.sizes().begin() + static_cast<std::ptrdiff_t>(idx.size()),
-                            self.sizes().end());
-  std::vector<int64_t> flat{rows};
-  flat.insert(flat.end(), rest.begin(), rest.end());
-  const Tensor picked =
-      ops::index_select(self.reshape(flat), 0, linear.reshape(std::vector<int64_t>{-1}));
-  std::vector<int64_t> out = shape;
-  out.insert(out.end(), rest.begin(), rest.end());
-  return picked.reshape(out);
 }
 
 // ---- einsum
@@ -527,8 +471,14 @@ Tensor draw(const Tensor& self, bool normal, const char* op) {
   return normal ? ops::randn(shape_of(self), OptDtype(t), OptDevice(self.device()), false)
                 : ops::rand(shape_of(self), OptDtype(t), OptDevice(self.device()), false);
 }
+// normal_ and uniform_ on the CPU draw torch's numbers in place (Note [Random fills as torch's] in
+// creation.cpp); on other devices, from that device's rand/randn.
 Tensor normal__k(Tensor self, double mean, double std) {
   AMPJIT_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std {}", std);
+  if (self.device().is_cpu()) {
+    cpu_random_fill(self, true, mean, std);
+    return self;
+  }
   self.copy_(ops::add_Scalar(ops::mul_Scalar(draw(self, true, "normal_kernel_cpu"), Scalar(std)),
                              Scalar(mean)));
   return self;
@@ -537,6 +487,10 @@ Tensor uniform__k(Tensor self, double from, double to) {
   AMPJIT_CHECK(from <= to,
                "uniform_ expects to return a [from, to) range, but found from={} > to={}", from,
                to);
+  if (self.device().is_cpu()) {
+    cpu_random_fill(self, false, from, to);
+    return self;
+  }
   self.copy_(ops::add_Scalar(
       ops::mul_Scalar(draw(self, false, "uniform_kernel_cpu"), Scalar(to - from)), Scalar(from)));
   return self;
@@ -577,7 +531,6 @@ AMPJIT_KERNEL(flip, flip_k)
 AMPJIT_KERNEL(einsum, einsum_k)
 AMPJIT_KERNEL(floor_divide, floor_divide_k)
 AMPJIT_KERNEL(floor_divide_Scalar, floor_divide_scalar_k)
-AMPJIT_KERNEL(index, index_k)
 AMPJIT_KERNEL(repeat, repeat_k)
 AMPJIT_KERNEL(is_floating_point, is_floating_point_k)
 AMPJIT_KERNEL(stride, stride_k)

@@ -157,75 +157,123 @@ Tensor eye_k(int64_t n, OptDtype dt, OptDevice dev, bool rg) {
   return eye_m_k(n, n, dt, dev, rg);
 }
 
-// torch's normal_fill_16: eight pairs of uniforms (data[j], data[j + 8]) made normal by Box-Muller,
-// in the element type's arithmetic (float for float).
+// Note [Random fills as torch's]
+// rand, randn, uniform_ and normal_ draw as torch 1.13's CPU kernels (Note [torch's CPU generator],
+// random.h), in every floating dtype:
+//  - a uniform of dtype T is one draw masked to T's digits (24 for float, 53 for double from a
+//    64-bit draw, 11 for float16, 8 for bfloat16) times 2^-digits, then x * (to - from) + from in
+//    T's accumulate type (float for the reduced types, with to - from rounded to T first, as c10's
+//    arithmetic does), rounded once to T;
+//  - a normal, for 16 or more contiguous elements, is torch's normal_fill: every uniform of T
+//    first, then Box-Muller in blocks of 16 in T's own arithmetic (for float16 and bfloat16 each
+//    step rounds to T, as c10's operators do), the last block redrawn when the count is not a
+//    multiple of 16, then x * std + mean in T; fewer or strided elements draw one
+//    normal_distribution<double> each. (torch's AVX2 normal_fill for float computes the same
+//    formula with vectorized log/sin/cos, which can differ in the last bit.)
 template <typename T>
-void normal_fill_16(T* data) {
-  for (int j = 0; j < 8; ++j) {
-    const T u1 = 1 - data[j];
-    const T u2 = data[j + 8];
-    const T radius = std::sqrt(-2 * std::log(u1));
-    const T theta = static_cast<T>(2.0 * M_PI) * u2;
-    data[j] = radius * std::cos(theta);
-    data[j + 8] = radius * std::sin(theta);
+constexpr int kDigits = std::is_same_v<T, Half>       ? 11
+                        : std::is_same_v<T, BFloat16> ? 8
+                                                      : 24;
+
+template <typename T>
+T uniform_of(Generator& g, T from, T to) {
+  if constexpr (std::is_same_v<T, double>) {
+    return g.next_double() * (to - from) + from;
+  } else if constexpr (std::is_same_v<T, float>) {
+    const float x = static_cast<float>(g.random() & ((1u << 24) - 1)) * 0x1p-24f;
+    return x * (to - from) + from;
+  } else {
+    const float x = g.next_uniform_digits(kDigits<T>);
+    const T span = static_cast<T>(static_cast<float>(to) - static_cast<float>(from));
+    return static_cast<T>(x * static_cast<float>(span) + static_cast<float>(from));
   }
 }
 
-// rand and randn draw as torch 1.13's CPU kernels do (Note [torch's CPU generator], random.h):
-// rand one uniform of the dtype's digits per element; randn, for 16 or more float32/float64
-// elements, torch's normal_fill (all uniforms first, then Box-Muller in blocks of 16, the last
-// block redrawn when the count is not a multiple of 16), else one normal_distribution<double>
-// draw per element. (torch's AVX2 build of normal_fill computes the same formula with vectorized
-// log/sin/cos, which can differ in the last bit.) float16 and bfloat16 randn of 16 or more draw as
-// float32 and round.
+// torch's normal_fill_16 in T's arithmetic: float and double natively, float16 and bfloat16 by
+// c10's rounding after each operation.
+template <typename T>
+void normal_fill_16(T* data, T mean, T std) {
+  using F = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  auto r = [](F v) { return static_cast<F>(static_cast<T>(v)); };  // an operator's rounded result
+  // c10's math functions of bfloat16 return bfloat16, and bfloat16 * bfloat16 is bfloat16, so
+  // every step rounds; float16 converts to float for them and stays float in mixed arithmetic.
+  constexpr bool kBF16 = std::is_same_v<T, BFloat16>;
+  auto m = [&](F v) { return kBF16 ? r(v) : v; };
+  const F sd = static_cast<F>(std), mu = static_cast<F>(mean);
+  for (int j = 0; j < 8; ++j) {
+    const F u1 = r(F(1) - static_cast<F>(data[j]));
+    const F u2 = static_cast<F>(data[j + 8]);
+    const F two_log = kBF16 ? r(F(-2) * m(std::log(u1))) : F(-2) * std::log(u1);
+    const F radius = r(m(std::sqrt(two_log)));
+    const F theta = r(static_cast<F>(2.0 * M_PI) * u2);
+    data[j] = static_cast<T>(m(m(radius * m(std::cos(theta))) * sd) + mu);
+    data[j + 8] = static_cast<T>(m(m(radius * m(std::sin(theta))) * sd) + mu);
+  }
+}
+
+template <typename T>
+void fill_uniform(Generator& g, T* p, int64_t n, double from, double to) {
+  const T f = static_cast<T>(from), t = static_cast<T>(to);
+  for (int64_t i = 0; i < n; ++i) p[i] = uniform_of<T>(g, f, t);
+}
+
+template <typename T>
+void fill_normal(Generator& g, T* p, int64_t n, double mean, double std, bool contiguous) {
+  if (n >= 16 && contiguous) {
+    const T zero = static_cast<T>(0.0), one = static_cast<T>(1.0);
+    const T m = static_cast<T>(mean), s = static_cast<T>(std);
+    for (int64_t i = 0; i < n; ++i) p[i] = uniform_of<T>(g, zero, one);
+    for (int64_t i = 0; i + 16 <= n; i += 16) normal_fill_16(p + i, m, s);
+    if (n % 16 != 0) {  // recompute the last 16 values
+      T* last = p + n - 16;
+      for (int j = 0; j < 16; ++j) last[j] = uniform_of<T>(g, zero, one);
+      normal_fill_16(last, m, s);
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(g.next_normal() * std + mean);
+  }
+}
+
+// Fills a CPU tensor of a floating dtype as torch's uniform_ (Normal = false) or normal_ does.
+template <bool Normal>
+void random_fill(Tensor& t, double a, double b, const char* op) {
+  AMPJIT_CHECK(t.is_floating_point(), "\"{}\" not implemented for '{}'", op,
+               torch_type_name(t.dtype()));
+  Generator& g = default_generator(DeviceType::CPU);
+  std::lock_guard<std::mutex> lock(g.mutex());
+  const bool dense = t.is_contiguous();
+  Tensor target = dense ? t : Tensor::empty(t.sizes(), t.dtype(), t.device());
+  dispatch_floating(t.dtype(), op, [&]<typename T>() {
+    T* p = target.data<T>();
+    if constexpr (Normal)
+      fill_normal<T>(g, p, target.numel(), a, b, dense);
+    else
+      fill_uniform<T>(g, p, target.numel(), a, b);
+  });
+  if (!dense) t.copy_(target);
+}
+
 template <bool Normal>
 Tensor random_impl(IntArrayRef size, OptDtype dt, OptDevice dev, bool rg) {
   Tensor t = make(size, dt, dev, rg);
   AMPJIT_CHECK(t.is_floating_point(), "{}: expected a floating point dtype, got {}",
                Normal ? "randn" : "rand", dtype_name(t.dtype()));
-  Generator& g = default_generator(DeviceType::CPU);
-  std::lock_guard<std::mutex> lock(g.mutex());
-  const int64_t n = t.numel();
-  dispatch_floating(t.dtype(), Normal ? "randn" : "rand", [&]<typename T>() {
-    T* p = t.data<T>();
-    if constexpr (!Normal) {
-      for (int64_t i = 0; i < n; ++i) {
-        if constexpr (std::is_same_v<T, double>)
-          p[i] = g.next_double();
-        else if constexpr (std::is_same_v<T, float>)
-          p[i] = g.next_float();
-        else
-          p[i] = static_cast<T>(g.next_uniform_digits(std::is_same_v<T, Half> ? 11 : 8));
-      }
-    } else if (n >= 16) {
-      using F = std::conditional_t<std::is_same_v<T, double>, double, float>;
-      std::vector<F> buf;
-      F* data = reinterpret_cast<F*>(p);
-      if constexpr (!std::is_same_v<T, F>) {
-        buf.resize(static_cast<size_t>(n));
-        data = buf.data();
-      }
-      const auto uniform = [&]() -> F {
-        if constexpr (std::is_same_v<F, double>)
-          return g.next_double();
-        else
-          return g.next_float();
-      };
-      for (int64_t i = 0; i < n; ++i) data[i] = uniform();
-      for (int64_t i = 0; i + 16 <= n; i += 16) normal_fill_16(data + i);
-      if (n % 16 != 0) {  // recompute the last 16 values
-        F* last = data + n - 16;
-        for (int j = 0; j < 16; ++j) last[j] = uniform();
-        normal_fill_16(last);
-      }
-      if constexpr (!std::is_same_v<T, F>)
-        for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(data[i]);
-    } else {
-      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(g.next_normal());
-    }
-  });
+  random_fill<Normal>(t, Normal ? 0.0 : 0.0, 1.0,
+                      Normal ? "normal_kernel_cpu" : "uniform_kernel_cpu");
   return t;
 }
+}  // namespace
+
+// For normal_ and uniform_ (kernels/cpu/composite_ops.cpp).
+void cpu_random_fill(Tensor& t, bool normal, double a, double b) {
+  if (normal)
+    random_fill<true>(t, a, b, "normal_kernel_cpu");
+  else
+    random_fill<false>(t, a, b, "uniform_kernel_cpu");
+}
+
+namespace {
+
 Tensor rand_k(std::vector<int64_t> size, OptDtype dt, OptDevice dev, bool rg) {
   return random_impl<false>(size, dt, dev, rg);
 }

@@ -1902,6 +1902,26 @@ Derivative kDerivatives[] = {
           b.set("other", ops::neg(ops::mul(b.grad(), ops::exp(e))));
         }
       }),
+    // -- advanced indexing (kernels/cpu/advanced_index_ops.cpp): the gradient goes back to the
+    // indexed positions, repeated ones adding up
+    D(index, "",
+      {
+        const Tensor& g = b.grad();
+        b.set("self", ops::index_put(zeros(b.sizes("self"), g.dtype(), g.device()),
+                                     b.arg("indices"), g, true));
+      }),
+    D(index_put, "",
+      {
+        const IValue& idx = b.arg("indices");
+        const Tensor& g = b.grad();
+        if (b.needs("self"))
+          b.set("self",
+                b.arg("accumulate").to_bool()
+                    ? g
+                    : ops::index_put(g, idx, zeros(b.sizes("values"), g.dtype(), g.device()), false)
+                          .tensor());
+        if (b.needs("values")) b.set("values", sum_to(ops::index(g, idx), b.sizes("values")));
+      }),
     // -- scatters, masks and flat indices (kernels/cpu/scatter_ops.cpp)
     D(scatter_src, "index",
       {
@@ -1958,6 +1978,9 @@ Derivative kDerivatives[] = {
         if (b.needs("source"))
           b.set("source", ops::take(b.grad(), idx).tensor().view(b.sizes("source")));
       }),
+    // -- metadata-only in-place ops: not recorded (kernels/cpu/inplace_view_ops.cpp)
+    NONDIFF(t_), NONDIFF(transpose_), NONDIFF(squeeze_), NONDIFF(squeeze__dim), NONDIFF(unsqueeze_),
+    NONDIFF(as_strided_), NONDIFF(resize_), NONDIFF(resize_as_), NONDIFF(requires_grad_),
     // -- never differentiable: the outputs of these do not require grad
     NONDIFF(detach), NONDIFF(zeros_like), NONDIFF(ones_like), NONDIFF(empty_like),
     NONDIFF(full_like), NONDIFF(rand_like), NONDIFF(randn_like), NONDIFF(new_zeros),

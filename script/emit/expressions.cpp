@@ -1114,7 +1114,8 @@ Value* FunctionEmitter::tensor_index(Value* t, const std::vector<const Expr*>& i
                "mixing tensor indices with ints, slices or None is not supported in script yet");
         tensors.push_back(w);
       }
-      Value* list = insert(graph->create_list(Type::tensor(), tensors), r)->output();
+      Value* list =
+          insert(graph->create_list(Type::optional(Type::tensor()), tensors), r)->output();
       return call_builtin_op("aten::index", {Arg{SV::of(list), list, r, ""}}, r, cur);
     }
     fail(

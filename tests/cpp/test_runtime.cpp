@@ -155,7 +155,8 @@ TEST(OpVariants, TheUnpairedVariantsAreThePinnedOnes) {
   std::vector<std::string> unpaired;
   for (const OpEntry* op : unpaired_variants()) unpaired.push_back(op->name);
   EXPECT_EQ(unpaired, (std::vector<std::string>{
-                          "aten::copy_", "aten::fill_.Scalar", "aten::zero_", "aten::normal_",
+                          "aten::copy_", "aten::fill_.Scalar", "aten::zero_", "aten::resize_",
+                          "aten::resize_as_", "aten::requires_grad_", "aten::normal_",
                           "aten::uniform_", "aten::bernoulli_.float", "aten::polygamma_",
                           "aten::dropout_", "aten::embedding_renorm_", "aten::__iand__.Tensor",
                           "aten::__iand__.Scalar", "aten::__ior__.Tensor", "aten::__ior__.Scalar",
