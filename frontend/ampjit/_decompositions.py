@@ -1488,3 +1488,123 @@ def new_empty_strided(self: Tensor, size: List[int], stride: List[int], dtype: O
                       device: Optional[torch.device] = None, requires_grad: bool = False) -> Tensor:
     return torch.empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype,
                                device=self.device if device is None else device, requires_grad=requires_grad)
+
+
+# ---- more compositions -----------------------------------------------------------------------------
+
+def sum_to_size(self: Tensor, size: List[int]) -> Tensor:
+    if len(size) == 0:  # torch sums to a scalar, promoting as sum does
+        return self.sum()
+    shape = self.size()
+    if len(size) > len(shape):
+        raise RuntimeError("size {{{}}} is not expandable to size {{{}}}.".format(size, shape))
+    lead = len(shape) - len(size)
+    dims: List[int] = []
+    for i in range(len(shape)):
+        if i < lead:
+            dims.append(i)
+        elif size[i - lead] == 1 and shape[i] != 1:
+            dims.append(i)
+        elif size[i - lead] != shape[i]:
+            raise RuntimeError("size {} is not expandable to size {}.".format(size, shape))
+    if len(dims) == 0:
+        return self
+    return self.sum(dims, True).reshape(size)
+
+
+def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    n = max(self.dim(), 1)
+    d = _wrap(dimension, n)
+    length = self.size(d) if self.dim() > 0 else 1
+    if size > length:
+        raise RuntimeError("maximum size for tensor at dimension {} is {} but size is {}".format(d, length, size))
+    if step <= 0:
+        raise RuntimeError("step is {} but must be > 0".format(step))
+    sizes: List[int] = []
+    strides: List[int] = []
+    st = self.stride()
+    for i in range(self.dim()):
+        if i == d:
+            sizes.append((length - size) // step + 1)
+            strides.append(step * st[i])
+        else:
+            sizes.append(self.size(i))
+            strides.append(st[i])
+    sizes.append(size)
+    strides.append(st[d] if self.dim() > 0 else 1)
+    return torch.as_strided(self, sizes, strides, self.storage_offset())
+
+
+def _triangle_indices(row: int, col: int, offset: int, lower: bool, dtype: Optional[int],
+                      device: Optional[torch.device]) -> Tensor:
+    if row < 0 or col < 0:
+        raise RuntimeError("row must be non-negative, got{}".format(row if row < 0 else col))
+    r = torch.arange(row, device=device).unsqueeze(1)
+    c = torch.arange(col, device=device).unsqueeze(0)
+    keep = (c - r <= offset) if lower else (c - r >= offset)
+    out = torch.nonzero(keep).t()
+    return out.to(torch.int64 if dtype is None else dtype)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, dtype: Optional[int] = None,
+                 device: Optional[torch.device] = None, requires_grad: bool = False) -> Tensor:
+    return _triangle_indices(row, col, offset, True, dtype, device)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, dtype: Optional[int] = None,
+                 device: Optional[torch.device] = None, requires_grad: bool = False) -> Tensor:
+    return _triangle_indices(row, col, offset, False, dtype, device)
+
+
+def isin__Tensor_Tensor(elements: Tensor, test_elements: Tensor, assume_unique: bool = False,
+                        invert: bool = False) -> Tensor:
+    tests = test_elements.reshape([-1])
+    if tests.numel() == 0:
+        return torch.full_like(elements, invert, dtype=torch.bool)
+    s, _ = torch.sort(tests)
+    pos = torch.searchsorted(s, elements).clamp(0, s.numel() - 1)
+    found = torch.eq(s[pos.reshape([-1])].reshape(elements.size()), elements)
+    return torch.logical_not(found) if invert else found
+
+
+def isin__Tensor_Scalar(elements: Tensor, test_element: float, assume_unique: bool = False,
+                        invert: bool = False) -> Tensor:
+    found = torch.eq(elements, test_element)
+    return torch.logical_not(found) if invert else found
+
+
+def isin__Scalar_Tensor(element: float, test_elements: Tensor, assume_unique: bool = False,
+                        invert: bool = False) -> Tensor:
+    found = torch.any(torch.eq(test_elements, element))
+    return torch.logical_not(found) if invert else found
+
+
+def repeat_interleave__self_int(self: Tensor, repeats: int, dim: Optional[int] = None,
+                                output_size: Optional[int] = None) -> Tensor:
+    if repeats < 0:
+        raise RuntimeError("repeats can not be negative")
+    x = self.reshape([-1]) if dim is None else self
+    d = 0 if dim is None else _wrap(dim, max(self.dim(), 1))
+    if x.dim() == 0:
+        x = x.reshape([1])
+    shape = x.size()
+    expanded = x.unsqueeze(d + 1).expand(shape[:d + 1] + [repeats] + shape[d + 1:])
+    shape[d] = shape[d] * repeats
+    return expanded.reshape(shape)
+
+
+def repeat_interleave__self_Tensor(self: Tensor, repeats: Tensor, dim: Optional[int] = None,
+                                   output_size: Optional[int] = None) -> Tensor:
+    x = self.reshape([-1]) if dim is None else self
+    d = 0 if dim is None else _wrap(dim, max(self.dim(), 1))
+    if x.dim() == 0:
+        x = x.reshape([1])
+    r = repeats
+    if r.dim() == 0 or r.numel() == 1:
+        r = r.reshape([1]).expand([x.size(d)])
+    elif r.dim() != 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if r.size(0) != x.size(d):
+        raise RuntimeError("repeats must have the same size as input along dim, but got repeats.size(0) = {} and "
+                           "input.size({}) = {}".format(r.size(0), d, x.size(d)))
+    return x.index_select(d, torch.repeat_interleave(r, output_size=output_size))

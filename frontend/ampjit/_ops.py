@@ -273,6 +273,65 @@ def _hermitian(self):
     return self if self.dim() == 0 else self.transpose(0, 1)
 
 
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """torch.gradient: central differences inside, one-sided at the ends (edge_order 1 or 2), along
+    `dim` (every dim when None), with a scalar spacing, one per dim, or coordinates per dim."""
+    import ampjit
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if spacing is None:
+        spacing = 1
+    dims = list(range(input.dim())) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    dims = [d % input.dim() for d in dims]
+    if isinstance(spacing, (int, float)):
+        spacing = [spacing] * len(dims)
+    elif isinstance(spacing, (list, tuple)) and len(spacing) == 1 and len(dims) > 1:
+        spacing = list(spacing) * len(dims)
+    if len(spacing) != len(dims):
+        raise RuntimeError("torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+                           "arguments to have the same length, but got a spacing argument of length {} and a dim "
+                           "argument of length {}.".format(len(spacing), len(dims)))
+    out = []
+    for d, h in zip(dims, spacing):
+        n = input.shape[d]
+        if n < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+        x = input if input.is_floating_point() else input.to(ampjit.get_default_dtype())
+        sl = lambda a, b: x.narrow(d, a, b - a)  # noqa: E731
+        if isinstance(h, ampjit.Tensor):  # coordinates
+            shape = [1] * x.dim()
+            shape[d] = n
+            c = h.reshape(shape).to(x.dtype)
+            cs = lambda a, b: c.narrow(d, a, b - a)  # noqa: E731
+            dx1 = cs(1, n - 1) - cs(0, n - 2)
+            dx2 = cs(2, n) - cs(1, n - 1)
+            a = -dx2 / (dx1 * (dx1 + dx2))
+            b = (dx2 - dx1) / (dx1 * dx2)
+            cc = dx1 / (dx2 * (dx1 + dx2))
+            interior = a * sl(0, n - 2) + b * sl(1, n - 1) + cc * sl(2, n)
+            first = (sl(1, 2) - sl(0, 1)) / (cs(1, 2) - cs(0, 1))
+            last = (sl(n - 1, n) - sl(n - 2, n - 1)) / (cs(n - 1, n) - cs(n - 2, n - 1))
+            if edge_order == 2:
+                h1, h2 = cs(1, 2) - cs(0, 1), cs(2, 3) - cs(1, 2)
+                first = (-(2 * h1 + h2) / (h1 * (h1 + h2)) * sl(0, 1) + (h1 + h2) / (h1 * h2) * sl(1, 2)
+                         - h1 / (h2 * (h1 + h2)) * sl(2, 3))
+                h1, h2 = cs(n - 2, n - 1) - cs(n - 3, n - 2), cs(n - 1, n) - cs(n - 2, n - 1)
+                last = (h2 / (h1 * (h1 + h2)) * sl(n - 3, n - 2) - (h1 + h2) / (h1 * h2) * sl(n - 2, n - 1)
+                        + (2 * h2 + h1) / (h2 * (h1 + h2)) * sl(n - 1, n))
+        else:
+            interior = (sl(2, n) - sl(0, n - 2)) / (2.0 * h)
+            first = (sl(1, 2) - sl(0, 1)) / h
+            last = (sl(n - 1, n) - sl(n - 2, n - 1)) / h
+            if edge_order == 2:
+                first = (-1.5 * sl(0, 1) + 2.0 * sl(1, 2) - 0.5 * sl(2, 3)) / h
+                last = (0.5 * sl(n - 3, n - 2) - 2.0 * sl(n - 2, n - 1) + 1.5 * sl(n - 1, n)) / h
+        out.append(ampjit.cat([first, interior, last], d))
+    return tuple(out)
+
+
+_PYTHON["gradient"] = gradient
+
+
 def _install_python_methods(tensor):
     """Tensor methods whose Python signature differs from their op's."""
     def nonzero_method(self, *, as_tuple=False):
@@ -282,6 +341,16 @@ def _install_python_methods(tensor):
     tensor.mT = property(_matrix_transpose)
     tensor.mH = property(_matrix_transpose)
     tensor.H = property(_hermitian)
+
+    def polygamma_method(self, n):
+        return _C._call("aten::polygamma", (n, self), {})
+    polygamma_method.__name__ = "polygamma"
+    tensor.polygamma = polygamma_method
+
+    def where_method(self, condition, y):
+        return _C._call("aten::where", (condition, self, y), {})
+    where_method.__name__ = "where"
+    tensor.where = where_method
 
 
 def _install_functions(namespace):

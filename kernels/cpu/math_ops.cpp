@@ -23,7 +23,6 @@
 #include <boost/math/special_functions/digamma.hpp>
 #include <boost/math/special_functions/erf.hpp>
 #include <boost/math/special_functions/gamma.hpp>
-#include <boost/math/special_functions/polygamma.hpp>
 
 #include "kernels/cpu/elementwise.h"
 #include "kernels/pointwise_meta.h"
@@ -443,18 +442,45 @@ Tensor float_only_k(const Tensor& x, const Tensor& y) {
   return float_only(b, x, y);
 }
 
-// polygamma(n, x): digamma for n = 0, Boost's polygamma above.
+// torch's trigamma, in the op-math type M as torch computes it (float for float32 and the reduced
+// types): the reflection formula below 1/2 (so a pole comes out as the large finite value sin's
+// rounding gives, as torch's does), six steps of the recurrence, then the asymptotic series.
+template <typename M>
+M trigamma(M x) {
+  const M pi = static_cast<M>(kPi);
+  M sign = 1, result = 0;
+  if (x < M(0.5)) {
+    sign = -1;
+    const M s = std::sin(pi * x);
+    result -= (pi * pi) / (s * s);
+    x = 1 - x;
+  }
+  for (int i = 0; i < 6; ++i) {
+    result += 1 / (x * x);
+    x += 1;
+  }
+  const M ixx = 1 / (x * x);
+  result += (1 + 1 / (2 * x) + ixx * (M(1. / 6) - ixx * (M(1. / 30) - ixx * M(1. / 42)))) / x;
+  return sign * result;
+}
+
+// polygamma(n, x): digamma for n = 0, trigamma for 1, and above (-1)^(n+1) n! zeta(n + 1, x), as
+// torch computes it (so a pole is an infinity of that sign).
+template <typename M>
+M polygamma(int64_t n, M x) {
+  if (n == 0) return static_cast<M>(digamma(static_cast<double>(x)));
+  if (n == 1) return trigamma<M>(x);
+  const double sign = n % 2 ? 1.0 : -1.0;
+  return static_cast<M>(sign * std::exp(std::lgamma(n + 1.0)) *
+                        zeta(static_cast<double>(n + 1), static_cast<double>(x)));
+}
+
 Tensor polygamma_k(int64_t n, const Tensor& self) {
   AMPJIT_CHECK(n >= 0, "polygamma(n, x) does not support negative n.");
   const ScalarType rt = meta::float_result(self.dtype());
   return dispatch_floating(rt, "polygamma", [&]<typename T>() {
     using M = opmath_t<T>;
-    return map<T>("polygamma", std::array{self}, rt, [n](M x) {
-      const double d = static_cast<double>(x);
-      if (n == 0) return static_cast<M>(digamma(d));
-      if (d <= 0 && d == std::floor(d)) return static_cast<M>(kInf);
-      return static_cast<M>(bm::polygamma(static_cast<int>(n), d, Policy()));
-    });
+    return map<T>("polygamma", std::array{self}, rt, [n](M x) { return polygamma<M>(n, x); });
   });
 }
 Tensor polygamma_inplace_k(Tensor self, int64_t n) {
