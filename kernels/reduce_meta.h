@@ -115,9 +115,10 @@ inline ScalarType widened_type(const Tensor& self, std::optional<ScalarType> dty
 
 // The compute dtype of sum, mean, prod and the scans for result dtype `rt`: integer results are
 // computed in int64 and narrowed at the end (wrapping arithmetic commutes with the narrowing, so
-// sum(x, dtype=int8) is exact), which leaves int64 and the floating types to instantiate.
+// sum(x, dtype=int8) is exact; a bool result is whether the int64 one is nonzero, as torch's),
+// which leaves int64 and the floating types to instantiate.
 inline ScalarType sum_compute_type(ScalarType rt, const char* op) {
-  const ScalarType ct = is_integral(rt) ? ScalarType::Int64 : rt;
+  const ScalarType ct = is_integral(rt, /*include_bool=*/true) ? ScalarType::Int64 : rt;
   if (ct != ScalarType::Int64 && !is_floating(ct)) throw_unsupported_dtype(op, ct);
   return ct;
 }

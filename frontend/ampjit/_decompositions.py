@@ -1405,16 +1405,12 @@ def normal__float_float(mean: float, std: float, size: List[int], dtype: Optiona
 
 def _randint(low: int, high: int, size: List[int], like: Optional[Tensor], dtype: Optional[int],
              device: Optional[torch.device]) -> Tensor:
-    if low >= high:
-        raise RuntimeError("random_ expects 'from' to be less than 'to', but got from={} >= to={}".format(low, high))
+    # torch: at::empty(size).random_(low, high), which checks low < high.
     if like is None:
-        u = torch.rand(size, dtype=torch.float64, device=device)
+        out = torch.empty(size, dtype=torch.int64 if dtype is None else dtype, device=device)
     else:
-        u = torch.rand_like(like, dtype=torch.float64)
-    values = torch.floor(u * (high - low)) + low
-    if like is None:
-        return values.to(torch.int64 if dtype is None else dtype)
-    return values.to(like.dtype if dtype is None else dtype)
+        out = torch.empty_like(like, dtype=like.dtype if dtype is None else dtype)
+    return out.random_(low, high)
 
 
 def randint(high: int, size: List[int], dtype: Optional[int] = None, device: Optional[torch.device] = None,

@@ -274,6 +274,71 @@ void cpu_random_fill(Tensor& t, bool normal, double a, double b) {
 
 namespace {
 
+// torch's random_: integers drawn uniformly from [from, to) as (draw % (to - from)) + from, one
+// 32-bit draw per element, or a 64-bit one when the range needs it (Note [torch's CPU generator]);
+// without a range, the dtype's whole range of exactly representable integers (2^digits + 1 values
+// for the floating types, [0, max] for the integers, 0 and 1 for bool).
+Tensor random_impl_(Tensor self, std::optional<int64_t> from, std::optional<int64_t> to) {
+  const ScalarType dt = self.dtype();
+  const int64_t lo = from.value_or(0);
+  std::optional<uint64_t> range;
+  if (to) {
+    AMPJIT_CHECK(lo < *to, "random_ expects 'from' to be less than 'to', but got from={} >= to={}",
+                 lo, *to);
+    range = static_cast<uint64_t>(*to - lo);
+  } else if (from) {  // [from, the dtype's largest exactly representable integer]
+    const int64_t hi = dt == ScalarType::Float64  ? (int64_t{1} << 53)
+                       : dt == ScalarType::Float32 ? (int64_t{1} << 24)
+                       : dt == ScalarType::Float16 ? (int64_t{1} << 11)
+                       : dt == ScalarType::BFloat16 ? (int64_t{1} << 8)
+                       : dt == ScalarType::Bool     ? 1
+                                                    : static_cast<int64_t>(dispatch_integral(
+                                                          dt, "random_", []<typename T>() {
+                                                            return static_cast<int64_t>(
+                                                                std::numeric_limits<T>::max());
+                                                          }));
+    AMPJIT_CHECK(lo <= hi, "random_ expects 'from' casted to dtype to be less than or equal to "
+                           "'to_inc' casted to dtype, but got from={} > to_inc={}",
+                 lo, hi);
+    range = static_cast<uint64_t>(hi - lo) + 1;
+  }
+  Generator& g = default_generator(DeviceType::CPU);
+  std::lock_guard<std::mutex> lock(g.mutex());
+  const bool dense = self.is_contiguous();
+  Tensor target = dense ? self : Tensor::empty(self.sizes(), dt, self.device());
+  dispatch_all(dt, "random_", [&]<typename T>() {
+    T* p = target.data<T>();
+    const int64_t n = target.numel();
+    for (int64_t i = 0; i < n; ++i) {
+      if (range) {
+        const uint64_t v = *range >= (uint64_t{1} << 32) ? g.random64() : g.random();
+        p[i] = static_cast<T>(static_cast<int64_t>(v % *range + static_cast<uint64_t>(lo)));
+      } else if constexpr (std::is_same_v<T, bool>) {
+        p[i] = (g.random() & 1) != 0;
+      } else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, Half> ||
+                           std::is_same_v<T, BFloat16>) {
+        constexpr int digits = std::is_same_v<T, double> ? 53 : kDigits<T>;
+        const uint64_t v = std::is_same_v<T, double> ? g.random64() : g.random();
+        p[i] = static_cast<T>(static_cast<double>(v % ((uint64_t{1} << digits) + 1)));
+      } else {
+        const uint64_t v = std::is_same_v<T, int64_t> ? g.random64() : g.random();
+        p[i] = static_cast<T>(v % (static_cast<uint64_t>(std::numeric_limits<T>::max()) + 1));
+      }
+    }
+  });
+  if (!dense) self.copy_(target);
+  return self;
+}
+Tensor random_from_k(Tensor self, int64_t from, std::optional<int64_t> to) {
+  return random_impl_(self, from, to);
+}
+Tensor random_to_k(Tensor self, int64_t to) {
+  return random_impl_(self, 0, to);
+}
+Tensor random_k(Tensor self) {
+  return random_impl_(self, std::nullopt, std::nullopt);
+}
+
 Tensor rand_k(std::vector<int64_t> size, OptDtype dt, OptDevice dev, bool rg) {
   return random_impl<false>(size, dt, dev, rg);
 }
@@ -325,6 +390,9 @@ AMPJIT_KERNEL(arange, arange_k)
 AMPJIT_KERNEL(arange_start, arange_start_k)
 AMPJIT_KERNEL(arange_start_step, arange_start_step_k)
 AMPJIT_KERNEL(eye, eye_k)
+AMPJIT_KERNEL(random__from, random_from_k)
+AMPJIT_KERNEL(random__to, random_to_k)
+AMPJIT_KERNEL(random_, random_k)
 AMPJIT_KERNEL(linspace, linspace_k)
 AMPJIT_KERNEL(logspace, logspace_k)
 AMPJIT_KERNEL(eye_m, eye_m_k)

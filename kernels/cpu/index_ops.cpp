@@ -214,7 +214,7 @@ Tensor scatter_add_k(const Tensor& self, int64_t dim, const Tensor& index, const
   const meta::ScatterAddMeta m = meta::scatter_add_meta(self, dim, index, src);
   check_bounds(m.index, m.self.size(m.dim), m.dim, "scatter_add");
   const ScalarType dt = self.dtype();
-  AMPJIT_CHECK(dt != ScalarType::Bool, "\"scatter_add_cpu_\" not implemented for 'Bool'");
+  // bool adds as an integer and reads back as whether it is nonzero ("or"), as torch's
   const ScalarType ct = dt == ScalarType::Float64 ? dt
                         : is_floating(dt)         ? ScalarType::Float32
                                                   : ScalarType::Int64;

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <tuple>
 
 #include <boost/math/special_functions/airy.hpp>
 #include <boost/math/special_functions/bessel.hpp>
@@ -785,6 +786,28 @@ Tensor fmin_k(const Tensor& a, const Tensor& b) {
   return fmax_fmin("fmin", false, a, b);
 }
 
+// frexp: mantissa in [0.5, 1) (of self's dtype) and exponent (int32), x = m * 2^e; 0, inf and NaN
+// keep x as the mantissa with exponent 0, as std::frexp gives them.
+std::tuple<Tensor, Tensor> frexp_k(const Tensor& self) {
+  AMPJIT_CHECK(is_floating(self.dtype()),
+               "torch.frexp() only supports floating-point dtypes");
+  const Tensor x = self.contiguous();
+  Tensor m = Tensor::empty(self.sizes(), self.dtype(), self.device());
+  Tensor e = Tensor::empty(self.sizes(), ScalarType::Int32, self.device());
+  dispatch_floating(self.dtype(), "frexp", [&]<typename T>() {
+    const T* xp = x.data<T>();
+    T* mp = m.data<T>();
+    int32_t* ep = e.data<int32_t>();
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      int exp = 0;
+      const double mant = std::frexp(static_cast<double>(xp[i]), &exp);
+      mp[i] = static_cast<T>(mant);
+      ep[i] = exp;
+    }
+  });
+  return {m, e};
+}
+
 // heaviside: 0 below zero, 1 above, `values` at zero; both operands of one dtype.
 Tensor heaviside_k(const Tensor& self, const Tensor& values) {
   AMPJIT_CHECK(self.dtype() == values.dtype(),
@@ -887,3 +910,4 @@ AMPJIT_KERNEL(nextafter, cpu::nextafter_k)
 AMPJIT_KERNEL(fmax, cpu::fmax_k)
 AMPJIT_KERNEL(fmin, cpu::fmin_k)
 AMPJIT_KERNEL(heaviside, cpu::heaviside_k)
+AMPJIT_KERNEL(frexp, cpu::frexp_k)

@@ -256,10 +256,17 @@ Tensor diff_k(const Tensor& self, int64_t n, int64_t dim, const std::optional<Te
   dim = wrap_dim(dim, self.dim());
   Tensor x = self;
   if (prepend || append) {
+    // a 0-dim prepend or append stands for a slice of self's shape along dim, as in torch
+    auto as_slice = [&](const Tensor& t) {
+      if (t.dim() != 0) return t;
+      std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
+      shape[static_cast<size_t>(dim)] = 1;
+      return t.expand(shape);
+    };
     std::vector<Tensor> parts;
-    if (prepend) parts.push_back(*prepend);
+    if (prepend) parts.push_back(as_slice(*prepend));
     parts.push_back(self);
-    if (append) parts.push_back(*append);
+    if (append) parts.push_back(as_slice(*append));
     x = ops::cat(parts, dim);
   }
   for (int64_t i = 0; i < n && x.size(dim) > 0; ++i) {
