@@ -20,7 +20,9 @@
 // and ampjit::_fft_c2c: script-only, each with its derivative (runtime/autograd/derivatives.cpp).
 // torch.fft's functions, stft and istft are decompositions over them written as torch 1.13's
 // SpectralOps.cpp writes them (frontend/ampjit/_decompositions.py), so they script, trace and
-// differentiate like any decomposed op.
+// differentiate like any decomposed op. The factories among them (fftfreq, rfftfreq, the windows)
+// take dtype= and device=; their Python functions add torch's requires_grad=, which a
+// decomposition cannot set.
 //
 // The transforms are KISS FFT's (Debian's libkissfft-dev, BSD-3-Clause): its C++ header's
 // mixed-radix template, instantiated for double. Every transform runs in double, float32 inputs

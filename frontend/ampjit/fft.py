@@ -31,10 +31,14 @@ del _install
 
 def _freq(op, n, d, out, dtype, device, requires_grad):
     # torch's layout= is accepted and ignored: ampjit's tensors are all strided
-    result = _ops._C._call(op, (n, d), {"dtype": dtype, "device": device})
     if out is not None:
-        out.resize_(result.shape).copy_(result)
-        result = out
+        # torch computes in out's dtype, then resizes out and writes it: out= of a multiplication
+        # by one does both (kernels::write_result, Note [Derived op variants])
+        result = _ops._C._call(op, (n, d), {"dtype": out.dtype, "device": out.device})
+        one = _ops._C.tensor(1.0, dtype=out.dtype, device=out.device)
+        _ops._C._call("aten::mul", (result, one), {"out": out})
+        return out
+    result = _ops._C._call(op, (n, d), {"dtype": dtype, "device": device})
     if requires_grad:
         result.requires_grad_(True)
     return result

@@ -141,6 +141,13 @@ def test_fftfreq_and_rfftfreq_match_torch(torch_ref, n, d):
     r = ampjit.fft.fftfreq(4, requires_grad=True)
     assert r.requires_grad and r.is_leaf
 
+    def out_form(L):
+        out = L.empty(2, dtype=L.float64)
+        return L.fft.fftfreq(5, 0.5, out=out), out
+    (r, out), (tr, tout) = both(torch_ref, out_form)
+    assert r is out
+    assert_close(out, tout, rtol=0, atol=0)
+
 
 WINDOWS = [
     ("hann_window", {}), ("hann_window", {"periodic": False}),
@@ -163,6 +170,8 @@ def test_windows_match_torch(torch_ref, name, kwargs):
             assert_close(got, want, rtol=tol, atol=tol)
     got, want = both(torch_ref, lambda L: getattr(L, name)(8, **kwargs))
     assert_close(got, want)
+    w = getattr(ampjit, name)(8, requires_grad=True, **kwargs)
+    assert w.requires_grad and w.is_leaf
 
 
 STFT_CASES = [
