@@ -1590,6 +1590,8 @@ def _fft_shift(self: Tensor, dim: Optional[List[int]], inverse: bool) -> Tensor:
             dims.append(_wrap(d, max(self.dim(), 1)))
     shifts: List[int] = []
     for d in dims:
+        if self.dim() == 0:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
         shifts.append((self.size(d) + 1) // 2 if inverse else self.size(d) // 2)
     return torch.roll(self, shifts, dims)
 
@@ -1832,8 +1834,16 @@ def stft__center(self: Tensor, n_fft: int, hop_length: Optional[int] = None,
         for s in self.shape:
             extended.append(s)
         pad = n_fft // 2
+        if not self.is_floating_point() and (pad_mode == "replicate" or
+                                             (pad_mode == "reflect" and pad < extended[-1])):
+            # torch's 1-d reflection and replication padding kernels take floating types only
+            # (after reflection's check of the padding size, which F.pad makes)
+            raise RuntimeError("\"{}\" not implemented for '{}'".format(
+                "reflection_pad1d" if pad_mode == "reflect" else "replication_pad1d_cpu",
+                _fft_type_name(self)[len("torch."):-len("Tensor")]))
         x = torch.nn.functional.pad(self.view(extended), [pad, pad], pad_mode)
-        x = x.view(x.shape[len(x.shape) - signal_dim:])
+        if signal_dim > 0:  # torch's input.shape[-signal_dim:] keeps every dim of a 0-dim input
+            x = x.view(x.shape[len(x.shape) - signal_dim:])
     return torch.stft(x, n_fft, hop_length, win_length, window, normalized, onesided,
                       return_complex)
 

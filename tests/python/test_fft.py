@@ -106,6 +106,15 @@ ERRORS = [
     ("hann", lambda L, x: L.hann_window(4, dtype=L.int64)),
     ("hamming", lambda L, x: L.hamming_window(4, dtype=L.float16)),
     ("kaiser", lambda L, x: L.kaiser_window(4, dtype=L.float16)),
+    ("fftshift", lambda L, x: L.fft.fftshift(x[0, 0], dim=-1)),
+    ("stft", lambda L, x: L.stft(x[0, 0], 2, return_complex=False)),
+    ("stft", lambda L, x: L.stft(x.to(L.int64), 4, return_complex=False)),
+    ("stft", lambda L, x: L.stft(x.to(L.int64), 40, return_complex=False)),
+    ("stft", lambda L, x: L.stft(x, 4, window=L.ones(3), return_complex=False)),
+    ("stft", lambda L, x: L.stft(x, 4, hop_length=0, return_complex=False)),
+    ("istft", lambda L, x: L.istft(x.reshape(3, 4, 2), 6, center=False)),
+    ("istft", lambda L, x: L.istft(x.reshape(3, 4, 2), 4, window=L.zeros(4))),
+    ("istft", lambda L, x: L.istft(x.reshape(3, 4, 2), 4, onesided=False)),
 ]
 
 
