@@ -297,3 +297,23 @@ def test_namespace_has_every_public_name_of_torchs(torch_ref):
     missing = sorted(n for n in names - internal if not hasattr(ampjit.fft, n))
     assert missing == []
     assert ampjit.fft.Tensor is ampjit.Tensor
+
+
+@pytest.mark.parametrize("name,fn", GRAD_CASES[:5] + GRAD_CASES[6:],
+                         ids=[c[0] for c in GRAD_CASES[:5] + GRAD_CASES[6:]])
+def test_double_backward_matches_torch(torch_ref, name, fn):
+    """The primitives' derivatives are made of the primitives: backward records, and its gradient
+    with respect to the incoming gradient is torch's."""
+    a = np.random.default_rng(7).normal(size=(4, 6))
+
+    def run(L):
+        x = L.tensor(a, dtype=L.float64, requires_grad=True)
+        y = fn(L, x)
+        v = L.tensor(np.linspace(-1.0, 1.0, y.numel()).reshape(tuple(y.shape)), dtype=L.float64,
+                     requires_grad=True)
+        (g,) = L.autograd.grad(y, x, v, create_graph=True)
+        w = L.tensor(np.cos(np.arange(24.0)).reshape(4, 6), dtype=L.float64)
+        (gv,) = L.autograd.grad((g * w).sum(), v)
+        return gv
+    got, want = both(torch_ref, run)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-9, atol=1e-12)
