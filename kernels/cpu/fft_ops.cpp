@@ -43,7 +43,7 @@ Signal load(const Tensor& self, bool pairs) {
   return s;
 }
 
-// Runs body(line, base, stride) for every line of `s` along dim d in parallel, where the line's
+// Runs body(state, base) for every line of `s` along dim d in parallel, where the line's
 // elements are values[base + k * stride]. `make` builds a thread's state once per chunk.
 template <typename Make, typename Body>
 void for_lines(const Signal& s, int64_t d, int64_t len, Make&& make, Body&& body) {
