@@ -49,6 +49,7 @@ from ._threads import get_num_threads, set_num_threads  # noqa: E402
 from . import testing  # noqa: E402
 from . import special  # noqa: E402,F401
 from . import masked  # noqa: E402,F401
+from . import fft  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402
 
 __version__ = "0.1.0"

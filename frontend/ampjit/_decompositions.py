@@ -1604,3 +1604,686 @@ def repeat_interleave__self_Tensor(self: Tensor, repeats: Tensor, dim: Optional[
         raise RuntimeError("repeats must have the same size as input along dim, but got repeats.size(0) = {} and "
                            "input.size({}) = {}".format(r.size(0), d, x.size(d)))
     return x.index_select(d, torch.repeat_interleave(r, output_size=output_size))
+# ---- fft ----
+# torch.fft, torch.stft, torch.istft and the window functions, as torch 1.13 writes them
+# (aten/src/ATen/native/SpectralOps.cpp, TensorFactories.cpp), over the FFT primitives
+# torch.ops.ampjit._fft_r2c, _fft_c2r and _fft_c2c (Note [FFTs without a complex dtype] in
+# kernels/fft_meta.h): a complex intermediate is a real tensor with its (real, imaginary) pairs in
+# a last dimension of 2. A function whose result would be complex checks its arguments as torch
+# does, then raises NotImplementedError.
+
+def _fft_complex_result(fname: str) -> str:
+    return ("{} returns a complex tensor: complex tensors are out of scope in ampjit (of torch.fft, "
+            "irfft, hfft and their 2-d and n-d forms return real tensors)").format(fname)
+
+
+def _fft_norm(norm: Optional[str], forward: bool) -> int:
+    """torch's norm_from_string: ATen's fft_norm_mode (0: none, 1: by_root_n, 2: by_n)."""
+    if norm is None or norm == "backward":
+        return 0 if forward else 2
+    if norm == "forward":
+        return 2 if forward else 0
+    if norm == "ortho":
+        return 1
+    raise RuntimeError("Invalid normalization mode: \"{}\"".format(norm))
+
+
+def _fft_promote(x: Tensor) -> Tensor:
+    """torch's promote_tensor_fft: integers and bools in the default dtype; float32 or float64."""
+    if not x.is_floating_point():
+        x = x * 1.0
+    if x.dtype == torch.float16:
+        raise RuntimeError("Unsupported dtype Half")
+    if x.dtype == torch.bfloat16:
+        raise RuntimeError("Unsupported dtype BFloat16")
+    return x
+
+
+def _fft_size(x: Tensor, d: int) -> int:
+    # torch reads the size of dim 0 of a 0-dim tensor as 0
+    return x.size(d) if x.dim() > 0 else 0
+
+
+def _fft_pairs(x: Tensor) -> Tensor:
+    """A real tensor as complex values: zero imaginary parts."""
+    return torch.stack([x, torch.zeros_like(x)], -1)
+
+
+def _fft_conj(z: Tensor) -> Tensor:
+    return torch.stack([z.select(-1, 0), torch.neg(z.select(-1, 1))], -1)
+
+
+def _fft_resize(x: Tensor, dims: List[int], sizes: List[int]) -> Tensor:
+    """torch's resize_fft_input: each dim sliced from 0, or zero-padded at its end, to its size."""
+    if x.dim() == 0:
+        raise RuntimeError("Length of pad should be no more than twice the number of dimensions "
+                           "of the input. Pad length is 2while the input has 0dimensions.")
+    pad = [0] * (2 * x.dim())
+    must_pad = False
+    for i in range(len(dims)):
+        d = dims[i]
+        n = sizes[i]
+        if n != -1:
+            if x.size(d) < n:
+                must_pad = True
+                pad[len(pad) - 2 * d - 1] = n - x.size(d)
+            if x.size(d) > n:
+                x = x.narrow(d, 0, n)
+    if must_pad:
+        return torch.constant_pad_nd(x, pad)
+    return x
+
+
+def _fft_c2r(fname: str, self: Tensor, n: Optional[int], dim: int, norm: Optional[str],
+             forward: bool) -> Tensor:
+    """irfft and hfft: torch's fft_c2r on a real input (complex with zero imaginary parts, which
+    hfft's conjugation leaves as they are)."""
+    x = _fft_promote(self)
+    d = _wrap(dim, max(x.dim(), 1))
+    last = 2 * (_fft_size(x, d) - 1)
+    if n is not None:
+        last = n
+    if last < 1:
+        raise RuntimeError("Invalid number of data points ({}) specified".format(last))
+    if n is not None:
+        x = _fft_resize(x, [d], [last // 2 + 1])
+    return torch.ops.ampjit._fft_c2r(_fft_pairs(x), [d], _fft_norm(norm, forward), last)
+
+
+def _fft_1d_complex(fname: str, self: Tensor, n: Optional[int], dim: int, norm: Optional[str],
+                    forward: bool) -> Tensor:
+    """fft, ifft, rfft, ihfft of a real input: torch's checks of fft_r2c, then the complex result
+    ampjit cannot return."""
+    x = _fft_promote(self)
+    d = _wrap(dim, max(x.dim(), 1))
+    m = _fft_size(x, d)
+    if n is not None:
+        m = n
+    if m < 1:
+        raise RuntimeError("Invalid number of data points ({}) specified".format(m))
+    _fft_norm(norm, forward)
+    raise NotImplementedError(_fft_complex_result(fname))
+
+
+def _fft_shape_and_dims(x: Tensor, s: Optional[List[int]],
+                        dim: Optional[List[int]]) -> Tuple[List[int], List[int]]:
+    """torch's canonicalize_fft_shape_and_dim_args: the signal's sizes and its wrapped dims."""
+    ndim = x.dim()
+    dims: List[int] = []
+    if dim is not None:
+        for d in dim:
+            dims.append(_wrap(d, max(ndim, 1)))
+        seen: List[int] = []
+        for d in dims:
+            if d in seen:
+                raise RuntimeError("FFT dims must be unique")
+            seen.append(d)
+    shape: List[int] = []
+    if s is not None:
+        if dim is not None and len(dim) != len(s):
+            raise RuntimeError("When given, dim and shape arguments must have the same length")
+        if len(s) > ndim:
+            raise RuntimeError("Got shape with {} values but input tensor only has {} dimensions."
+                               .format(len(s), ndim))
+        if dim is None:
+            for d in range(ndim - len(s), ndim):
+                dims.append(d)
+        for i in range(len(s)):
+            shape.append(_fft_size(x, dims[i]) if s[i] == -1 else s[i])
+    elif dim is None:
+        for d in range(ndim):
+            dims.append(d)
+            shape.append(x.size(d))
+    else:
+        for d in dims:
+            shape.append(_fft_size(x, d))
+    for n in shape:
+        if n <= 0:
+            raise RuntimeError("Invalid number of data points ({}) specified".format(n))
+    return shape, dims
+
+
+def _fft_c2rn(fname: str, self: Tensor, s: Optional[List[int]], dim: Optional[List[int]],
+              norm: Optional[str], forward: bool) -> Tensor:
+    """irfftn and hfftn of a real input (torch's fft_irfftn and fft_hfftn)."""
+    shape, dims = _fft_shape_and_dims(self, s, dim)
+    if len(shape) == 0:
+        raise RuntimeError("{} must transform at least one axis".format(fname))
+    last = shape[-1]
+    if s is None or s[-1] == -1:
+        last = 2 * (_fft_size(self, dims[-1]) - 1)
+    if last < 1:
+        raise RuntimeError("Invalid number of data points ({}) specified".format(last))
+    shape[-1] = last // 2 + 1
+    x = _fft_resize(_fft_promote(self), dims, shape)
+    mode = _fft_norm(norm, forward)
+    z = _fft_pairs(x)
+    if not forward:
+        return torch.ops.ampjit._fft_c2r(z, dims, mode, last)
+    # hfftn: forward over all dims but the last, conjugated, then c2r along the last
+    if len(dims) > 1:
+        z = torch.ops.ampjit._fft_c2c(z, dims[:-1], mode, True)
+    return torch.ops.ampjit._fft_c2r(_fft_conj(z), dims[-1:], mode, last)
+
+
+def _fftn_complex(fname: str, self: Tensor, s: Optional[List[int]], dim: Optional[List[int]],
+                  norm: Optional[str], forward: bool, onesided: bool) -> Tensor:
+    """fftn, ifftn, rfftn, ihfftn of a real input: torch's checks, then the complex result ampjit
+    cannot return."""
+    shape, dims = _fft_shape_and_dims(self, s, dim)
+    if onesided and len(shape) == 0:
+        raise RuntimeError("{} must transform at least one axis".format(fname))
+    _fft_promote(self)
+    _fft_norm(norm, forward)
+    raise NotImplementedError(_fft_complex_result(fname))
+
+
+def fft_fft(self: Tensor, n: Optional[int] = None, dim: int = -1,
+            norm: Optional[str] = None) -> Tensor:
+    return _fft_1d_complex("torch.fft.fft", self, n, dim, norm, True)
+
+
+def fft_ifft(self: Tensor, n: Optional[int] = None, dim: int = -1,
+             norm: Optional[str] = None) -> Tensor:
+    return _fft_1d_complex("torch.fft.ifft", self, n, dim, norm, False)
+
+
+def fft_rfft(self: Tensor, n: Optional[int] = None, dim: int = -1,
+             norm: Optional[str] = None) -> Tensor:
+    return _fft_1d_complex("torch.fft.rfft", self, n, dim, norm, True)
+
+
+def fft_ihfft(self: Tensor, n: Optional[int] = None, dim: int = -1,
+              norm: Optional[str] = None) -> Tensor:
+    return _fft_1d_complex("torch.fft.ihfft", self, n, dim, norm, False)
+
+
+def fft_irfft(self: Tensor, n: Optional[int] = None, dim: int = -1,
+              norm: Optional[str] = None) -> Tensor:
+    return _fft_c2r("irfft", self, n, dim, norm, False)
+
+
+def fft_hfft(self: Tensor, n: Optional[int] = None, dim: int = -1,
+             norm: Optional[str] = None) -> Tensor:
+    return _fft_c2r("hfft", self, n, dim, norm, True)
+
+
+def fft_fftn(self: Tensor, s: Optional[List[int]] = None, dim: Optional[List[int]] = None,
+             norm: Optional[str] = None) -> Tensor:
+    return _fftn_complex("torch.fft.fftn", self, s, dim, norm, True, False)
+
+
+def fft_ifftn(self: Tensor, s: Optional[List[int]] = None, dim: Optional[List[int]] = None,
+              norm: Optional[str] = None) -> Tensor:
+    return _fftn_complex("torch.fft.ifftn", self, s, dim, norm, False, False)
+
+
+def fft_rfftn(self: Tensor, s: Optional[List[int]] = None, dim: Optional[List[int]] = None,
+              norm: Optional[str] = None) -> Tensor:
+    return _fftn_complex("rfftn", self, s, dim, norm, True, True)
+
+
+def fft_ihfftn(self: Tensor, s: Optional[List[int]] = None, dim: Optional[List[int]] = None,
+               norm: Optional[str] = None) -> Tensor:
+    return _fftn_complex("ihfftn", self, s, dim, norm, False, True)
+
+
+def fft_irfftn(self: Tensor, s: Optional[List[int]] = None, dim: Optional[List[int]] = None,
+               norm: Optional[str] = None) -> Tensor:
+    return _fft_c2rn("irfftn", self, s, dim, norm, False)
+
+
+def fft_hfftn(self: Tensor, s: Optional[List[int]] = None, dim: Optional[List[int]] = None,
+              norm: Optional[str] = None) -> Tensor:
+    return _fft_c2rn("hfftn", self, s, dim, norm, True)
+
+
+def fft_fft2(self: Tensor, s: Optional[List[int]] = None, dim: List[int] = [-2, -1],
+             norm: Optional[str] = None) -> Tensor:
+    return _fftn_complex("torch.fft.fft2", self, s, dim, norm, True, False)
+
+
+def fft_ifft2(self: Tensor, s: Optional[List[int]] = None, dim: List[int] = [-2, -1],
+              norm: Optional[str] = None) -> Tensor:
+    return _fftn_complex("torch.fft.ifft2", self, s, dim, norm, False, False)
+
+
+def fft_rfft2(self: Tensor, s: Optional[List[int]] = None, dim: List[int] = [-2, -1],
+              norm: Optional[str] = None) -> Tensor:
+    return _fftn_complex("rfftn", self, s, dim, norm, True, True)
+
+
+def fft_ihfft2(self: Tensor, s: Optional[List[int]] = None, dim: List[int] = [-2, -1],
+               norm: Optional[str] = None) -> Tensor:
+    return _fftn_complex("ihfftn", self, s, dim, norm, False, True)
+
+
+def fft_irfft2(self: Tensor, s: Optional[List[int]] = None, dim: List[int] = [-2, -1],
+               norm: Optional[str] = None) -> Tensor:
+    return _fft_c2rn("irfftn", self, s, dim, norm, False)
+
+
+def fft_hfft2(self: Tensor, s: Optional[List[int]] = None, dim: List[int] = [-2, -1],
+              norm: Optional[str] = None) -> Tensor:
+    return _fft_c2rn("hfftn", self, s, dim, norm, True)
+
+
+def _fft_shift(self: Tensor, dim: Optional[List[int]], inverse: bool) -> Tensor:
+    dims: List[int] = []
+    if dim is None:
+        for d in range(self.dim()):
+            dims.append(d)
+    else:
+        for d in dim:
+            dims.append(_wrap(d, max(self.dim(), 1)))
+    shifts: List[int] = []
+    for d in dims:
+        if self.dim() == 0:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        shifts.append((self.size(d) + 1) // 2 if inverse else self.size(d) // 2)
+    return torch.roll(self, shifts, dims)
+
+
+def fft_fftshift(self: Tensor, dim: Optional[List[int]] = None) -> Tensor:
+    return _fft_shift(self, dim, False)
+
+
+def fft_ifftshift(self: Tensor, dim: Optional[List[int]] = None) -> Tensor:
+    return _fft_shift(self, dim, True)
+
+
+def _fft_freq(fname: str, n: int, d: float, onesided: bool, dtype: Optional[int],
+              device: Optional[torch.device]) -> Tensor:
+    """torch's fft_fftfreq_out and fft_rfftfreq_out: 0, 1, ..., then (fftfreq) the negative
+    frequencies, times 1 / (n d)."""
+    out = torch.empty([n // 2 + 1 if onesided else n], dtype=dtype, device=device)
+    if not out.is_floating_point():
+        raise RuntimeError("{} requires a floating point or complex dtype".format(fname))
+    if onesided:
+        out = torch.arange(n // 2 + 1, dtype=out.dtype, device=out.device)
+    else:
+        out = torch.cat([torch.arange((n + 1) // 2, dtype=out.dtype, device=out.device),
+                         torch.arange(-(n // 2), 0, dtype=out.dtype, device=out.device)])
+    scale = math.inf if n * d == 0.0 else 1.0 / (n * d)
+    return out * _scalar_of(out, scale)
+
+
+def fft_fftfreq(n: int, d: float = 1.0, dtype: Optional[int] = None,
+                device: Optional[torch.device] = None) -> Tensor:
+    return _fft_freq("fftfreq", n, d, False, dtype, device)
+
+
+def fft_rfftfreq(n: int, d: float = 1.0, dtype: Optional[int] = None,
+                 device: Optional[torch.device] = None) -> Tensor:
+    return _fft_freq("rfftfreq", n, d, True, dtype, device)
+
+
+def _scalar_of(x: Tensor, v: float) -> Tensor:
+    """`v` in x's dtype: torch 1.13's CPU kernels round a Python scalar to a reduced-precision
+    tensor's dtype before they multiply or add it (arange(16, dtype=bfloat16) * (2 pi / 15) has
+    5.0, not 5.03125, at 12), which the windows and frequencies inherit."""
+    return torch.tensor(v, dtype=x.dtype, device=x.device)
+
+
+def _window_checks(fname: str, window_length: int, dtype: Optional[int],
+                   device: Optional[torch.device]) -> Tensor:
+    """torch's window_function_checks; an empty tensor of the window's dtype and device."""
+    base = torch.empty([0], dtype=dtype, device=device)
+    if not base.is_floating_point():
+        names = {torch.int64: "long int", torch.int32: "int", torch.int16: "short int",
+                 torch.int8: "signed char", torch.uint8: "unsigned char", torch.bool: "bool"}
+        raise RuntimeError(
+            "{} expects floating point dtypes, got: TensorOptions(dtype={}, device=cpu, "
+            "layout=Strided (default), requires_grad=false (default), pinned_memory=false, "
+            "memory_format=(nullopt))".format(fname, names[base.dtype]))
+    if window_length < 0:
+        raise RuntimeError("{} requires non-negative window_length, got window_length={}".format(
+            fname, window_length))
+    return base
+
+
+def _window_arange(base: Tensor, window_length: int, periodic: bool, kernel: str) -> Tensor:
+    """0, 1, ..., n - 1 in the window's dtype, n one more than window_length when periodic."""
+    if base.dtype == torch.float16:  # torch's CPU kernels (cos, kaiser) take no Half
+        raise RuntimeError("\"{}\" not implemented for 'Half'".format(kernel))
+    n = window_length + 1 if periodic else window_length
+    return torch.arange(n, dtype=base.dtype, device=base.device)
+
+
+def _hamming(fname: str, window_length: int, periodic: bool, alpha: float, beta: float,
+             dtype: Optional[int], device: Optional[torch.device]) -> Tensor:
+    base = _window_checks(fname, window_length, dtype, device)
+    if window_length == 0:
+        return base
+    if window_length == 1:
+        return torch.ones([1], dtype=base.dtype, device=base.device)
+    w = _window_arange(base, window_length, periodic, "cos_vml_cpu")
+    n = w.size(0)
+    w = (torch.cos(w * _scalar_of(w, math.pi * 2.0 / (n - 1))) * _scalar_of(w, -beta) +
+         _scalar_of(w, alpha))
+    return w.narrow(0, 0, n - 1) if periodic else w
+
+
+def hamming_window(window_length: int, dtype: Optional[int] = None,
+                   device: Optional[torch.device] = None) -> Tensor:
+    return _hamming("hamming_window", window_length, True, 0.54, 0.46, dtype, device)
+
+
+def hamming_window__periodic(window_length: int, periodic: bool, dtype: Optional[int] = None,
+                             device: Optional[torch.device] = None) -> Tensor:
+    return _hamming("hamming_window", window_length, periodic, 0.54, 0.46, dtype, device)
+
+
+def hamming_window__periodic_alpha(window_length: int, periodic: bool, alpha: float,
+                                   dtype: Optional[int] = None,
+                                   device: Optional[torch.device] = None) -> Tensor:
+    return _hamming("hamming_window", window_length, periodic, alpha, 0.46, dtype, device)
+
+
+def hamming_window__periodic_alpha_beta(window_length: int, periodic: bool, alpha: float,
+                                        beta: float, dtype: Optional[int] = None,
+                                        device: Optional[torch.device] = None) -> Tensor:
+    return _hamming("hamming_window", window_length, periodic, alpha, beta, dtype, device)
+
+
+def hann_window(window_length: int, dtype: Optional[int] = None,
+                device: Optional[torch.device] = None) -> Tensor:
+    return _hamming("hann_window", window_length, True, 0.5, 0.5, dtype, device)
+
+
+def hann_window__periodic(window_length: int, periodic: bool, dtype: Optional[int] = None,
+                          device: Optional[torch.device] = None) -> Tensor:
+    return _hamming("hann_window", window_length, periodic, 0.5, 0.5, dtype, device)
+
+
+def _bartlett(window_length: int, periodic: bool, dtype: Optional[int],
+              device: Optional[torch.device]) -> Tensor:
+    base = _window_checks("bartlett_window", window_length, dtype, device)
+    if window_length == 0:
+        return base
+    if window_length == 1:
+        return torch.ones([1], dtype=base.dtype, device=base.device)
+    if periodic:
+        window_length += 1
+    w = torch.arange(window_length, dtype=base.dtype, device=base.device)
+    w = w * _scalar_of(w, 2.0 / (window_length - 1))
+    first = ((window_length - 1) >> 1) + 1
+    w = torch.cat([w.narrow(0, 0, first),
+                   torch.neg(w.narrow(0, first, window_length - first)) + _scalar_of(w, 2.0)])
+    return w.narrow(0, 0, window_length - 1) if periodic else w
+
+
+def bartlett_window(window_length: int, dtype: Optional[int] = None,
+                    device: Optional[torch.device] = None) -> Tensor:
+    return _bartlett(window_length, True, dtype, device)
+
+
+def bartlett_window__periodic(window_length: int, periodic: bool, dtype: Optional[int] = None,
+                              device: Optional[torch.device] = None) -> Tensor:
+    return _bartlett(window_length, periodic, dtype, device)
+
+
+def _blackman(window_length: int, periodic: bool, dtype: Optional[int],
+              device: Optional[torch.device]) -> Tensor:
+    base = _window_checks("blackman_window", window_length, dtype, device)
+    if window_length == 0:
+        return base
+    if window_length == 1:
+        return torch.ones([1], dtype=base.dtype, device=base.device)
+    w = _window_arange(base, window_length, periodic, "cos_vml_cpu")
+    n = w.size(0)
+    w = w * _scalar_of(w, math.pi / (n - 1))
+    w = (torch.cos(w * _scalar_of(w, 4.0)) * _scalar_of(w, 0.08) -
+         torch.cos(w * _scalar_of(w, 2.0)) * _scalar_of(w, 0.5) + _scalar_of(w, 0.42))
+    return w.narrow(0, 0, n - 1) if periodic else w
+
+
+def blackman_window(window_length: int, dtype: Optional[int] = None,
+                    device: Optional[torch.device] = None) -> Tensor:
+    return _blackman(window_length, True, dtype, device)
+
+
+def blackman_window__periodic(window_length: int, periodic: bool, dtype: Optional[int] = None,
+                              device: Optional[torch.device] = None) -> Tensor:
+    return _blackman(window_length, periodic, dtype, device)
+
+
+def _kaiser(window_length: int, periodic: bool, beta: float, dtype: Optional[int],
+            device: Optional[torch.device]) -> Tensor:
+    base = _window_checks("kaiser_window", window_length, dtype, device)
+    if window_length == 0:
+        return base
+    if window_length == 1:
+        return torch.ones([1], dtype=base.dtype, device=base.device)
+    a = _window_arange(base, window_length, periodic, "kaiser_window_cpu")
+    n = a.size(0)
+    # torch's kaiser_window kernel: i0(beta sqrt(1 - ((a - alpha) / alpha)^2)) / i0(beta), each
+    # step in the window's dtype
+    alpha = _scalar_of(a, (n - 1) / 2.0)
+    b = _scalar_of(a, beta)
+    w = torch.i0(b * torch.sqrt(_scalar_of(a, 1.0) - torch.pow((a - alpha) / alpha,
+                                                                _scalar_of(a, 2.0)))) / torch.i0(b)
+    return w.narrow(0, 0, n - 1) if periodic else w
+
+
+def kaiser_window(window_length: int, dtype: Optional[int] = None,
+                  device: Optional[torch.device] = None) -> Tensor:
+    return _kaiser(window_length, True, 12.0, dtype, device)
+
+
+def kaiser_window__periodic(window_length: int, periodic: bool, dtype: Optional[int] = None,
+                            device: Optional[torch.device] = None) -> Tensor:
+    return _kaiser(window_length, periodic, 12.0, dtype, device)
+
+
+def kaiser_window__beta(window_length: int, periodic: bool, beta: float,
+                        dtype: Optional[int] = None,
+                        device: Optional[torch.device] = None) -> Tensor:
+    return _kaiser(window_length, periodic, beta, dtype, device)
+
+
+def _fft_type_name(x: Tensor) -> str:
+    """torch's Tensor::toString: "torch.DoubleTensor"."""
+    names = {torch.float64: "Double", torch.float32: "Float", torch.float16: "Half",
+             torch.bfloat16: "BFloat16", torch.int64: "Long", torch.int32: "Int",
+             torch.int16: "Short", torch.int8: "Char", torch.uint8: "Byte", torch.bool: "Bool"}
+    return "torch.{}Tensor".format(names[x.dtype])
+
+
+def _fft_flag(b: Optional[bool]) -> str:
+    # a C++ stream's bool and optional
+    if b is None:
+        return "None"
+    return "1" if b else "0"
+
+
+def _fft_window_repr(window: Optional[Tensor]) -> str:
+    if window is None:
+        return "None"
+    return _fft_type_name(window) + "{" + "{}".format(window.shape) + "}"
+
+
+def _fft_frame_indices(n_frames: int, size: int, hop: int, device: torch.device) -> Tensor:
+    """The indices of frame f's elements, f * hop + k, as one [n_frames * size] list."""
+    starts = torch.arange(n_frames, dtype=torch.int64, device=device) * hop
+    return (starts.unsqueeze(1) + torch.arange(size, dtype=torch.int64, device=device)).reshape([-1])
+
+
+def stft__center(self: Tensor, n_fft: int, hop_length: Optional[int] = None,
+                 win_length: Optional[int] = None, window: Optional[Tensor] = None,
+                 center: bool = True, pad_mode: str = "reflect", normalized: bool = False,
+                 onesided: Optional[bool] = None, return_complex: Optional[bool] = None) -> Tensor:
+    x = self
+    if center:
+        signal_dim = self.dim()
+        extended: List[int] = []
+        for _ in range(3 - signal_dim):
+            extended.append(1)
+        for s in self.shape:
+            extended.append(s)
+        pad = n_fft // 2
+        if not self.is_floating_point() and (pad_mode == "replicate" or
+                                             (pad_mode == "reflect" and pad < extended[-1])):
+            # torch's 1-d reflection and replication padding kernels take floating types only
+            # (after reflection's check of the padding size, which F.pad makes)
+            raise RuntimeError("\"{}\" not implemented for '{}'".format(
+                "reflection_pad1d" if pad_mode == "reflect" else "replication_pad1d_cpu",
+                _fft_type_name(self)[len("torch."):-len("Tensor")]))
+        x = torch.nn.functional.pad(self.view(extended), [pad, pad], pad_mode)
+        if signal_dim > 0:  # torch's input.shape[-signal_dim:] keeps every dim of a 0-dim input
+            x = x.view(x.shape[len(x.shape) - signal_dim:])
+    return torch.stft(x, n_fft, hop_length, win_length, window, normalized, onesided,
+                      return_complex)
+
+
+def stft(self: Tensor, n_fft: int, hop_length: Optional[int] = None,
+         win_length: Optional[int] = None, window: Optional[Tensor] = None,
+         normalized: bool = False, onesided: Optional[bool] = None,
+         return_complex: Optional[bool] = None) -> Tensor:
+    hop = n_fft >> 2
+    if hop_length is not None:
+        hop = hop_length
+    win = n_fft
+    if win_length is not None:
+        win = win_length
+    where = ("stft({}{}, n_fft={}, hop_length={}, win_length={}, window={}, normalized={}, "
+             "onesided={}, return_complex={}) ".format(
+                 _fft_type_name(self), self.shape, n_fft, hop, win, _fft_window_repr(window),
+                 _fft_flag(normalized), _fft_flag(onesided), _fft_flag(return_complex)))
+    if not self.is_floating_point():
+        raise RuntimeError(where + ": expected a tensor of floating point or complex values")
+    if self.dim() > 2 or self.dim() < 1:
+        raise RuntimeError(where + ": expected a 1D or 2D tensor")
+    x = self.unsqueeze(0) if self.dim() == 1 else self
+    batch = x.size(0)
+    length = x.size(1)
+    if n_fft <= 0 or n_fft > length:
+        raise RuntimeError(where + ": expected 0 < n_fft < {}, but got n_fft={}".format(length, win))
+    if hop <= 0:
+        raise RuntimeError(where + ": expected hop_length > 0, but got hop_length={}".format(hop))
+    if win <= 0 or win > n_fft:
+        raise RuntimeError(where + ": expected 0 < win_length <= n_fft, but got win_length={}"
+                           .format(win))
+    if window is not None:
+        if window.dim() != 1 or window.size(0) != win:
+            raise RuntimeError(where + ": expected a 1D window tensor of size equal to "
+                               "win_length={}, but got window with size {}".format(win, window.shape))
+    w: Optional[Tensor] = window
+    if win < n_fft:  # the window centered in n_fft points
+        left = (n_fft - win) // 2
+        if window is None:
+            w = torch.constant_pad_nd(torch.ones([win], dtype=self.dtype, device=self.device),
+                                      [left, n_fft - win - left])
+        else:
+            w = torch.constant_pad_nd(window, [left, n_fft - win - left])
+    n_frames = 1 + (length - n_fft) // hop
+    frames = x.index_select(1, _fft_frame_indices(n_frames, n_fft, hop, x.device))
+    frames = frames.view([batch, n_frames, n_fft])
+    if w is not None:
+        frames = frames * w
+    if return_complex is not None and return_complex:
+        raise NotImplementedError(
+            "torch.stft with return_complex=True returns a complex tensor: complex tensors are "
+            "out of scope in ampjit (return_complex=False gives torch's real layout)")
+    sides = True
+    if onesided is not None:
+        sides = onesided
+    out = torch.ops.ampjit._fft_r2c(frames, [2], 1 if normalized else 0, sides)
+    out = out.transpose(1, 2)
+    return out.squeeze(0) if self.dim() == 1 else out
+
+
+def istft(self: Tensor, n_fft: int, hop_length: Optional[int] = None,
+          win_length: Optional[int] = None, window: Optional[Tensor] = None, center: bool = True,
+          normalized: bool = False, onesided: Optional[bool] = None, length: Optional[int] = None,
+          return_complex: bool = False) -> Tensor:
+    hop = n_fft >> 2
+    if hop_length is not None:
+        hop = hop_length
+    win = n_fft
+    if win_length is not None:
+        win = win_length
+    length_repr = "None" if length is None else "{}".format(length)
+    where = ("istft({}{}, n_fft={}, hop_length={}, win_length={}, window={}, center={}, "
+             "normalized={}, onesided={}, length={}, return_complex={}) ".format(
+                 _fft_type_name(self), self.shape, n_fft, hop, win, _fft_window_repr(window),
+                 _fft_flag(center), _fft_flag(normalized), _fft_flag(onesided), length_repr,
+                 _fft_flag(return_complex)))
+    input_dim = self.dim()
+    n_frames = self.size(-2)
+    fft_size = self.size(-3)
+    expected_len = n_fft + hop * (n_frames - 1)
+    if self.numel() == 0:
+        raise RuntimeError(where + ": input tensor cannot be empty.")
+    if input_dim != 3 and input_dim != 4:
+        raise RuntimeError(where + ": expected a tensor with 3 or 4 dimensions of real, or 2 or 3 "
+                           "dimensions of  complex, but got {}".format(input_dim))
+    if self.size(-1) != 2:
+        raise RuntimeError(where + ": expected the last dimension to be 2 (corresponding to real "
+                           "and imaginary parts), but got {}".format(self.size(-1)))
+    sides = fft_size != n_fft
+    if onesided is not None:
+        sides = onesided
+    if sides:
+        if n_fft // 2 + 1 != fft_size:
+            raise RuntimeError(where + ": expected the frequency dimension (3rd to the last) of "
+                               "the input tensor to match n_fft / 2 + 1 when onsided=True, but "
+                               "got {}".format(fft_size))
+    elif n_fft != fft_size:
+        raise RuntimeError(where + ": expected the frequency dimension (3rd to the last) of the "
+                           "input tensor to match n_fft when onsided=False, but got {}"
+                           .format(fft_size))
+    if not (0 < hop and hop <= win):
+        raise RuntimeError(where + ": expected 0 < hop_length <= win_length")
+    if not (0 < win and win <= n_fft):
+        raise RuntimeError(where + ": expected 0 < win_length <= n_fft")
+    if window is not None:
+        if window.dim() != 1 or window.size(0) != win:
+            raise RuntimeError(where + ": Invalid window shape. window has to be 1D and length of "
+                               "`win_length`")
+    if not self.is_floating_point():
+        raise RuntimeError("view_as_complex is only supported for half, float and double tensors, "
+                           "but got a tensor of scalar type: {}".format(
+                               _fft_type_name(self)[len("torch."):-len("Tensor")]))
+    w = torch.ones([win], dtype=self.dtype, device=self.device)
+    if window is not None:
+        w = window
+    if win != n_fft:  # the window centered in n_fft points
+        left = (n_fft - win) // 2
+        w = torch.constant_pad_nd(w, [left, n_fft - win - left])
+    x = self.unsqueeze(0) if input_dim == 3 else self
+    x = x.transpose(1, 2)  # (channel, n_frames, fft_size, 2)
+    if return_complex:
+        if sides:
+            raise RuntimeError("Cannot have onesided output if window or input is complex")
+        raise NotImplementedError(
+            "torch.istft with return_complex=True returns a complex tensor: complex tensors are "
+            "out of scope in ampjit")
+    if not sides:
+        x = x.narrow(2, 0, n_fft // 2 + 1)
+    frames = torch.ops.ampjit._fft_c2r(x, [2], 1 if normalized else 2, n_fft)
+    frames = frames * w.view([1, 1, n_fft])  # (channel, n_frames, n_fft)
+    # overlap-add of the frames and of the squared window (torch's unfold_backward)
+    index = _fft_frame_indices(n_frames, n_fft, hop, frames.device)
+    channels = frames.size(0)
+    y = torch.zeros([channels, expected_len], dtype=frames.dtype, device=frames.device)
+    y = y.index_add(1, index, frames.reshape([channels, n_frames * n_fft]))
+    squares = torch.pow(w, 2).expand([n_frames, n_fft]).reshape([1, n_frames * n_fft])
+    envelope = torch.zeros([1, expected_len], dtype=squares.dtype, device=squares.device)
+    envelope = envelope.index_add(1, index, squares)
+    start = n_fft // 2 if center else 0
+    end = expected_len
+    if length is not None:
+        end = start + length
+    elif center:
+        end = -(n_fft // 2)
+    y = y[:, start:end]
+    envelope = envelope[:, start:end]
+    if bool(torch.abs(envelope).min() < 1e-11):
+        raise RuntimeError(where + "window overlap add min: 1")
+    y = y / envelope
+    if input_dim == 3:
+        y = y.squeeze(0)
+    if end > expected_len:
+        y = torch.constant_pad_nd(y, [0, end - expected_len])
+    return y

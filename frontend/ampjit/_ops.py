@@ -246,6 +246,21 @@ def _unique_results(output, inverse, counts, return_inverse, return_counts):
     return output
 
 
+def _window(name):
+    """torch.hann_window and the other windows: the op, then torch's requires_grad= (Note [FFTs
+    without a complex dtype] in kernels/fft_meta.h)."""
+    base = "aten::" + name
+
+    def fn(*args, requires_grad=False, **kwargs):
+        result = _C._call(base, args, kwargs)
+        if requires_grad:
+            result.requires_grad_(True)
+        return result
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = "ampjit op {}:\n  ".format(base) + "\n  ".join(_C._op_schemas(base))
+    return fn
+
+
 # Functions whose Python signature differs from their op's (varargs), by name.
 _PYTHON = {"meshgrid": meshgrid, "einsum": einsum, "atleast_1d": _atleast("atleast_1d"),
            "atleast_2d": _atleast("atleast_2d"), "atleast_3d": _atleast("atleast_3d"),
@@ -253,6 +268,9 @@ _PYTHON = {"meshgrid": meshgrid, "einsum": einsum, "atleast_1d": _atleast("atlea
            "broadcast_shapes": broadcast_shapes, "broadcast_tensors": broadcast_tensors,
            "nonzero": nonzero, "where": where, "tensordot": tensordot, "cdist": cdist, "unique": unique,
            "unique_consecutive": unique_consecutive}
+_PYTHON.update({name: _window(name) for name in ("hann_window", "hamming_window",
+                                                 "bartlett_window", "blackman_window",
+                                                 "kaiser_window")})
 
 
 def _matrix_transpose(self):

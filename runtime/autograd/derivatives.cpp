@@ -1043,6 +1043,43 @@ void grid_sampler_formula(B& b, int nsp) {
     OpId::ID, "", nullptr, FN \
   }
 
+// ---- fft ----
+// _fft_r2c: the gradient of the kept half, zeros for the dropped one, transformed back; its real
+// parts (torch's fft_r2c_backward).
+void fft_r2c_formula(B& b) {
+  Tensor g = b.grad();
+  const IntArrayRef sizes = b.sizes("self");
+  const std::vector<int64_t> dim = b.arg("dim").to_int_list();
+  if (b.arg("onesided").to_bool()) {
+    const int64_t d = wrap(dim.back(), sizes.size());
+    const int64_t missing = sizes[static_cast<size_t>(d)] - g.size(d);
+    if (missing > 0) {  // g has the pair dimension last
+      std::vector<int64_t> pad(static_cast<size_t>(2 * (g.dim() - d)), 0);
+      pad.back() = missing;
+      g = ops::constant_pad_nd(g, pad, 0);
+    }
+  }
+  b.set("self", ops::select(ops::fft_c2c_pairs(g, dim, b.arg("normalization"), false), -1, 0));
+}
+
+// _fft_c2r: the forward transform of the gradient, one-sided, its values doubled where the
+// dropped half mirrors them (torch's fft_c2r_backward).
+void fft_c2r_formula(B& b) {
+  const std::vector<int64_t> dim = b.arg("dim").to_int_list();
+  Tensor g = ops::fft_r2c_pairs(b.grad(), dim, b.arg("normalization"), true);
+  const int64_t d = wrap(dim.back(), b.sizes("self").size() - 1);
+  const int64_t half = g.size(d);
+  const int64_t doubled = b.arg("last_dim_size").to_int() - half;
+  if (doubled > 0) {
+    std::vector<Tensor> parts = {ops::narrow(g, d, 0, 1),
+                                 ops::mul_Scalar(ops::narrow(g, d, 1, doubled), 2)};
+    if (half > 1 + doubled) parts.push_back(ops::narrow(g, d, 1 + doubled, half - 1 - doubled));
+    g = ops::cat(parts, d);
+  }
+  b.set("self", g);
+}
+// ---- end fft ----
+
 Derivative kDerivatives[] = {
     // -- arithmetic
     D(add, "",
@@ -2051,6 +2088,16 @@ Derivative kDerivatives[] = {
     D(grid_sampler_2d, "input grid", { grid_sampler_formula(b, 2); }),
     D(grid_sampler_3d, "input grid", { grid_sampler_formula(b, 3); }),
     // ---- end nn ----
+    // ---- fft ----
+    // The primitives' pairs stand for complex values (Note [FFTs without a complex dtype] in
+    // kernels/fft_meta.h); each formula is torch's (FunctionsManual.cpp) on that layout.
+    D(fft_c2c_pairs, "",
+      {
+        b.set("self", ops::fft_c2c_pairs(b.grad(), b.arg("dim"), b.arg("normalization"),
+                                         !b.arg("forward").to_bool()));
+      }),
+    D(fft_r2c_pairs, "", { fft_r2c_formula(b); }), D(fft_c2r_pairs, "", { fft_c2r_formula(b); }),
+    // ---- end fft ----
 };
 
 #undef D

@@ -376,6 +376,13 @@ SV FunctionEmitter::call_sv(const SV& callee, std::vector<Arg> args, const Sourc
       // torch._C._nn.NAME: the ATen op NAME, as nn.functional spells it.
       if (p.rfind("torch._C._nn.", 0) == 0)
         return SV::of(call_builtin_op("aten::" + tail("torch._C._nn."), std::move(args), r));
+      // torch.fft.NAME: the ATen op fft_NAME, which torch/fft/__init__.py binds to the name.
+      if (p.rfind("torch.fft.", 0) == 0)
+        return SV::of(call_builtin_op("aten::fft_" + tail("torch.fft."), std::move(args), r));
+      // torch.ops.ampjit.NAME: one of ampjit's own ops (the FFT primitives the decompositions of
+      // torch.fft call, Note [FFTs without a complex dtype] in kernels/fft_meta.h).
+      if (p.rfind("torch.ops.ampjit.", 0) == 0)
+        return SV::of(call_builtin_op("ampjit::" + tail("torch.ops.ampjit."), std::move(args), r));
       if (p == "warnings.warn") return SV::of(call_warn(args, r));
       if (p.rfind("ops.", 0) == 0) return call_ops(p, std::move(args), r);
       if (p == "torch._assert") {  // torch._assert(condition, message): an assert statement
