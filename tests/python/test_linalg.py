@@ -1,0 +1,256 @@
+"""torch.linalg and torch's linear-algebra ops against torch 1.13 (the `torch_ref` fixture): values,
+named results and LAPACK's sign conventions, gradients (gradcheck in float64 and torch's own
+gradients), scripted and traced calls, and torch's errors (LinAlgError for singular and
+non-positive-definite input, NotImplementedError naming complex for complex spectra)."""
+import numpy as np
+import pytest
+
+import ampjit
+
+
+def both(torch_ref, fn):
+    return fn(ampjit), fn(torch_ref)
+
+
+def assert_close(a, b, rtol=1e-7, atol=1e-9):
+    if isinstance(b, (tuple, list)):
+        assert isinstance(a, (tuple, list)) and len(a) == len(b)
+        for x, y in zip(a, b):
+            assert_close(x, y, rtol, atol)
+        return
+    assert repr(a.dtype) == repr(b.dtype), (a.dtype, b.dtype)
+    assert tuple(a.shape) == tuple(b.shape), (a.shape, b.shape)
+    np.testing.assert_allclose(a.detach().double().numpy(), b.detach().double().numpy(), rtol=rtol,
+                               atol=atol)
+
+
+def rand(shape, seed=0):
+    return np.random.default_rng(seed).normal(size=shape)
+
+
+def spd(n, batch=(), seed=0):
+    x = rand(batch + (n, n), seed)
+    return x @ np.swapaxes(x, -1, -2) + n * np.eye(n)
+
+
+def sym(n, seed=0):
+    x = rand((n, n), seed)
+    return x + x.T
+
+
+# ---- values, signs and named results ------------------------------------------------------------
+
+VALUE_CASES = [
+    ("det", lambda L, a: L.linalg.det(a), (3, 4, 4)),
+    ("slogdet", lambda L, a: tuple(L.linalg.slogdet(a)), (2, 3, 3)),
+    ("logdet", lambda L, a: L.logdet(a @ a.mT), (3, 3)),
+    ("inv", lambda L, a: L.linalg.inv(a), (2, 4, 4)),
+    ("solve", lambda L, a: L.linalg.solve(a, a[..., 0]), (3, 3)),
+    ("lu_factor", lambda L, a: tuple(L.linalg.lu_factor(a)), (2, 4, 3)),
+    ("lu", lambda L, a: tuple(L.linalg.lu(a)), (3, 5)),
+    ("qr", lambda L, a: tuple(L.linalg.qr(a)), (5, 3)),
+    ("qr_complete", lambda L, a: tuple(L.linalg.qr(a, "complete")), (5, 3)),
+    ("svd", lambda L, a: tuple(L.linalg.svd(a, full_matrices=False)), (2, 5, 3)),
+    ("svdvals", lambda L, a: L.linalg.svdvals(a), (4, 6)),
+    ("eigh", lambda L, a: tuple(L.linalg.eigh(a + a.mT)), (4, 4)),
+    ("cholesky", lambda L, a: L.linalg.cholesky(a @ a.mT + 4 * L.eye(4, dtype=a.dtype)), (4, 4)),
+    ("pinv", lambda L, a: L.linalg.pinv(a), (5, 3)),
+    ("matrix_rank", lambda L, a: L.linalg.matrix_rank(a), (4, 3)),
+    ("matrix_norm_nuc", lambda L, a: L.linalg.matrix_norm(a, "nuc"), (3, 4)),
+    ("norm_fro", lambda L, a: L.norm(a, "fro"), (3, 4)),
+    ("cond", lambda L, a: L.linalg.cond(a), (3, 3)),
+    ("matrix_exp", lambda L, a: L.linalg.matrix_exp(a), (2, 3, 3)),
+    ("matrix_power", lambda L, a: L.linalg.matrix_power(a, -3), (3, 3)),
+    ("lstsq", lambda L, a: L.linalg.lstsq(a, a[..., :2]).solution, (6, 3)),
+    ("householder_product", lambda L, a: L.linalg.householder_product(*L.geqrf(a)), (5, 3)),
+    ("cross", lambda L, a: L.linalg.cross(a, a.flip(0)), (3, 3)),
+    ("multi_dot", lambda L, a: L.linalg.multi_dot([a, a.mT, a, a.mT]), (3, 4)),
+]
+
+
+@pytest.mark.parametrize("name,fn,shape", VALUE_CASES, ids=[c[0] for c in VALUE_CASES])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_values_match_torch(torch_ref, name, fn, shape, dtype):
+    a = rand(shape, 1)
+    got, want = both(torch_ref, lambda L: fn(L, L.tensor(a).to(getattr(L, dtype))))
+    if dtype == "float64":
+        assert_close(got, want)
+    else:
+        assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_named_results_have_torchs_fields(torch_ref):
+    a = spd(3)
+    for name, call in [("eigh", lambda L, t: L.linalg.eigh(t)),
+                       ("slogdet", lambda L, t: L.linalg.slogdet(t)),
+                       ("lu_factor_ex", lambda L, t: L.linalg.lu_factor_ex(t)),
+                       ("qr", lambda L, t: L.linalg.qr(t)),
+                       ("svd", lambda L, t: L.linalg.svd(t)),
+                       ("lstsq", lambda L, t: L.linalg.lstsq(t, t)),
+                       ("cholesky_ex", lambda L, t: L.linalg.cholesky_ex(t))]:
+        got, want = both(torch_ref, lambda L: call(L, L.tensor(a)))
+        assert len(got) == len(want), name
+        for i, field in enumerate(got._fields):  # torch's are structseqs: fields by attribute
+            assert_close(getattr(got, field), getattr(want, field))
+            assert getattr(got, field) is got[i]
+        assert type(got).__name__ == type(want).__name__, name
+
+
+def test_every_torch_linalg_name_exists(torch_ref):
+    names = [n for n in dir(torch_ref.linalg) if not n.startswith("_") and n not in
+             ("Tensor", "common_notes", "sys", "torch")]
+    assert len(names) == 42
+    missing = [n for n in names if not hasattr(ampjit.linalg, n)]
+    assert missing == []
+    assert issubclass(ampjit.linalg.LinAlgError, RuntimeError)
+
+
+def test_out_tuples_are_written(torch_ref):
+    a = spd(3)
+    t = ampjit.tensor(a)
+    L, info = ampjit.empty(0, dtype=ampjit.float64), ampjit.empty(0, dtype=ampjit.int32)
+    r = ampjit.linalg.cholesky_ex(t, out=(L, info))
+    assert r[0] is L and r[1] is info
+    assert_close(L, torch_ref.linalg.cholesky_ex(torch_ref.tensor(a)).L)
+    out = ampjit.empty(0, dtype=ampjit.float64)
+    ampjit.linalg.det(t, out=out)
+    assert_close(out, torch_ref.linalg.det(torch_ref.tensor(a)))
+
+
+# ---- gradients --------------------------------------------------------------------------------
+
+GRAD_CASES = [
+    ("det", lambda L, x: L.linalg.det(x), (3, 3)),
+    ("slogdet", lambda L, x: L.linalg.slogdet(x)[1], (2, 3, 3)),
+    ("inv", lambda L, x: L.linalg.inv(x), (3, 3)),
+    ("solve", lambda L, x: L.linalg.solve(x, x.sum(-1)), (2, 3, 3)),
+    ("lu_factor", lambda L, x: L.linalg.lu_factor(x)[0], (4, 4)),
+    ("lu_wide", lambda L, x: L.linalg.lu(x)[2], (3, 5)),
+    ("lu_tall", lambda L, x: L.linalg.lu(x)[1], (5, 3)),
+    ("lu_solve", lambda L, x: L.linalg.lu_solve(*L.linalg.lu_factor(x), x.mT), (3, 3)),
+    ("solve_triangular", lambda L, x: L.linalg.solve_triangular(
+        x.triu() + 3 * L.eye(3, dtype=x.dtype), x, upper=True), (3, 3)),
+    ("solve_triangular_right", lambda L, x: L.linalg.solve_triangular(
+        x.tril() + 3 * L.eye(3, dtype=x.dtype), x, upper=False, left=False), (3, 3)),
+    ("cholesky", lambda L, x: L.linalg.cholesky(x @ x.mT + 3 * L.eye(3, dtype=x.dtype)), (3, 3)),
+    ("cholesky_upper", lambda L, x: L.linalg.cholesky(x @ x.mT + 3 * L.eye(3, dtype=x.dtype),
+                                                       upper=True), (3, 3)),
+    ("qr_tall", lambda L, x: L.linalg.qr(x)[0] + L.linalg.qr(x)[1].sum(), (5, 3)),
+    ("qr_wide", lambda L, x: L.linalg.qr(x)[0].sum() + L.linalg.qr(x)[1], (3, 5)),
+    ("svd", lambda L, x: L.linalg.svd(x, full_matrices=False)[1], (4, 3)),
+    ("svd_uv", lambda L, x: (lambda u, s, vh: (u @ vh.mT.mT).abs().sum() + s.sum())(
+        *L.linalg.svd(x, full_matrices=False)), (3, 3)),
+    ("eigh", lambda L, x: (lambda w, v: w.sum() + (v * v).sum(0))(*L.linalg.eigh(x + x.mT)), (4, 4)),
+    ("eigvalsh", lambda L, x: L.linalg.eigvalsh(x + x.mT), (3, 3)),
+    ("pinv", lambda L, x: L.linalg.pinv(x), (4, 3)),
+    ("matrix_exp", lambda L, x: L.linalg.matrix_exp(x), (3, 3)),
+    ("matrix_norm_2", lambda L, x: L.linalg.matrix_norm(x, 2), (3, 4)),
+    ("lstsq", lambda L, x: L.linalg.lstsq(x, x[:, :2].exp()).solution, (5, 3)),
+    ("cross", lambda L, x: L.linalg.cross(x, x.flip(0)), (3, 3)),
+    ("householder_product", lambda L, x: L.linalg.householder_product(x, x[0].tanh()), (5, 3)),
+    ("householder_product_short_tau", lambda L, x: L.linalg.householder_product(x, x[1, :2]), (4, 3)),
+    ("eig_real_spectrum", lambda L, x: L.linalg.eig(x.triu() + L.diag(L.arange(3.0, dtype=x.dtype)))[0]
+     .real if L is not ampjit else L.linalg.eig(x.triu() + L.diag(L.arange(3.0, dtype=x.dtype)))[0], (3, 3)),
+    ("cholesky_solve", lambda L, x: L.cholesky_solve(
+        x, L.linalg.cholesky(x @ x.mT + 3 * L.eye(3, dtype=x.dtype))), (3, 3)),
+]
+
+
+@pytest.mark.parametrize("name,fn,shape", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
+def test_gradients_match_torch_and_gradcheck(torch_ref, name, fn, shape):
+    a = rand(shape, 3) + 2 * np.eye(shape[-2], shape[-1])
+
+    def run(lib):
+        x = lib.tensor(a, dtype=lib.float64, requires_grad=True)
+        out = fn(lib, x)
+        g = lib.tensor(np.linspace(-1.0, 1.0, out.numel()).reshape(tuple(out.shape)),
+                       dtype=out.dtype)
+        out.backward(g)
+        return out, x.grad
+    got, want = both(torch_ref, run)
+    for x, y in zip(got, want):
+        np.testing.assert_allclose(x.detach().numpy(), y.detach().numpy(), rtol=1e-7, atol=1e-9)
+    x = ampjit.tensor(a, dtype=ampjit.float64, requires_grad=True)
+    assert ampjit.autograd.gradcheck(lambda t: fn(ampjit, t), (x,))
+
+
+# ---- script and trace -------------------------------------------------------------------------
+
+SCRIPT_SRC = """
+import ampjit as torch
+from typing import Tuple
+from ampjit import Tensor
+
+
+def linalg_program(x: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+    sign, logabsdet = torch.linalg.slogdet(x)
+    q, r = torch.linalg.qr(x)
+    y = torch.linalg.solve(x, torch.linalg.inv(x) @ x) + torch.linalg.det(x).unsqueeze(-1).unsqueeze(-1)
+    n = torch.linalg.matrix_norm(x, "fro") + torch.linalg.vector_norm(x, 3.0) + torch.norm(x)
+    return y + q @ r, sign * logabsdet + n, torch.linalg.eigvalsh(x @ x.transpose(-2, -1))
+"""
+
+
+def test_scripted_and_traced_linalg_give_eager_results(program_modules):
+    x = spd(3, (2,), 4) + rand((2, 3, 3), 5)
+    results = {}
+    for mod, lib in program_modules("linalg_script", SCRIPT_SRC):
+        t = lib.tensor(x)
+        eager = mod.linalg_program(t)
+        scripted = lib.jit.script(mod.linalg_program)
+        traced = lib.jit.trace(mod.linalg_program, (t,))
+        for impl in (scripted, traced):
+            assert_close(impl(t), eager, rtol=1e-12, atol=1e-12)
+        if lib is ampjit:
+            assert "aten::linalg_slogdet" in str(scripted.graph)
+            assert "aten::linalg_qr" in str(traced.graph)
+        results[lib.__name__] = eager
+    if "torch" in results:
+        assert_close(results["ampjit"], results["torch"])
+
+
+# ---- errors -----------------------------------------------------------------------------------
+
+def test_singular_and_indefinite_inputs_raise_linalg_error(torch_ref):
+    singular = np.zeros((2, 3, 3))
+    singular[0] = np.eye(3)
+    for call in [lambda L, t: L.linalg.inv(t), lambda L, t: L.linalg.solve(t, t),
+                 lambda L, t: L.linalg.cholesky(t), lambda L, t: L.inverse(t)]:
+        msgs = []
+        for L in (ampjit, torch_ref):
+            with pytest.raises(L.linalg.LinAlgError) as e:
+                call(L, L.tensor(singular))
+            msgs.append(str(e.value).splitlines()[0])
+        assert msgs[0] == msgs[1]
+    with pytest.raises(RuntimeError, match=r"U\[1,1\] is zero"):
+        ampjit.linalg.lu_factor(ampjit.zeros(3, 3))
+
+
+def test_bad_shapes_and_dtypes_raise_torchs_messages(torch_ref):
+    cases = [
+        lambda L: L.linalg.det(L.zeros(2, 3)),
+        lambda L: L.linalg.cholesky(L.zeros(3)),
+        lambda L: L.linalg.inv(L.zeros(3, 3, dtype=L.int64)),
+        lambda L: L.linalg.cross(L.zeros(5, 2), L.zeros(5, 2)),
+        lambda L: L.linalg.matrix_norm(L.zeros(3, 3), 3),
+        lambda L: L.linalg.qr(L.zeros(3, 3), "full"),
+        lambda L: L.linalg.multi_dot([L.zeros(3)]),
+        lambda L: L.ormqr(L.zeros(5, 0), L.zeros(5), L.zeros(5, 5)),
+    ]
+    for case in cases:
+        msgs = []
+        for L in (ampjit, torch_ref):
+            with pytest.raises(RuntimeError) as e:
+                case(L)
+            msgs.append(str(e.value).splitlines()[0])
+        assert msgs[0] == msgs[1]
+
+
+def test_complex_spectra_are_not_implemented():
+    rotation = ampjit.tensor([[0.0, -1.0], [1.0, 0.0]])
+    with pytest.raises(NotImplementedError, match="complex"):
+        ampjit.linalg.eig(rotation)
+    with pytest.raises(NotImplementedError, match="complex"):
+        ampjit.linalg.eigvals(rotation)
+    w, v = ampjit.linalg.eig(ampjit.tensor([[2.0, 1.0], [0.0, 3.0]]))
+    assert sorted(w.tolist()) == [2.0, 3.0]
