@@ -254,3 +254,20 @@ def test_complex_spectra_are_not_implemented():
         ampjit.linalg.eigvals(rotation)
     w, v = ampjit.linalg.eig(ampjit.tensor([[2.0, 1.0], [0.0, 3.0]]))
     assert sorted(w.tolist()) == [2.0, 3.0]
+
+
+def test_linalg_out_tensors_must_have_the_result_dtype(torch_ref):
+    """Note [torch.linalg's out= dtypes]: no cast into a linalg out= tensor, as torch."""
+    for call in [lambda L, o: L.linalg.det(L.eye(3), out=o),
+                 lambda L, o: L.linalg.cholesky(L.eye(3), out=o),
+                 lambda L, o: L.linalg.svdvals(L.eye(3), out=o),
+                 lambda L, o: L.linalg.slogdet(L.eye(3), out=(o, L.empty(0)))]:
+        msgs = []
+        for L in (ampjit, torch_ref):
+            with pytest.raises(RuntimeError) as e:
+                call(L, L.empty(0, dtype=L.float64))
+            msgs.append(str(e.value).splitlines()[0])
+        assert msgs[0] == msgs[1]
+    out = ampjit.empty(0, dtype=ampjit.float64)
+    ampjit.linalg.inv(ampjit.eye(3, dtype=ampjit.float64), out=out)
+    assert out.tolist() == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
