@@ -1039,6 +1039,12 @@ Tensor mH(const Tensor& t) {  // real matrices only: the adjoint is the transpos
 Tensor diag_embed(const Tensor& t) {
   return call_op("aten::diag_embed", {IValue(t)}).tensor();
 }
+// Whether no gradient reached an output (the engine passes zeros for it). svdvals and eigvalsh
+// differentiate through the eigenvectors' outputs they drop: their gradients take the short
+// formulas torch uses when those are undefined, which stay finite for repeated values.
+bool all_zero(const Tensor& g) {
+  return g.numel() == 0 || !Tensor(ops::any(ops::ne_Scalar(g, Scalar(0.0)))).item<bool>();
+}
 Tensor solve_tri(const Tensor& A, const Tensor& B, bool upper, bool left, bool unit = false) {
   return ops::linalg_solve_triangular(A, B, upper, left, unit);
 }
@@ -1176,6 +1182,10 @@ void svd_formula(B& b) {
     gVh = ops::narrow(gVh, -2, 0, k);
   }
   const int64_t m = U.size(-2), n = Vh.size(-1);
+  if (all_zero(gU) && all_zero(gVh)) {  // svdvals: gA = U diag(gS) V^H
+    b.set("A", ops::matmul(ops::mul(U, ops::unsqueeze(gS, -2)), Vh));
+    return;
+  }
   auto skew = [](const Tensor& A) { return ops::sub(A, mH(A)); };
   const Tensor UhgU = skew(ops::matmul(mH(U), gU));
   const Tensor VhgV = skew(ops::matmul(Vh, mH(gVh)));
@@ -1205,6 +1215,8 @@ void svd_formula(B& b) {
 // linalg_eig_backward: gA = V^{-H} (diag(gL) + P(V^H gV) / E) V^H, E[i, j] = L_j - L_i.
 Tensor eig_backward(const Tensor& gL, const Tensor& gV, const Tensor& L, const Tensor& V,
                     bool hermitian) {
+  if (hermitian && all_zero(gV))  // eigvalsh: gA = V diag(gL) V^H
+    return ops::matmul(ops::mul(V, ops::unsqueeze(gL, -2)), mH(V));
   Tensor VhgV = ops::matmul(mH(V), gV);
   if (hermitian) {
     VhgV = ops::mul_Scalar(ops::sub(VhgV, mH(VhgV)), 0.5);
