@@ -1902,6 +1902,22 @@ def cross(self: Tensor, other: Tensor, dim: Optional[int] = None) -> Tensor:
     return torch.linalg.cross(self, other, dim=dim)
 
 
+def mT(self: Tensor) -> Tensor:
+    """Tensor.mT (script spells the attribute as this op, as torch)."""
+    if self.dim() < 2:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got {}-D tensor.".format(
+            self.dim()))
+    return self.transpose(-2, -1)
+
+
+def mH(self: Tensor) -> Tensor:
+    """Tensor.mH: the adjoint, the transpose of a real tensor."""
+    if self.dim() < 2:
+        raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. Got {}-D tensor.".format(
+            self.dim()))
+    return self.transpose(-2, -1)
+
+
 def linalg_diagonal(A: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     return torch.diagonal(A, offset, dim1, dim2)
 

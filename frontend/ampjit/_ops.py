@@ -8,7 +8,7 @@ import re
 from . import _C
 
 # Functions torch exposes under another name than the ATen op, or not at the top level.
-_RENAMED = {"cross_entropy_loss": None}
+_RENAMED = {"cross_entropy_loss": None, "mT": None, "mH": None}
 
 # An out= argument in a schema as _op_schemas prints it: only functions of ops with an out= overload
 # check for it (the rest pay nothing per call).

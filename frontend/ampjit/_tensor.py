@@ -414,9 +414,9 @@ def _install_tensor_methods():
     if hasattr(Tensor, "__itruediv__"):
         Tensor.__idiv__ = Tensor.__itruediv__
     Tensor.T = property(_T)
-    # the matrix transpose of the last two dimensions; real tensors: the adjoint is the same
-    Tensor.mT = property(lambda self: self.transpose(-2, -1))
-    Tensor.mH = Tensor.mT
+    # properties in torch (aten::mT and aten::mH, which script and the tracer record)
+    Tensor.mT = property(lambda self: _C._call("aten::mT", (self,), {}))
+    Tensor.mH = property(lambda self: _C._call("aten::mH", (self,), {}))
     Tensor.unique = _unique_method
     Tensor.unique_consecutive = _unique_consecutive_method
     Tensor.backward = _backward

@@ -289,3 +289,31 @@ def test_svdvals_and_eigvalsh_gradients_stay_finite_for_repeated_values(torch_re
     for g in got:
         assert np.isfinite(g.numpy()).all()
     assert_close(got, want)
+
+
+MT_SRC = """
+import ampjit as torch
+from ampjit import Tensor
+
+
+def adjoints(x: Tensor) -> Tensor:
+    return x.mT @ x + x.mH
+"""
+
+
+def test_mT_and_mH_are_torchs_ops_in_script_and_trace(program_modules, torch_ref):
+    x = rand((2, 3, 3), 6)
+    for mod, lib in program_modules("linalg_mt", MT_SRC):
+        t = lib.tensor(x)
+        scripted = lib.jit.script(mod.adjoints)
+        traced = lib.jit.trace(mod.adjoints, (t,))
+        for impl in (scripted, traced):
+            assert_close(impl(t), mod.adjoints(t), rtol=0, atol=0)
+        for graph in (str(scripted.graph), str(traced.graph)):
+            assert "aten::mT" in graph and "aten::mH" in graph
+    msgs = []
+    for L in (ampjit, torch_ref):
+        with pytest.raises(RuntimeError) as e:
+            L.zeros(3).mT
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
