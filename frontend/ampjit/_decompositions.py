@@ -1428,6 +1428,18 @@ def _lu_with_info(self: Tensor, pivot: bool = True, check_errors: bool = True) -
     return torch.linalg.lu_factor_ex(self, pivot=pivot, check_errors=check_errors)
 
 
+def _permute_rows(P: Tensor, B: Tensor, transpose: bool) -> Tensor:
+    """P^T B (transpose) or P B for a permutation matrix P: B's rows gathered, exactly, as LAPACK's
+    row interchanges (laswp) move them."""
+    n = B.size(-2)
+    if n == 0:
+        return torch.matmul(_mT(P), B) if transpose else torch.matmul(P, B)
+    idx = P.argmax(-2) if transpose else P.argmax(-1)
+    batch = _broadcast_shape(idx.size()[:-1], B.size()[:-2])
+    shape = batch + [n, B.size(-1)]
+    return torch.gather(B.expand(shape), -2, idx.unsqueeze(-1).expand(shape))
+
+
 def linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, left: bool = True, adjoint: bool = False) -> Tensor:
     """getrs as torch runs it: the row interchanges, then the two triangular solves."""
     if LU.dim() < 2:
@@ -1456,8 +1468,8 @@ def linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, left: bool = True, ad
     if adjoint:  # A^H X = B with A = P L U: X = P L^-H U^-H B
         X = torch.linalg.solve_triangular(_mT(U), B, upper=False)
         X = torch.linalg.solve_triangular(_mT(L), X, upper=True, unitriangular=True)
-        return torch.matmul(P, X)
-    X = torch.matmul(_mT(P), B)
+        return _permute_rows(P, X, False)
+    X = _permute_rows(P, B, True)
     X = torch.linalg.solve_triangular(L, X, upper=False, unitriangular=True)
     return torch.linalg.solve_triangular(U, X, upper=True)
 
