@@ -317,3 +317,127 @@ def test_mT_and_mH_are_torchs_ops_in_script_and_trace(program_modules, torch_ref
             L.zeros(3).mT
         msgs.append(str(e.value))
     assert msgs[0] == msgs[1]
+
+
+SECOND_ORDER = [
+    ("det", lambda L, x: L.linalg.det(x)),
+    ("inv", lambda L, x: L.linalg.inv(x).sum()),
+    ("cholesky", lambda L, x: L.linalg.cholesky(x @ x.mT + 3 * L.eye(3, dtype=x.dtype)).sum()),
+    ("svdvals", lambda L, x: L.linalg.svdvals(x).sum()),
+    ("eigh", lambda L, x: (L.linalg.eigh(x + x.mT)[1] ** 2)[0].sum() + L.linalg.eigvalsh(x + x.mT)[2]),
+    ("qr", lambda L, x: L.linalg.qr(x)[1].sum()),
+]
+
+
+@pytest.mark.parametrize("name,fn", SECOND_ORDER, ids=[c[0] for c in SECOND_ORDER])
+def test_second_derivatives_match_torch(torch_ref, name, fn):
+    """The formulas are made of ops: create_graph records them, as torch's double backward."""
+    a = rand((3, 3), 8) + 2 * np.eye(3)
+
+    def run(lib):
+        x = lib.tensor(a, requires_grad=True)
+        (g,) = lib.autograd.grad(fn(lib, x), (x,), create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), (x,))
+        return g, gg
+    got, want = both(torch_ref, run)
+    assert_close(got, want, rtol=1e-6, atol=1e-8)
+
+
+# ---- gradients on op_db's own samples ----------------------------------------------------------
+
+OPDB_GRAD_OPS = ["linalg.det", "linalg.slogdet", "logdet", "linalg.inv", "linalg.solve",
+                 "linalg.cholesky", "linalg.qr", "linalg.svd", "linalg.svdvals", "linalg.eigh",
+                 "linalg.eigvalsh", "linalg.lu_factor", "linalg.lu", "linalg.lu_solve", "lu_unpack",
+                 "linalg.solve_triangular", "triangular_solve", "cholesky_solve", "cholesky_inverse",
+                 "linalg.pinv", "linalg.lstsq", "linalg.householder_product", "linalg.matrix_norm",
+                 "linalg.tensorinv", "matrix_exp", "linalg.cross", "linalg.multi_dot"]
+
+
+@pytest.fixture(scope="module")
+def opdb(torch_ref):
+    """tests/opdb/opdb.py (op_db, and its translation of torch samples and callables to ampjit)."""
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(__file__), "..", "opdb", "opdb.py")
+    spec = importlib.util.spec_from_file_location("ampjit_opdb_harness", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("name", OPDB_GRAD_OPS)
+def test_gradients_on_op_db_samples_match_torch(torch_ref, opdb, name):
+    """The first samples op_db gives each differentiable op, through its output_process_fn_grad
+    (which makes SVD, QR and eigenvectors unique): ampjit's float64 gradients are torch's, and
+    gradcheck holds."""
+    torch = torch_ref
+    op = next(o for o in opdb.op_db if o.name == name and not o.variant_test_name)
+    def leaves_of(s):
+        if isinstance(s.input, (list, tuple)):
+            return [t for t in s.input if t.requires_grad]
+        return [t for t in [s.input, *s.args, *s.kwargs.values()]
+                if isinstance(t, torch.Tensor) and t.requires_grad]
+    # the first three samples with no empty operand (an empty one has no gradient to compare)
+    samples = [s for s in op.sample_inputs("cpu", torch.float64, requires_grad=True)
+               if all(t.numel() > 0 for t in leaves_of(s))][:3]
+    assert samples
+    for s in samples:
+        leaves = leaves_of(s)
+
+        def loss(lib, fn, process, inp, args, kwargs, leaves):
+            # op_db's gradcheck_wrapper (hermitian or triangular inputs where the op reads half)
+            outs = process(wrapper(fn, inp, *args, **kwargs))
+            outs = outs if isinstance(outs, (tuple, list)) else (outs,)
+            total = 0
+            for i, o in enumerate(outs):
+                if isinstance(o, lib.Tensor) and o.is_floating_point():
+                    w = lib.linspace(-1.0, 1.0, o.numel(), dtype=o.dtype).reshape(tuple(o.shape))
+                    total = total + (o * w * (i + 1)).sum()
+            return total
+
+        # fresh leaves, so both sides differentiate with respect to the same tensors
+        fresh = {id(t): t.detach().clone().requires_grad_() for t in leaves}
+
+        def sub(v):
+            if isinstance(v, torch.Tensor):
+                return fresh.get(id(v), v)
+            if isinstance(v, (list, tuple)):
+                return type(v)(sub(x) for x in v)
+            if isinstance(v, dict):
+                return {k: sub(x) for k, x in v.items()}
+            return v
+        t_leaves = [fresh[id(t)] for t in leaves]
+        wrapper = op.gradcheck_wrapper
+        want = torch.autograd.grad(loss(torch, op.op, s.output_process_fn_grad, sub(s.input),
+                                        sub(s.args), sub(s.kwargs), t_leaves), t_leaves)
+        tr = opdb.Translator()
+        a_leaves = []
+        for t in leaves:
+            a = opdb.to_ampjit_tensor(t).clone().requires_grad_()
+            tr._memo[("tensor", id(t))] = a
+            tr._keep.append(t)
+            a_leaves.append(a)
+        ain, aargs, akwargs = tr.value(s.input), tr.value(s.args), tr.value(s.kwargs)
+        afn, aprocess = tr.obj(op.op), tr.obj(s.output_process_fn_grad)
+        wrapper = tr.obj(op.gradcheck_wrapper)
+        got = ampjit.autograd.grad(loss(ampjit, afn, aprocess, ain, aargs, akwargs, a_leaves),
+                                   a_leaves)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6, atol=1e-8)
+
+        def as_function(*xs):
+            for t, x in zip(leaves, xs):
+                tr._memo[("tensor", id(t))] = x
+            return loss(ampjit, afn, aprocess, tr.value(s.input), tr.value(s.args),
+                        tr.value(s.kwargs), xs)
+        def torch_function(*xs):
+            fresh.update({id(t): x for t, x in zip(leaves, xs)})
+            return loss(torch, op.op, s.output_process_fn_grad, sub(s.input), sub(s.args),
+                        sub(s.kwargs), xs)
+        wrapper = op.gradcheck_wrapper
+        torch_holds = torch.autograd.gradcheck(torch_function, tuple(t_leaves), raise_exception=False)
+        wrapper = tr.obj(op.gradcheck_wrapper)
+        # gradcheck where it holds for torch (lstsq's rank-deficient samples, matrix_exp's large
+        # norms defeat finite differences for both)
+        if torch_holds:
+            assert ampjit.autograd.gradcheck(as_function, tuple(a_leaves))
