@@ -25,6 +25,20 @@ bool autograd_records(const Stack& s) {
   }
   return false;
 }
+// Note [torch.linalg's out= dtypes]
+// torch's linalg_* kernels are structured: their out= tensors must already have the result's dtype
+// ("Expected out tensor to have dtype float, but got double instead"), where other ops cast into
+// out by the type-promotion rule (write_result).
+bool out_dtype_must_match(const OpEntry& variant) {
+  return variant.is_out && variant.base_name.rfind("aten::linalg_", 0) == 0;
+}
+void check_out_dtype(const OpEntry& variant, const Tensor& out, const Tensor& result) {
+  if (!out_dtype_must_match(variant)) return;
+  AMPJIT_CHECK(out.dtype() == result.dtype(),
+               "Expected out tensor to have dtype {}, but got {} instead",
+               cpp_type_name(result.dtype()), cpp_type_name(out.dtype()));
+}
+
 // An out= variant with several results (sort.values: `values`, `indices`): the functional's
 // results written into the out= tensors in order. The dispatcher checks and versions the last
 // written tensor (OpEntry::written_arg); the others are checked and versioned here.
@@ -48,6 +62,7 @@ void run_derived_multi_out(const OpEntry& variant, DeviceType device, Stack& s) 
   std::vector<Tensor> results;
   for (IValue& v : s) results.push_back(v.to_tensor());
   s.clear();
+  for (size_t i = 0; i < outs.size(); ++i) check_out_dtype(variant, outs[i], results[i]);
   for (size_t i = 0; i < outs.size(); ++i) {
     write_result(outs[i], results[i], variant.schema.name.c_str(), false);
     if (i + 1 < outs.size()) outs[i].impl()->storage->bump_version();
@@ -87,6 +102,7 @@ void run_derived_variant(const OpEntry& variant, DeviceType device, Stack& s) {
                  out.shape_str(), result.shape_str());
     ops::copy_(out, result);
   } else {
+    check_out_dtype(variant, out, result);
     write_result(out, result, variant.schema.name.c_str(), variant.is_inplace);
   }
   s.emplace_back(std::move(out));

@@ -51,6 +51,12 @@ class NotImplementedError : public Error {  // Python: NotImplementedError
  public:
   using Error::Error;
 };
+// A matrix the linear algebra cannot take (singular, not positive-definite, no convergence), as
+// torch's LinAlgError: Python ampjit.linalg.LinAlgError, a RuntimeError.
+class LinAlgError : public Error {
+ public:
+  using Error::Error;
+};
 class OutOfMemoryError : public Error {  // Python: ampjit.cuda.OutOfMemoryError (a RuntimeError)
  public:
   using Error::Error;

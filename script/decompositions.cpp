@@ -87,6 +87,7 @@ const Function& compile(Decompositions& d, const OpEntry& op) {
   if (cls == "TypeError") throw TypeError(text);
   if (cls == "IndexError") throw IndexError(text);
   if (cls == "NotImplementedError") throw NotImplementedError(text);
+  if (cls == "LinAlgError") throw LinAlgError(text);
   if (cls == "RuntimeError") throw Error(text);
   throw;
 }

@@ -6,7 +6,8 @@
 # needs to fetch and unpack PyTorch's own tests (xz-utils, Debian's archive keyring).
 set -euo pipefail
 PKGS=(cmake g++ ninja-build ccache clang-format clang libclang-rt-dev libomp-dev libgtest-dev libbenchmark-dev python3-dev libfmt-dev libdnnl-dev
-      ocl-icd-opencl-dev libboost-python-dev libboost-numpy-dev python3-pytest python3-numpy libzip-dev libkissfft-dev)
+      ocl-icd-opencl-dev libboost-python-dev libboost-numpy-dev python3-pytest python3-numpy libzip-dev libkissfft-dev
+      liblapacke-dev libopenblas-dev)
 if [[ "${1:-}" == "--with-torch" ]]; then PKGS+=(python3-torch python3-torchvision libopenblas0-pthread xz-utils debian-archive-keyring); fi
 missing=()
 for p in "${PKGS[@]}"; do

@@ -50,6 +50,18 @@ from . import testing  # noqa: E402
 from . import special  # noqa: E402,F401
 from . import masked  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
+from . import linalg  # noqa: E402
+# torch's linear-algebra functions that are Python in torch (torch/functional.py, torch/_lowrank.py)
+lu = linalg._lu
+norm = linalg._norm
+svd_lowrank = linalg._svd_lowrank
+pca_lowrank = linalg._pca_lowrank
+Tensor.norm = linalg._norm_method
+Tensor.lu = linalg._lu_method
+# torch._C._DisableFuncTorch: functorch's off switch (torch's test helpers enter it around the RNG
+# state); ampjit has no functorch, so it does nothing.
+import contextlib as _contextlib  # noqa: E402
+_C._DisableFuncTorch = _contextlib.nullcontext
 from .serialization import save, load  # noqa: E402
 
 __version__ = "0.1.0"

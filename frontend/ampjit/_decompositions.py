@@ -2287,3 +2287,946 @@ def istft(self: Tensor, n_fft: int, hop_length: Optional[int] = None,
     if end > expected_len:
         y = torch.constant_pad_nd(y, [0, end - expected_len])
     return y
+# ---- linalg ----
+# torch.linalg's composite ops, over the LAPACK-backed ones of runtime/ops/linalg_lapack.def, as
+# torch composes them (aten/src/ATen/native/BatchLinearAlgebra.cpp, LinearAlgebra.cpp): torch's
+# checks and messages, torch's order of operations. Real dtypes only (complex is out of scope).
+
+def _linalg_check_errors(info: Tensor, api_name: str, kind: str, is_matrix: bool):
+    """torch's _linalg_check_errors (kernels/lapack_meta.h has the kernels' copy): the first nonzero
+    LAPACK code of the batch as torch's error for `kind` ("inv", "solve", "cholesky", "lu_factor")."""
+    if info.numel() == 0:
+        return
+    flat = info.reshape([-1])
+    bad = torch.nonzero(flat)
+    if bad.size(0) == 0:
+        return
+    b = int(bad[0][0])
+    code = int(flat[b])
+    where = api_name
+    if not is_matrix:
+        where = "{}: (Batch element {})".format(api_name, b)
+    if kind == "inv":
+        raise LinAlgError("{}: The diagonal element {} is zero, the inversion could not be completed because the "
+                          "input matrix is singular.".format(where, code))
+    if kind == "solve":
+        raise LinAlgError("{}: The solver failed because the input matrix is singular.".format(where))
+    if kind == "cholesky":
+        raise LinAlgError("{}: The factorization could not be completed because the input is not positive-definite "
+                          "(the leading minor of order {} is not positive-definite).".format(where, code))
+    if kind == "lu_factor":
+        raise RuntimeError("{}: U[{},{}] is zero and using it on lu_solve would result in a division by zero. If you "
+                           "still want to perform the factorization, consider calling linalg.lu(A, pivot) or "
+                           "linalg.lu_factor_ex(A, pivot)".format(where, code, code))
+    raise RuntimeError("{}: Unknown error code: {}.".format(api_name, code))
+
+
+def _check_square(A: Tensor, f_name: str, arg_name: str = "A"):
+    """checkIsMatrix and squareCheckInputs."""
+    if A.dim() < 2:
+        raise RuntimeError("{}: The input tensor {} must have at least 2 dimensions.".format(f_name, arg_name))
+    if A.size(-1) != A.size(-2):
+        raise RuntimeError("{}: {} must be batches of square matrices, but they are {} by {} matrices".format(
+            f_name, arg_name, A.size(-2), A.size(-1)))
+
+
+def _check_floating(A: Tensor, f_name: str):
+    """checkFloatingOrComplex."""
+    if not A.is_floating_point():
+        raise RuntimeError("{}: Expected a floating point or complex tensor as input. Got {}".format(
+            f_name, _torch_type_name(A.dtype)))
+
+
+def _torch_type_name(dtype: int) -> str:
+    if dtype == torch.float32:
+        return "Float"
+    if dtype == torch.float64:
+        return "Double"
+    if dtype == torch.float16:
+        return "Half"
+    if dtype == torch.bfloat16:
+        return "BFloat16"
+    if dtype == torch.int64:
+        return "Long"
+    if dtype == torch.int32:
+        return "Int"
+    if dtype == torch.int16:
+        return "Short"
+    if dtype == torch.int8:
+        return "Char"
+    if dtype == torch.uint8:
+        return "Byte"
+    return "Bool"
+
+
+def _scalar_shape() -> List[int]:
+    """The shape of a 0-dim tensor (a bare [] would be a Tensor[] in script)."""
+    return torch.jit.annotate(List[int], [])
+
+
+def _mT(A: Tensor) -> Tensor:
+    return A.transpose(-2, -1)
+
+
+def _eps(dtype: int) -> float:
+    if dtype == torch.float64:
+        return 2.220446049250313e-16
+    return 1.1920928955078125e-07
+
+
+def _lu_det_P(pivots: Tensor) -> Tensor:
+    """The determinant of the permutation of getrf's pivots: -1 per row interchange."""
+    k = pivots.size(-1)
+    swaps = torch.ne(pivots, torch.arange(1, k + 1, dtype=torch.int32, device=pivots.device)).sum(-1)
+    return 1 - 2 * torch.remainder(swaps, 2)
+
+
+def linalg_lu_factor(A: Tensor, pivot: bool = True) -> Tuple[Tensor, Tensor]:
+    LU, pivots, info = torch.linalg.lu_factor_ex(A, pivot=pivot)
+    _linalg_check_errors(info, "torch.linalg.lu_factor", "lu_factor", A.dim() == 2)
+    return LU, pivots
+
+
+def linalg_lu(A: Tensor, pivot: bool = True) -> Tuple[Tensor, Tensor, Tensor]:
+    if A.dim() < 2:
+        raise RuntimeError("linalg.lu: Expected tensor with 2 or more dimensions. Got size: {} instead".format(
+            A.size()))
+    LU, pivots, info = torch.linalg.lu_factor_ex(A, pivot=pivot)
+    return torch.lu_unpack(LU, pivots, True, pivot)
+
+
+def _lu_with_info(self: Tensor, pivot: bool = True, check_errors: bool = True) -> Tuple[Tensor, Tensor, Tensor]:
+    return torch.linalg.lu_factor_ex(self, pivot=pivot, check_errors=check_errors)
+
+
+def _permute_rows(P: Tensor, B: Tensor, transpose: bool) -> Tensor:
+    """P^T B (transpose) or P B for a permutation matrix P: B's rows gathered, exactly, as LAPACK's
+    row interchanges (laswp) move them."""
+    n = B.size(-2)
+    if n == 0:
+        return torch.matmul(_mT(P), B) if transpose else torch.matmul(P, B)
+    idx = P.argmax(-2) if transpose else P.argmax(-1)
+    batch = _broadcast_shape(idx.size()[:-1], B.size()[:-2])
+    shape = batch + [n, B.size(-1)]
+    return torch.gather(B.expand(shape), -2, idx.unsqueeze(-1).expand(shape))
+
+
+def linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, left: bool = True, adjoint: bool = False) -> Tensor:
+    """getrs as torch runs it: the row interchanges, then the two triangular solves."""
+    if LU.dim() < 2:
+        raise RuntimeError("linalg.lu_solve: The input tensor LU must have at least 2 dimensions.")
+    if B.dim() < 2:
+        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 dimensions.")
+    n = LU.size(-1)
+    if LU.size(-2) != n:
+        raise RuntimeError("linalg.lu_solve: LU must be batches of square matrices, but they are {} by {} "
+                           "matrices".format(LU.size(-2), n))
+    if left:
+        if B.size(-2) != n:
+            raise RuntimeError("linalg.lu_solve: Incompatible shapes of A and B for the equation AX = B ({}x{} and "
+                               "{}x{})".format(n, n, B.size(-2), B.size(-1)))
+    elif B.size(-1) != n:
+        raise RuntimeError("linalg.lu_solve: Incompatible shapes of A and B for the equation XA = B ({}x{} and "
+                           "{}x{})".format(n, n, B.size(-2), B.size(-1)))
+    if pivots.dtype != torch.int32:
+        raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32")
+    if LU.dtype != B.dtype:
+        raise RuntimeError("linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type {} and "
+                           "B of type {} instead".format(_torch_type_name(LU.dtype), _torch_type_name(B.dtype)))
+    if not left:  # X A = B is A^H X^H = B^H
+        return _mT(torch.linalg.lu_solve(LU, pivots, _mT(B), left=True, adjoint=not adjoint))
+    P, L, U = torch.lu_unpack(LU, pivots)
+    if adjoint:  # A^H X = B with A = P L U: X = P L^-H U^-H B
+        X = torch.linalg.solve_triangular(_mT(U), B, upper=False)
+        X = torch.linalg.solve_triangular(_mT(L), X, upper=True, unitriangular=True)
+        return _permute_rows(P, X, False)
+    X = _permute_rows(P, B, True)
+    X = torch.linalg.solve_triangular(L, X, upper=False, unitriangular=True)
+    return torch.linalg.solve_triangular(U, X, upper=True)
+
+
+def lu_solve(self: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
+    if self.dim() < 2:
+        raise RuntimeError("b should have at least 2 dimensions, but has {} dimensions instead".format(self.dim()))
+    if LU_data.dim() < 2:
+        raise RuntimeError("LU_data should have at least 2 dimensions, but has {} dimensions instead".format(
+            LU_data.dim()))
+    return torch.linalg.lu_solve(LU_data, LU_pivots, self)
+
+
+def _linalg_solve_is_vector_rhs(A: Tensor, B: Tensor) -> bool:
+    return B.dim() == 1 or (A.dim() - 1 == B.dim() and B.size() == A.size()[:-1])
+
+
+def linalg_solve_ex(A: Tensor, B: Tensor, left: bool = True, check_errors: bool = False) -> Tuple[Tensor, Tensor]:
+    _check_floating(A, "linalg.solve")
+    vector_case = _linalg_solve_is_vector_rhs(A, B)
+    B_ = B
+    if vector_case:
+        B_ = B.unsqueeze(-1) if left else B.unsqueeze(-2)
+    _check_square(A, "linalg.solve")
+    if B_.dim() < 2:
+        raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
+    if (left and A.size(-1) != B_.size(-2)) or (not left and A.size(-1) != B_.size(-1)):
+        raise RuntimeError("linalg.solve: Incompatible shapes of A and B for the equation {} ({}x{} and {}x{})".format(
+            "AX = B" if left else "XA = B", A.size(-2), A.size(-1), B_.size(-2), B_.size(-1)))
+    if A.dtype != B.dtype:
+        raise RuntimeError("linalg.solve: Expected A and B to have the same dtype, but found A of type {} and B of "
+                           "type {} instead".format(_torch_type_name(A.dtype), _torch_type_name(B.dtype)))
+    LU, pivots, info = torch.linalg.lu_factor_ex(A)
+    X = torch.linalg.lu_solve(LU, pivots, B_, left=left)
+    if check_errors:
+        _linalg_check_errors(info, "torch.linalg.solve_ex", "solve", A.dim() == 2)
+    if vector_case:
+        X = X.squeeze(-1) if left else X.squeeze(-2)
+    return X, info
+
+
+def linalg_solve(A: Tensor, B: Tensor, left: bool = True) -> Tensor:
+    X, info = torch.linalg.solve_ex(A, B, left=left)
+    _linalg_check_errors(info, "torch.linalg.solve", "solve", A.dim() == 2)
+    return X
+
+
+def linalg_inv_ex(A: Tensor, check_errors: bool = False) -> Tuple[Tensor, Tensor]:
+    _check_square(A, "linalg.inv")
+    _check_floating(A, "linalg.inv")
+    n = A.size(-1)
+    eye = torch.eye(n, dtype=A.dtype, device=A.device).expand(A.size())
+    LU, pivots, info = torch.linalg.lu_factor_ex(A)
+    inverse = torch.linalg.lu_solve(LU, pivots, eye)
+    if check_errors:
+        _linalg_check_errors(info, "linalg.inv_ex", "inv", A.dim() == 2)
+    return inverse, info
+
+
+def linalg_inv(A: Tensor) -> Tensor:
+    inverse, info = torch.linalg.inv_ex(A)
+    _linalg_check_errors(info, "linalg.inv", "inv", A.dim() == 2)
+    return inverse
+
+
+def inverse(self: Tensor) -> Tensor:
+    return torch.linalg.inv(self)
+
+
+def linalg_det(A: Tensor) -> Tensor:
+    _check_square(A, "linalg.det")
+    _check_floating(A, "linalg.det")
+    LU, pivots, info = torch.linalg.lu_factor_ex(A)
+    return _lu_det_P(pivots) * torch.prod(torch.diagonal(LU, 0, -2, -1), -1)
+
+
+def det(self: Tensor) -> Tensor:
+    return torch.linalg.det(self)
+
+
+def linalg_slogdet(A: Tensor) -> Tuple[Tensor, Tensor]:
+    _check_square(A, "linalg.slogdet")
+    _check_floating(A, "linalg.slogdet")
+    LU, pivots, info = torch.linalg.lu_factor_ex(A)
+    diag_U = torch.diagonal(LU, 0, -2, -1)
+    sign = torch.sign(diag_U).prod(-1) * _lu_det_P(pivots)
+    logabsdet = torch.log(torch.abs(diag_U)).sum(-1)
+    return sign, logabsdet
+
+
+def slogdet(self: Tensor) -> Tuple[Tensor, Tensor]:
+    return torch.linalg.slogdet(self)
+
+
+def logdet(self: Tensor) -> Tensor:
+    _check_square(self, "logdet")
+    _check_floating(self, "logdet")
+    sign, logabsdet = torch.linalg.slogdet(self)
+    return torch.where(sign == -1.0, torch.full_like(logabsdet, math.nan), logabsdet)
+
+
+def linalg_cholesky(self: Tensor, upper: bool = False) -> Tensor:
+    L, info = torch.linalg.cholesky_ex(self, upper=upper)
+    _linalg_check_errors(info, "linalg.cholesky", "cholesky", self.dim() == 2)
+    return L
+
+
+def cholesky(self: Tensor, upper: bool = False) -> Tensor:
+    _check_square(self, "cholesky")
+    L, info = torch.linalg.cholesky_ex(self, upper=upper)
+    _linalg_check_errors(info, "cholesky", "cholesky", self.dim() == 2)
+    return L
+
+
+def cholesky_solve(self: Tensor, input2: Tensor, upper: bool = False) -> Tensor:
+    """potrs as two triangular solves: A = U^H U (upper) or L L^H."""
+    if self.dim() < 2:
+        raise RuntimeError("b should have at least 2 dimensions, but has {} dimensions instead".format(self.dim()))
+    if input2.dim() < 2:
+        raise RuntimeError("u should have at least 2 dimensions, but has {} dimensions instead".format(input2.dim()))
+    if self.dtype != input2.dtype:
+        raise RuntimeError("Expected b and A to have the same dtype, but found b of type {} and A of type {} "
+                           "instead.".format(_torch_type_name(self.dtype), _torch_type_name(input2.dtype)))
+    if upper:
+        X = torch.linalg.solve_triangular(_mT(input2), self, upper=False)
+        return torch.linalg.solve_triangular(input2, X, upper=True)
+    X = torch.linalg.solve_triangular(input2, self, upper=False)
+    return torch.linalg.solve_triangular(_mT(input2), X, upper=True)
+
+
+def cholesky_inverse(self: Tensor, upper: bool = False) -> Tensor:
+    if self.dim() < 2:
+        raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 dimensions.")
+    _check_square(self, "cholesky_inverse")
+    n = self.size(-1)
+    eye = torch.eye(n, dtype=self.dtype, device=self.device).expand(self.size())
+    return torch.cholesky_solve(eye, self, upper)
+
+
+def qr(self: Tensor, some: bool = True) -> Tuple[Tensor, Tensor]:
+    return torch.linalg.qr(self, "reduced" if some else "complete")
+
+
+def orgqr(self: Tensor, input2: Tensor) -> Tensor:
+    return torch.linalg.householder_product(self, input2)
+
+
+def linalg_svd(A: Tensor, full_matrices: bool = True, driver: Optional[str] = None) -> Tuple[Tensor, Tensor, Tensor]:
+    return torch._linalg_svd(A, full_matrices, True, driver=driver)
+
+
+def linalg_svdvals(A: Tensor, driver: Optional[str] = None) -> Tensor:
+    # U and V^H only where a gradient may need them, as torch (_may_require_fw_or_bw_grad)
+    return torch._linalg_svd(A, False, A.requires_grad, driver=driver)[1]
+
+
+def svd(self: Tensor, some: bool = True, compute_uv: bool = True) -> Tuple[Tensor, Tensor, Tensor]:
+    if self.dim() < 2:
+        raise RuntimeError("linalg.svd: input should have at least 2 dimensions, but has {} dimensions "
+                           "instead".format(self.dim()))
+    if compute_uv:
+        U, S, Vh = torch.linalg.svd(self, full_matrices=not some)
+        return U, S, _mT(Vh)
+    S = torch.linalg.svdvals(self)
+    m = self.size(-2)
+    n = self.size(-1)
+    batch = self.size()[:-2]
+    U = torch.zeros(batch + [m, m], dtype=self.dtype, device=self.device)
+    V = torch.zeros(batch + [n, n], dtype=self.dtype, device=self.device)
+    return U, S, V
+
+
+def linalg_eigvalsh(self: Tensor, UPLO: str = "L") -> Tensor:
+    return torch.linalg.eigh(self, UPLO)[0]
+
+
+def symeig(self: Tensor, eigenvectors: bool = False, upper: bool = True) -> Tuple[Tensor, Tensor]:
+    L, V = torch.linalg.eigh(self, "U" if upper else "L")
+    if not eigenvectors:
+        V = torch.empty([0], dtype=self.dtype, device=self.device)
+    return L, V
+
+
+def linalg_eigvals(self: Tensor) -> Tensor:
+    return torch.linalg.eig(self)[0]
+
+
+def linalg_ldl_factor(self: Tensor, hermitian: bool = False) -> Tuple[Tensor, Tensor]:
+    LD, pivots, info = torch.linalg.ldl_factor_ex(self, hermitian=hermitian)
+    _linalg_check_errors(info, "torch.linalg.ldl_factor", "ldl", self.dim() == 2)
+    return LD, pivots
+
+
+def triangular_solve(self: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
+                     unitriangular: bool = False) -> Tuple[Tensor, Tensor]:
+    if self.dim() < 2:
+        raise RuntimeError("torch.triangular_solve: Expected b to have at least 2 dimensions, but it has {} "
+                           "dimensions instead".format(self.dim()))
+    if A.dim() < 2:
+        raise RuntimeError("torch.triangular_solve: Expected A to have at least 2 dimensions, but it has {} "
+                           "dimensions instead".format(A.dim()))
+    batch = _broadcast_shape(self.size()[:-2], A.size()[:-2])
+    A_ = A.expand(batch + A.size()[-2:])
+    M = _mT(A_) if transpose else A_
+    X = torch.linalg.solve_triangular(M, self, upper=upper != transpose, unitriangular=unitriangular)
+    return X, A_.clone()
+
+
+def linalg_matrix_power(self: Tensor, n: int) -> Tensor:
+    _check_square(self, "linalg.matrix_power")
+    if n == 0:
+        eye = torch.eye(self.size(-1), dtype=self.dtype, device=self.device)
+        return eye.expand(self.size()).clone()
+    a = self
+    if n < 0:
+        a = torch.linalg.inv(self)
+        n = -n
+    if n == 1:
+        return a.clone()
+    if n == 2:
+        return torch.matmul(a, a)
+    if n == 3:
+        return torch.matmul(torch.matmul(a, a), a)
+    # binary decomposition of n, as torch multiplies
+    z = a
+    result = a
+    first_z = True
+    have_result = False
+    while n > 0:
+        bit = n % 2
+        n = n // 2
+        if first_z:
+            first_z = False
+        else:
+            z = torch.matmul(z, z)
+        if bit == 1:
+            if have_result:
+                result = torch.matmul(result, z)
+            else:
+                result = z
+                have_result = True
+    return result
+
+
+def matrix_power(self: Tensor, n: int) -> Tensor:
+    return torch.linalg.matrix_power(self, n)
+
+
+def linalg_multi_dot(tensors: List[Tensor]) -> Tensor:
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError("multi_dot(): expected at least 2 tensors but got {}".format(n))
+    out_shape: List[int] = []
+    ts: List[Tensor] = []
+    first = tensors[0]
+    if first.dim() == 1:
+        first = first.unsqueeze(0)
+    elif first.dim() == 2:
+        out_shape.append(first.size(0))
+    else:
+        raise RuntimeError("multi_dot(): the first tensor must be 1D or 2D but got {}D".format(first.dim()))
+    ts.append(first)
+    for i in range(1, n - 1):
+        if tensors[i].dim() != 2:
+            raise RuntimeError("multi_dot(): tensor {} must be 2D but got {}D".format(i, tensors[i].dim()))
+        ts.append(tensors[i])
+    last = tensors[n - 1]
+    if last.dim() == 1:
+        last = last.unsqueeze(-1)
+    elif last.dim() == 2:
+        out_shape.append(last.size(1))
+    else:
+        raise RuntimeError("multi_dot(): the last tensor must be 1D or 2D but got {}D".format(last.dim()))
+    ts.append(last)
+    for i in range(1, n):
+        if ts[i].dtype != ts[0].dtype:
+            raise RuntimeError("multi_dot(): all tensors must have be the same dtype but tensor 0 is {} and tensor {} "
+                               "{}".format(ts[0].dtype, i, ts[i].dtype))
+        if ts[i - 1].size(-1) != ts[i].size(0):
+            raise RuntimeError("multi_dot(): tensors {} and {} with shapes {} and {} cannot be multiplied".format(
+                i - 1, i, tensors[i - 1].size(), tensors[i].size()))
+    if n == 2:
+        return torch.mm(ts[0], ts[1]).view(out_shape)
+    if n == 3:
+        a = ts[0].size(0)
+        b = ts[1].size(0)
+        c = ts[2].size(0)
+        d = ts[2].size(1)
+        if (a * c) * (b + d) > (b * d) * (a + c):
+            return torch.mm(ts[0], torch.mm(ts[1], ts[2])).view(out_shape)
+        return torch.mm(torch.mm(ts[0], ts[1]), ts[2]).view(out_shape)
+    # the cheapest order of the chain (torch's matrix_chain_order), then every product of that order
+    p: List[int] = []
+    for i in range(n):
+        p.append(ts[i].size(0))
+    p.append(ts[n - 1].size(1))
+    cost: List[int] = [0 for _ in range(n * n)]
+    split: List[int] = [0 for _ in range(n * n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i * n + j] = 9223372036854775807
+            for k in range(i, j):
+                q = cost[i * n + k] + cost[(k + 1) * n + j] + p[i] * p[k + 1] * p[j + 1]
+                if q < cost[i * n + j]:
+                    cost[i * n + j] = q
+                    split[i * n + j] = k
+    prods: List[Tensor] = [ts[0] for _ in range(n * n)]
+    for i in range(n):
+        prods[i * n + i] = ts[i]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            k = split[i * n + j]
+            prods[i * n + j] = torch.mm(prods[i * n + k], prods[(k + 1) * n + j])
+    return prods[n - 1].view(out_shape)
+
+
+def linalg_vecdot(x: Tensor, y: Tensor, dim: int = -1) -> Tensor:
+    if x.dtype != y.dtype:
+        raise RuntimeError("linalg.vecdot: Expected x and y to have the same dtype, but found x of type {} and y of "
+                           "type {} instead".format(_torch_type_name(x.dtype), _torch_type_name(y.dtype)))
+    return (x * y).sum(dim)
+
+
+def linalg_vander(x: Tensor, N: Optional[int] = None) -> Tensor:
+    if x.dtype == torch.float16 or x.dtype == torch.bfloat16 or x.dtype == torch.bool:
+        raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, but got {}".format(
+            _torch_type_name(x.dtype)))
+    x_ = x.unsqueeze(-1) if x.dim() == 0 else x
+    shape = x_.size()
+    n = shape[-1]
+    if N is not None:
+        n = N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    shape.append(n - 1)
+    result = torch.cumprod(x_.unsqueeze(-1).expand(shape), -1)
+    shape[-1] = 1
+    ones = torch.ones(shape, dtype=result.dtype, device=result.device)
+    return torch.cat([ones, result], -1)
+
+
+def linalg_tensorinv(self: Tensor, ind: int = 2) -> Tensor:
+    if ind <= 0:
+        raise RuntimeError("Expected a strictly positive integer for 'ind', but got {}".format(ind))
+    shape_end = self.size()[ind:]
+    shape_start = self.size()[:ind]
+    prod_end = 1
+    for s in shape_end:
+        prod_end *= s
+    prod_start = 1
+    for s in shape_start:
+        prod_start *= s
+    if prod_end != prod_start:
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           "prod(self.shape[:ind]), but got {} != {}".format(prod_end, prod_start))
+    result, info = torch.linalg.inv_ex(self.reshape([prod_start, prod_end]))
+    _linalg_check_errors(info, "inv", "inv", True)
+    return result.reshape(shape_end + shape_start)
+
+
+def linalg_tensorsolve(self: Tensor, other: Tensor, dims: Optional[List[int]] = None) -> Tensor:
+    ndim = self.dim()
+    self_ = self
+    if dims is not None:
+        dest: List[int] = []
+        for i in range(len(dims)):
+            dest.append(ndim - len(dims) + i)
+        self_ = torch.movedim(self_, dims, dest)
+    result_shape = self_.size()[other.dim():]
+    result_product = 1
+    for s in result_shape:
+        result_product *= s
+    other_product = other.numel()
+    if result_product != other_product:
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                           "prod(self.shape[:other.ndim]), but got {} != {}".format(result_product, other_product))
+    self_ = self_.reshape([result_product, result_product])
+    return torch.linalg.solve(self_, other.flatten()).reshape(result_shape)
+
+
+def linalg_matrix_exp(self: Tensor) -> Tensor:
+    """Scaling and squaring with the degree-13 Pade approximant (Higham 2005), in float64 whatever
+    the dtype, rounded once."""
+    _check_square(self, "linalg.matrix_exp")
+    n = self.size(-1)
+    if n == 0 or self.numel() == 0:
+        return self.clone()
+    if n == 1:
+        return torch.exp(self)
+    A = self.to(torch.float64)
+    b = [64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0, 129060195264000.0,
+         10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0, 1.0]
+    norm1 = torch.abs(A).sum(-2).amax(-1)
+    s = torch.clamp(torch.ceil(torch.log2(norm1 / 5.371920351148152)), 0.0, 1024.0)
+    s = torch.where(torch.isfinite(s), s, torch.zeros_like(s))
+    A = A / torch.pow(2.0, s).unsqueeze(-1).unsqueeze(-1)
+    eye = torch.eye(n, dtype=torch.float64, device=self.device)
+    A2 = torch.matmul(A, A)
+    A4 = torch.matmul(A2, A2)
+    A6 = torch.matmul(A4, A2)
+    U = torch.matmul(A6, b[13] * A6 + b[11] * A4 + b[9] * A2) + b[7] * A6 + b[5] * A4 + b[3] * A2 + b[1] * eye
+    U = torch.matmul(A, U)
+    V = torch.matmul(A6, b[12] * A6 + b[10] * A4 + b[8] * A2) + b[6] * A6 + b[4] * A4 + b[2] * A2 + b[0] * eye
+    R = torch.linalg.solve(V - U, V + U)
+    steps = int(s.max())
+    for i in range(steps):
+        R = torch.where((s > i).unsqueeze(-1).unsqueeze(-1), torch.matmul(R, R), R)
+    return R.to(self.dtype)
+
+
+def matrix_exp(self: Tensor) -> Tensor:
+    return torch.linalg.matrix_exp(self)
+
+
+def linalg_cross(self: Tensor, other: Tensor, dim: int = -1) -> Tensor:
+    if self.dim() != other.dim():
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    d = _wrap(dim, self.dim())
+    if self.size(d) != 3 or other.size(d) != 3:
+        raise RuntimeError("linalg.cross: inputs dimension {} must have length 3. Got {} and {}".format(
+            dim, self.size(d), other.size(d)))
+    shape = _broadcast_shape(self.size(), other.size())
+    x = self.expand(shape)
+    y = other.expand(shape)
+    x0 = x.select(d, 0)
+    x1 = x.select(d, 1)
+    x2 = x.select(d, 2)
+    y0 = y.select(d, 0)
+    y1 = y.select(d, 1)
+    y2 = y.select(d, 2)
+    return torch.stack([x1 * y2 - x2 * y1, x2 * y0 - x0 * y2, x0 * y1 - x1 * y0], d)
+
+
+def cross(self: Tensor, other: Tensor, dim: Optional[int] = None) -> Tensor:
+    if dim is None:
+        for i in range(self.dim()):
+            if self.size(i) == 3:
+                return torch.linalg.cross(self, other, dim=i)
+        raise RuntimeError("no dimension of size 3 in input")
+    return torch.linalg.cross(self, other, dim=dim)
+
+
+def mT(self: Tensor) -> Tensor:
+    """Tensor.mT (script spells the attribute as this op, as torch)."""
+    if self.dim() < 2:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got {}-D tensor.".format(
+            self.dim()))
+    return self.transpose(-2, -1)
+
+
+def mH(self: Tensor) -> Tensor:
+    """Tensor.mH: the adjoint, the transpose of a real tensor."""
+    if self.dim() < 2:
+        raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. Got {}-D tensor.".format(
+            self.dim()))
+    return self.transpose(-2, -1)
+
+
+def linalg_diagonal(A: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    return torch.diagonal(A, offset, dim1, dim2)
+
+
+def linalg_matmul(self: Tensor, other: Tensor) -> Tensor:
+    return torch.matmul(self, other)
+
+
+def _check_norm_dtype(dtype: Optional[int], self_dtype: int, f_name: str):
+    if dtype is not None:
+        if not (dtype == torch.float32 or dtype == torch.float64 or dtype == torch.float16 or dtype == torch.bfloat16):
+            raise RuntimeError("{}: dtype should be floating point or complex, but got {}".format(
+                f_name, _torch_type_name(dtype)))
+
+
+def linalg_vector_norm(self: Tensor, ord: float = 2.0, dim: Optional[List[int]] = None, keepdim: bool = False,
+                       dtype: Optional[int] = None) -> Tensor:
+    _check_floating(self, "linalg.vector_norm")
+    _check_norm_dtype(dtype, self.dtype, "linalg.vector_norm")
+    o = float(ord)
+    x = self
+    if dtype is not None:
+        x = self.to(dtype)
+    dims: List[int] = []
+    if dim is not None:
+        dims = dim
+    if self.numel() == 0 and (o < 0.0 or o == math.inf):
+        if len(dims) == 0:
+            raise RuntimeError("linalg.vector_norm cannot compute the {} norm on an empty tensor because the "
+                               "operation does not have an identity".format(ord))
+        for d in dims:
+            if self.size(d) == 0:
+                raise RuntimeError("linalg.vector_norm cannot compute the {} norm on the dimension {}because this "
+                                   "dimension is empty and the operation does not have an identity".format(ord, d))
+    if len(dims) == 0:
+        if x.dim() == 0:
+            return torch.abs(x) if o != 0.0 else torch.ne(x, 0).to(x.dtype)
+        dims = [i for i in range(x.dim())]
+    return torch.norm(x, o, dims, keepdim)
+
+
+def _backshift_permutation(dim0: int, dim1: int, ndim: int) -> List[int]:
+    perm: List[int] = []
+    for i in range(ndim):
+        if i != dim0 and i != dim1:
+            perm.append(i)
+    perm.append(dim0)
+    perm.append(dim1)
+    return perm
+
+
+def _reverse_permutation(perm: List[int]) -> List[int]:
+    rev: List[int] = [0 for _ in range(len(perm))]
+    for i in range(len(perm)):
+        rev[perm[i]] = i
+    return rev
+
+
+def _matrix_norm_dims(A: Tensor, dim: List[int], dtype: Optional[int], low_precision: bool) -> List[int]:
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    _check_floating(A, "linalg.matrix_norm")
+    if not low_precision and (A.dtype == torch.float16 or A.dtype == torch.bfloat16):
+        raise RuntimeError("linalg.matrix_norm: Low precision dtypes not supported. Got {}".format(
+            _torch_type_name(A.dtype)))
+    if len(dim) != 2:
+        raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got {}".format(dim))
+    d0 = _wrap(dim[0], A.dim())
+    d1 = _wrap(dim[1], A.dim())
+    if d0 == d1:
+        raise RuntimeError("linalg.matrix_norm: dims must be different. Got ({}, {})".format(d0, d1))
+    _check_norm_dtype(dtype, A.dtype, "linalg.matrix_norm")
+    return [d0, d1]
+
+
+def linalg_matrix_norm(self: Tensor, ord: float, dim: List[int] = [-2, -1], keepdim: bool = False,
+                       dtype: Optional[int] = None) -> Tensor:
+    o = float(ord)
+    abs_ord = abs(o)
+    if not (abs_ord == 2.0 or abs_ord == 1.0 or abs_ord == math.inf):
+        raise RuntimeError("linalg.matrix_norm: Order {} not supported.".format(ord))
+    d = _matrix_norm_dims(self, dim, dtype, abs_ord != 2.0)
+    if abs_ord == 2.0:
+        perm = _backshift_permutation(d[0], d[1], self.dim())
+        A = self
+        if dtype is not None:
+            A = self.to(dtype)
+        S = torch.linalg.svdvals(A.permute(perm))
+        result = S.amax(-1) if o > 0 else S.amin(-1)
+        if keepdim:
+            result = result.unsqueeze(-1).unsqueeze(-1).permute(_reverse_permutation(perm))
+        return result
+    d0 = d[0]
+    d1 = d[1]
+    if abs_ord == math.inf:
+        d0 = d[1]
+        d1 = d[0]
+    if not keepdim and d0 < d1:
+        d1 -= 1
+    v = torch.linalg.vector_norm(self, 1.0, [d0], keepdim, dtype=dtype)
+    return v.amax(d1, keepdim) if o > 0 else v.amin(d1, keepdim)
+
+
+def linalg_matrix_norm__str_ord(self: Tensor, ord: str = "fro", dim: List[int] = [-2, -1], keepdim: bool = False,
+                                dtype: Optional[int] = None) -> Tensor:
+    if ord != "fro" and ord != "nuc":
+        raise RuntimeError("linalg.matrix_norm: Order {} not supported.".format(ord))
+    d = _matrix_norm_dims(self, dim, dtype, ord != "nuc")
+    if ord == "fro":
+        return torch.linalg.vector_norm(self, 2.0, d, keepdim, dtype=dtype)
+    A = self
+    if dtype is not None:
+        A = self.to(dtype)
+    perm = _backshift_permutation(d[0], d[1], self.dim())
+    result = torch.linalg.svdvals(A.permute(perm)).sum(-1, keepdim)
+    if keepdim:
+        result = result.unsqueeze(-1).permute(_reverse_permutation(perm))
+    return result
+
+
+def linalg_norm(self: Tensor, ord: Optional[float] = None, dim: Optional[List[int]] = None, keepdim: bool = False,
+                dtype: Optional[int] = None) -> Tensor:
+    if dim is not None:
+        if len(dim) != 1 and len(dim) != 2:
+            raise RuntimeError("linalg.norm: If dim is specified, it must be of length 1 or 2. Got {}".format(dim))
+    elif ord is not None:
+        if self.dim() != 1 and self.dim() != 2:
+            raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
+                               "{}D.".format(self.dim()))
+    if ord is not None:
+        if (dim is not None and len(dim) == 2) or (dim is None and self.dim() == 2):
+            mdim = [0, 1]
+            if dim is not None:
+                mdim = dim
+            return torch.linalg.matrix_norm(self, ord, mdim, keepdim, dtype=dtype)
+        return torch.linalg.vector_norm(self, ord, dim, keepdim, dtype=dtype)
+    return torch.linalg.vector_norm(self, 2.0, dim, keepdim, dtype=dtype)
+
+
+def linalg_norm__ord_str(self: Tensor, ord: str, dim: Optional[List[int]] = None, keepdim: bool = False,
+                         dtype: Optional[int] = None) -> Tensor:
+    if dim is not None:
+        if len(dim) != 1 and len(dim) != 2:
+            raise RuntimeError("linalg.norm: If dim is specified, it mut be of length 1 or 2. Got {}".format(dim))
+    elif self.dim() != 1 and self.dim() != 2:
+        raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
+                           "{}D.".format(self.dim()))
+    mdim = [0, 1]
+    if dim is not None:
+        mdim = dim
+    return torch.linalg.matrix_norm(self, ord, mdim, keepdim, dtype=dtype)
+
+
+def frobenius_norm(self: Tensor) -> Tensor:
+    return torch.norm(self, 2.0)
+
+
+def frobenius_norm__dim(self: Tensor, dim: List[int], keepdim: bool = False) -> Tensor:
+    if len(dim) > 2:
+        raise RuntimeError("Expected at most 2 dimensions, but got {} dimensions instead.".format(len(dim)))
+    if len(dim) <= 1:
+        if len(dim) == 0:
+            return torch.norm(self, 2.0, [i for i in range(self.dim())], keepdim)
+        return torch.norm(self, 2.0, dim, keepdim)
+    d0 = _wrap(dim[0], self.dim())
+    d1 = _wrap(dim[1], self.dim())
+    if d0 == d1:
+        raise RuntimeError("Expected dims to be different, got {} instead".format(dim))
+    return torch.sqrt(torch.sum(self * self, [d0, d1], keepdim))
+
+
+def nuclear_norm(self: Tensor, keepdim: bool = False) -> Tensor:
+    if self.dim() != 2:
+        raise RuntimeError("Expected a tensor with 2 dimensions, but got a tensor with {} dimension{} instead.".format(
+            self.dim(), "" if self.dim() == 1 else "s"))
+    return torch.linalg.matrix_norm(self, "nuc", [0, 1], keepdim)
+
+
+def nuclear_norm__dim(self: Tensor, dim: List[int], keepdim: bool = False) -> Tensor:
+    return torch.linalg.matrix_norm(self, "nuc", dim, keepdim)
+
+
+def _get_atol_rtol(A: Tensor, atol: Optional[Tensor], rtol: Optional[Tensor]) -> Tuple[Tensor, Tensor]:
+    """get_atol_rtol: the tolerances as float64 tensors; rtol defaults to eps * max(m, n) unless atol > 0."""
+    zero = torch.zeros(_scalar_shape(), dtype=torch.float64, device=A.device)
+    default_rtol = torch.full(_scalar_shape(), _eps(A.dtype) * max(A.size(-1), A.size(-2)), dtype=torch.float64,
+                              device=A.device)
+    atol_ = zero
+    if atol is not None:
+        atol_ = atol
+    rtol_ = default_rtol
+    if rtol is not None:
+        rtol_ = rtol
+    elif atol is not None:
+        rtol_ = torch.where(atol > 0, zero, default_rtol)
+    return atol_, rtol_
+
+
+def _float_tols(A: Tensor, atol: Optional[float], rtol: Optional[float]) -> Tuple[Tensor, Tensor]:
+    a = 0.0
+    if atol is not None:
+        a = atol
+    r = 0.0
+    if rtol is not None:
+        r = rtol
+    elif a <= 0.0:
+        r = _eps(A.dtype) * max(A.size(-1), A.size(-2))
+    return (torch.full(_scalar_shape(), a, dtype=torch.float64, device=A.device),
+            torch.full(_scalar_shape(), r, dtype=torch.float64, device=A.device))
+
+
+def linalg_pinv__atol_rtol_tensor(self: Tensor, atol: Optional[Tensor] = None, rtol: Optional[Tensor] = None,
+                                  hermitian: bool = False) -> Tensor:
+    if not (self.dtype == torch.float32 or self.dtype == torch.float64) or self.dim() < 2:
+        raise RuntimeError("linalg.pinv({}{}): expected a tensor with 2 or more dimensions of float, double, cfloat "
+                           "or cdouble types".format(_torch_type_name(self.dtype), self.size()))
+    atol_, rtol_ = _get_atol_rtol(self, atol, rtol)
+    if self.numel() == 0:
+        U, S, V = torch.svd(self)
+        return torch.matmul(V * S.reciprocal().unsqueeze(-2), _mT(U))
+    if not hermitian:
+        U, S, V = torch.svd(self)
+        max_val = S.narrow(-1, 0, 1)
+        tol = torch.max(atol_.unsqueeze(-1), rtol_.unsqueeze(-1) * max_val)
+        S_pinv = torch.where(S > tol, S.reciprocal(), torch.zeros(_scalar_shape(), dtype=S.dtype, device=S.device)).to(self.dtype)
+        return torch.matmul(V * S_pinv.unsqueeze(-2), _mT(U))
+    L, Q = torch.linalg.eigh(self)
+    L_abs = L.abs()
+    max_val = L_abs.amax(-1, True)
+    tol = torch.max(atol_.unsqueeze(-1), rtol_.unsqueeze(-1) * max_val)
+    L_pinv = torch.where(L_abs > tol, L.reciprocal(), torch.zeros(_scalar_shape(), dtype=L.dtype, device=L.device)).to(self.dtype)
+    return torch.matmul(Q * L_pinv.unsqueeze(-2), _mT(Q))
+
+
+def linalg_pinv__atol_rtol_float(self: Tensor, atol: Optional[float] = None, rtol: Optional[float] = None,
+                                 hermitian: bool = False) -> Tensor:
+    a, r = _float_tols(self, atol, rtol)
+    return torch.linalg.pinv(self, atol=a, rtol=r, hermitian=hermitian)
+
+
+def linalg_pinv(self: Tensor, rcond: float, hermitian: bool = False) -> Tensor:
+    return torch.linalg.pinv(self, atol=0.0, rtol=rcond, hermitian=hermitian)
+
+
+def linalg_pinv__rcond_tensor(self: Tensor, rcond: Tensor, hermitian: bool = False) -> Tensor:
+    return torch.linalg.pinv(self, atol=torch.zeros(_scalar_shape(), dtype=torch.float64, device=self.device), rtol=rcond,
+                             hermitian=hermitian)
+
+
+def pinverse(self: Tensor, rcond: float = 1e-15) -> Tensor:
+    return torch.linalg.pinv(self, rcond, False)
+
+
+def linalg_matrix_rank__atol_rtol_tensor(input: Tensor, atol: Optional[Tensor] = None, rtol: Optional[Tensor] = None,
+                                         hermitian: bool = False) -> Tensor:
+    if input.dim() < 2:
+        raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
+    atol_, rtol_ = _get_atol_rtol(input, atol, rtol)
+    if input.numel() == 0:
+        return torch.zeros(input.size()[:-2], dtype=torch.int64, device=input.device)
+    if not hermitian:
+        S = torch.linalg.svdvals(input)
+        max_S = S.narrow(-1, 0, 1)
+    else:
+        S = torch.linalg.eigvalsh(input).abs()
+        max_S = S.amax(-1, True)
+    tol = torch.max(atol_.unsqueeze(-1), rtol_.unsqueeze(-1) * max_S)
+    return torch.sum(S > tol, -1)
+
+
+def linalg_matrix_rank__atol_rtol_float(self: Tensor, atol: Optional[float] = None, rtol: Optional[float] = None,
+                                        hermitian: bool = False) -> Tensor:
+    if self.dim() < 2:
+        raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
+    a, r = _float_tols(self, atol, rtol)
+    return torch.linalg.matrix_rank(self, atol=a, rtol=r, hermitian=hermitian)
+
+
+def linalg_matrix_rank(self: Tensor, tol: float, hermitian: bool = False) -> Tensor:
+    return torch.linalg.matrix_rank(self, atol=tol, rtol=0.0, hermitian=hermitian)
+
+
+def linalg_matrix_rank__tol_tensor(input: Tensor, tol: Tensor, hermitian: bool = False) -> Tensor:
+    return torch.linalg.matrix_rank(input, atol=tol, rtol=torch.zeros(_scalar_shape(), dtype=tol.dtype, device=tol.device),
+                                    hermitian=hermitian)
+
+
+def _cond_check_ord(ord: float):
+    a = abs(ord)
+    if not (a == 2.0 or a == 1.0 or a == math.inf):
+        raise RuntimeError("linalg.cond got an invalid norm type: {}".format(ord))
+
+
+def linalg_cond(self: Tensor, p: Optional[float] = None) -> Tensor:
+    if self.dim() < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    o = 2.0
+    if p is not None:
+        o = float(p)
+    _cond_check_ord(o)
+    if self.numel() == 0:
+        return torch.zeros(self.size()[:-2], dtype=self.dtype, device=self.device)
+    if abs(o) == 2.0:
+        S = torch.linalg.svdvals(self)
+        s_max = S.narrow(-1, 0, 1)
+        s_min = S.narrow(-1, S.size(-1) - 1, 1)
+        if o == -2.0:
+            return torch.div(s_min, s_max).squeeze(-1)
+        return torch.div(s_max, s_min).squeeze(-1)
+    _check_square(self, "linalg.cond(ord={})".format(o))
+    inverse, info = torch.linalg.inv_ex(self)
+    inverse = inverse.masked_fill((info > 0).unsqueeze(-1).unsqueeze(-1), math.inf)
+    result = torch.linalg.matrix_norm(self, o) * torch.linalg.matrix_norm(inverse, o)
+    return torch.nan_to_num(result, math.inf, math.inf, -math.inf)
+
+
+def linalg_cond__p_str(self: Tensor, p: str) -> Tensor:
+    _check_square(self, "linalg.cond(ord={})".format(p))
+    if p != "fro" and p != "nuc":
+        raise RuntimeError("linalg.cond got an invalid norm type: {}".format(p))
+    if self.numel() == 0:
+        return torch.zeros(self.size()[:-2], dtype=self.dtype, device=self.device)
+    if p == "nuc":
+        S = torch.linalg.svdvals(self)
+        return S.sum(-1) * S.reciprocal().sum(-1)
+    inverse, info = torch.linalg.inv_ex(self)
+    inverse = inverse.masked_fill((info > 0).unsqueeze(-1).unsqueeze(-1), math.inf)
+    result = torch.linalg.matrix_norm(self, p) * torch.linalg.matrix_norm(inverse, p)
+    return torch.nan_to_num(result, math.inf, math.inf, -math.inf)

@@ -8,7 +8,7 @@ import re
 from . import _C
 
 # Functions torch exposes under another name than the ATen op, or not at the top level.
-_RENAMED = {"cross_entropy_loss": None}
+_RENAMED = {"cross_entropy_loss": None, "mT": None, "mH": None}
 
 # An out= argument in a schema as _op_schemas prints it: only functions of ops with an out= overload
 # check for it (the rest pay nothing per call).
@@ -273,16 +273,6 @@ _PYTHON.update({name: _window(name) for name in ("hann_window", "hamming_window"
                                                  "kaiser_window")})
 
 
-def _matrix_transpose(self):
-    """Tensor.mT (and mH, H and adjoint for real tensors): the last two dims swapped."""
-    if self.dim() == 0:
-        return self
-    if self.dim() < 2:
-        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got {}-D tensor."
-                           .format(self.dim()))
-    return self.transpose(-2, -1)
-
-
 def _hermitian(self):
     """Tensor.H: a matrix's (conjugate) transpose; real tensors only."""
     if self.dim() != 2 and self.dim() != 0:
@@ -356,8 +346,6 @@ def _install_python_methods(tensor):
         return nonzero(self, as_tuple=as_tuple)
     nonzero_method.__name__ = "nonzero"
     tensor.nonzero = nonzero_method
-    tensor.mT = property(_matrix_transpose)
-    tensor.mH = property(_matrix_transpose)
     tensor.H = property(_hermitian)
 
     def polygamma_method(self, n):

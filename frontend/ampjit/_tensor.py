@@ -395,6 +395,9 @@ def _install_tensor_methods():
     if hasattr(Tensor, "__itruediv__"):
         Tensor.__idiv__ = Tensor.__itruediv__
     Tensor.T = property(_T)
+    # properties in torch (aten::mT and aten::mH, which script and the tracer record)
+    Tensor.mT = property(lambda self: _C._call("aten::mT", (self,), {}))
+    Tensor.mH = property(lambda self: _C._call("aten::mH", (self,), {}))
     Tensor.unique = _unique_method
     Tensor.unique_consecutive = _unique_consecutive_method
     Tensor.backward = _backward

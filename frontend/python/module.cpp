@@ -434,6 +434,11 @@ BOOST_PYTHON_MODULE(_C) {
   translate_to<TypeError>(PyExc_TypeError);
   translate_to<IndexError>(PyExc_IndexError);
   translate_to<NotImplementedError>(PyExc_NotImplementedError);
+  // torch.linalg.LinAlgError is a RuntimeError subclass (ampjit.linalg re-exports it).
+  PyObject* linalg_error =
+      PyErr_NewException("ampjit.linalg.LinAlgError", PyExc_RuntimeError, nullptr);
+  bp::scope().attr("_LinAlgError") = bp::object(bp::handle<>(bp::borrowed(linalg_error)));
+  translate_to<LinAlgError>(linalg_error);
   // NumPy support only where numpy exists (np::initialize crashes without it).
   bool have_numpy = false;
   try {

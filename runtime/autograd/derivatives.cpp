@@ -1028,6 +1028,292 @@ void grid_sampler_formula(B& b, int nsp) {
   if (b.needs("grid")) b.set("grid", r.tensor(1));
 }
 
+// ---- linalg ----
+// torch's formulas (FunctionsManual.cpp) for the LAPACK-backed ops of ops/linalg_lapack.def; the
+// composite linalg ops (det, inv, solve, pinv, ...) are decompositions, differentiated through
+// these.
+
+Tensor mH(const Tensor& t) {  // real matrices only: the adjoint is the transpose
+  return mT(t);
+}
+Tensor diag_embed(const Tensor& t) {
+  return call_op("aten::diag_embed", {IValue(t)}).tensor();
+}
+// Whether no gradient reached an output (the engine passes zeros for it). svdvals and eigvalsh
+// differentiate through the eigenvectors' outputs they drop: their gradients take the short
+// formulas torch uses when those are undefined, which stay finite for repeated values.
+bool all_zero(const Tensor& g) {
+  return g.numel() == 0 || !Tensor(ops::any(ops::ne_Scalar(g, Scalar(0.0)))).item<bool>();
+}
+Tensor solve_tri(const Tensor& A, const Tensor& B, bool upper, bool left, bool unit = false) {
+  return ops::linalg_solve_triangular(A, B, upper, left, unit);
+}
+
+// linalg_lu_backward: the gradient of A = P L U from those of L [m, k] and U [k, n].
+Tensor linalg_lu_backward(const Tensor& gL, const Tensor& gU, const Tensor& P, const Tensor& L,
+                          const Tensor& U, bool pivot) {
+  const int64_t m = L.size(-2), n = U.size(-1), k = std::min(m, n);
+  Tensor gA;
+  if (m == n) {
+    // P L^{-H} [L^H gL o 1_L + gU U^H o 1_U] U^{-H}
+    gA = ops::add(ops::tril(ops::matmul(mH(L), gL), -1), ops::triu(ops::matmul(gU, mH(U))));
+    gA = solve_tri(mH(U), gA, false, false);
+    gA = solve_tri(mH(L), gA, true, true, true);
+  } else if (m < n) {
+    const Tensor U1 = ops::narrow(U, -1, 0, k), gU1 = ops::narrow(gU, -1, 0, k);
+    const Tensor gU2 = ops::narrow(gU, -1, k, n - k);
+    gA = ops::sub(ops::matmul(mH(L), gL), ops::matmul(ops::triu(gU), mH(U)));
+    gA = solve_tri(mH(U1), ops::tril(gA, -1), false, false);
+    gA = ops::cat(std::vector<Tensor>{ops::add(gA, ops::triu(gU1)), gU2}, -1);
+    gA = solve_tri(mH(L), gA, true, true, true);
+  } else {
+    const Tensor L1 = ops::narrow(L, -2, 0, k), gL1 = ops::narrow(gL, -2, 0, k);
+    const Tensor gL2 = ops::narrow(gL, -2, k, m - k);
+    gA = ops::sub(ops::matmul(gU, mH(U)), ops::matmul(mH(L), ops::tril(gL, -1)));
+    gA = solve_tri(mH(L1), ops::triu(gA), true, true, true);
+    gA = ops::cat(std::vector<Tensor>{ops::add(gA, ops::tril(gL1, -1)), gL2}, -2);
+    gA = solve_tri(mH(U), gA, false, false);
+  }
+  return pivot ? Tensor(ops::matmul(P, gA)) : gA;
+}
+
+void lu_factor_ex_formula(B& b) {
+  const Tensor LU = b.result(0), piv = b.result(1);
+  const bool pivot = b.arg("pivot").to_bool();
+  const OpResult plu = ops::lu_unpack(LU, piv, true, pivot);
+  const int64_t m = LU.size(-2), n = LU.size(-1), k = std::min(m, n);
+  const Tensor& g = b.grad(0);
+  b.set("A", linalg_lu_backward(ops::narrow(g, -1, 0, k), ops::narrow(g, -2, 0, k), plu.tensor(0),
+                                plu.tensor(1), plu.tensor(2), pivot));
+}
+
+// lu_unpack_backward: L's strict lower triangle and U's upper one, back into the packed LU.
+void lu_unpack_formula(B& b) {
+  IntArrayRef s = b.sizes("LU_data");
+  const int64_t m = s[s.size() - 2], n = s[s.size() - 1], k = std::min(m, n);
+  const Tensor gL = ops::tril(b.grad(1), -1), gU = ops::triu(b.grad(2));
+  Tensor g;
+  if (m == n) {
+    g = ops::add(gL, gU);
+  } else if (m < n) {  // L [m, m], U [m, n]
+    g = ops::cat(
+        std::vector<Tensor>{ops::add(ops::narrow(gU, -1, 0, k), gL), ops::narrow(gU, -1, k, n - k)},
+        -1);
+  } else {  // L [m, n], U [n, n]
+    g = ops::cat(
+        std::vector<Tensor>{ops::add(ops::narrow(gL, -2, 0, k), gU), ops::narrow(gL, -2, k, m - k)},
+        -2);
+  }
+  b.set("LU_data", g);
+}
+
+void solve_triangular_formula(B& b) {
+  const Tensor A = b.in("self"), X = b.result();
+  const bool upper = b.arg("upper").to_bool(), left = b.arg("left").to_bool();
+  const bool unit = b.arg("unitriangular").to_bool();
+  const Tensor gB = solve_tri(mH(A), b.grad(), !upper, left, unit);
+  if (b.needs("self")) {
+    const Tensor gA = ops::neg(left ? ops::matmul(gB, mH(X)) : ops::matmul(mH(X), gB));
+    b.set("self", upper ? ops::triu(gA, unit ? 1 : 0) : ops::tril(gA, unit ? -1 : 0));
+  }
+  if (b.needs("B")) b.set("B", gB);
+}
+
+// cholesky_backward (Iain Murray, arXiv 1602.07527).
+void cholesky_formula(B& b) {
+  Tensor L = b.result(0), gL = b.grad(0);
+  if (b.arg("upper").to_bool()) {
+    L = mH(L);
+    gL = mH(gL);
+  }
+  Tensor gA = ops::tril(ops::matmul(mH(L), gL));
+  gA = ops::mul_Scalar(ops::add(gA, mH(ops::tril(gA, -1))), 0.5);
+  gA = solve_tri(mH(L), gA, true, true);
+  gA = solve_tri(L, gA, false, false);
+  b.set("self", gA);
+}
+
+// linalg_qr_backward, for mode 'reduced' and for 'complete' with m <= n.
+void qr_formula(B& b) {
+  const std::string mode = b.arg("mode").to<std::string>();
+  const Tensor Q = b.result(0), R = b.result(1);
+  const int64_t m = Q.size(-2), n = R.size(-1);
+  AMPJIT_CHECK(mode != "r",
+               "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+               "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through "
+               "linalg.qr.");
+  AMPJIT_CHECK(
+      mode == "reduced" || m <= n,
+      "The QR decomposition is not differentiable when mode='complete' and nrows > ncols.");
+  Tensor gQ = b.grad(0), gR = b.grad(1);
+  // copyltu(M) = tril(M) + tril(M, -1)^H, with M = R gR^H - gQ^H Q (on the square part of R).
+  auto copyltu = [](const Tensor& M) { return ops::add(ops::tril(M), mH(ops::tril(M, -1))); };
+  if (m >= n) {
+    const Tensor M = ops::sub(ops::matmul(R, mH(gR)), ops::matmul(mH(gQ), Q));
+    const Tensor gA = ops::add(gQ, ops::matmul(Q, copyltu(M)));
+    b.set("A", solve_tri(mH(R), gA, false, false));
+    return;
+  }
+  // A = [X | Y] with X = Q U square: Y's gradient is Q gV, X's the square case's with
+  // gQ + Y gV^H for gQ.
+  const Tensor U = ops::narrow(R, -1, 0, m), V = ops::narrow(R, -1, m, n - m);
+  const Tensor gU = ops::narrow(gR, -1, 0, m), gV = ops::narrow(gR, -1, m, n - m);
+  const Tensor Y = ops::matmul(Q, V);
+  gQ = ops::add(gQ, ops::matmul(Y, mH(gV)));
+  const Tensor M = ops::sub(ops::matmul(U, mH(gU)), ops::matmul(mH(gQ), Q));
+  Tensor gX = ops::add(gQ, ops::matmul(Q, copyltu(M)));
+  gX = solve_tri(mH(U), gX, false, false);
+  b.set("A", ops::cat(std::vector<Tensor>{gX, ops::matmul(Q, gV)}, -1));
+}
+
+// svd_backward, on the first k columns of U and rows of V^H when full_matrices.
+void svd_formula(B& b) {
+  AMPJIT_CHECK(b.arg("compute_uv").to_bool(),
+               "linalg.svd: the derivative needs U and V^H, which compute_uv=False does not "
+               "compute");
+  const Tensor S = b.result(1);
+  const int64_t k = S.size(-1);
+  Tensor U = b.result(0), Vh = b.result(2), gU = b.grad(0), gVh = b.grad(2);
+  const Tensor gS = b.grad(1);
+  if (b.arg("full_matrices").to_bool()) {
+    U = ops::narrow(U, -1, 0, k);
+    gU = ops::narrow(gU, -1, 0, k);
+    Vh = ops::narrow(Vh, -2, 0, k);
+    gVh = ops::narrow(gVh, -2, 0, k);
+  }
+  const int64_t m = U.size(-2), n = Vh.size(-1);
+  if (all_zero(gU) && all_zero(gVh)) {  // svdvals: gA = U diag(gS) V^H
+    b.set("A", ops::matmul(ops::mul(U, ops::unsqueeze(gS, -2)), Vh));
+    return;
+  }
+  auto skew = [](const Tensor& A) { return ops::sub(A, mH(A)); };
+  const Tensor UhgU = skew(ops::matmul(mH(U), gU));
+  const Tensor VhgV = skew(ops::matmul(Vh, mH(gVh)));
+  const Tensor S2 = ops::mul(S, S);
+  // E[i, j] = S_j^2 - S_i^2 off the diagonal, 1 on it
+  Tensor E = ops::sub(ops::unsqueeze(S2, -2), ops::unsqueeze(S2, -1));
+  E = ops::add(E, diag_embed(ops::ones_like(S)));
+  Tensor gA = ops::div(
+      ops::add(ops::mul(UhgU, ops::unsqueeze(S, -2)), ops::mul(ops::unsqueeze(S, -1), VhgV)), E);
+  gA = ops::add(gA, diag_embed(gS));
+  if (m > n) {
+    gA = ops::matmul(U, gA);
+    const Tensor gUSinv = ops::div(gU, ops::unsqueeze(S, -2));
+    gA = ops::sub(ops::add(gA, gUSinv), ops::matmul(U, ops::matmul(mH(U), gUSinv)));
+    gA = ops::matmul(gA, Vh);
+  } else if (m < n) {
+    gA = ops::matmul(gA, Vh);
+    const Tensor SinvgVh = ops::div(gVh, ops::unsqueeze(S, -1));
+    gA = ops::sub(ops::add(gA, SinvgVh), ops::matmul(ops::matmul(SinvgVh, mH(Vh)), Vh));
+    gA = ops::matmul(U, gA);
+  } else {
+    gA = ops::matmul(U, ops::matmul(gA, Vh));
+  }
+  b.set("A", gA);
+}
+
+// linalg_eig_backward: gA = V^{-H} (diag(gL) + P(V^H gV) / E) V^H, E[i, j] = L_j - L_i.
+Tensor eig_backward(const Tensor& gL, const Tensor& gV, const Tensor& L, const Tensor& V,
+                    bool hermitian) {
+  if (hermitian && all_zero(gV))  // eigvalsh: gA = V diag(gL) V^H
+    return ops::matmul(ops::mul(V, ops::unsqueeze(gL, -2)), mH(V));
+  Tensor VhgV = ops::matmul(mH(V), gV);
+  if (hermitian) {
+    VhgV = ops::mul_Scalar(ops::sub(VhgV, mH(VhgV)), 0.5);
+  } else {
+    const Tensor d = call_op("aten::diagonal", {IValue(VhgV), IValue(int64_t{0}),
+                                                IValue(int64_t{-2}), IValue(int64_t{-1})})
+                         .tensor();
+    VhgV = ops::sub(VhgV, ops::matmul(mH(V), ops::mul(V, ops::unsqueeze(d, -2))));
+  }
+  Tensor E = ops::sub(ops::unsqueeze(L, -2), ops::unsqueeze(L, -1));
+  E = ops::add(E, diag_embed(ops::ones_like(L)));
+  Tensor gA = ops::div(VhgV, E);
+  // the diagonal: gL (VhgV / E has 0 there for the hermitian projection; the general one's
+  // diagonal is replaced)
+  const Tensor eye = diag_embed(ops::ones_like(L));
+  gA = ops::add(ops::mul(gA, ops::rsub_Scalar(eye, 1.0)), diag_embed(gL));
+  if (hermitian) return ops::matmul(V, ops::matmul(gA, mH(V)));
+  return call_op("aten::linalg_solve", {IValue(mH(V)), IValue(Tensor(ops::matmul(gA, mH(V))))})
+      .tensor();
+}
+
+// householder_product_backward: Q = (H_1 ... H_k) E, E the first n columns of the identity,
+// H_i = I - tau_i v_i v_i^H with v_i the i-th column of `input` below the diagonal and 1 on it.
+// With P_i = H_1 ... H_{i-1} and S_i = H_{i+1} ... H_k E, dQ = P_i dH_i S_i, so H_i's gradient is
+// G_i = P_i^H G S_i^H, and then tau_i's is -v_i^H G_i v_i and v_i's -tau_i (G_i + G_i^H) v_i.
+void householder_product_formula(B& b) {
+  const Tensor input = b.in("input"), tau = b.in("tau"), G = b.grad();
+  const int64_t m = input.size(-2), n = input.size(-1), k = tau.size(-1);
+  const ScalarType dt = input.dtype();
+  const Tensor V = ops::add(ops::tril(input, -1), ops::eye_m(m, n, dt));
+  const Tensor I = ops::eye(m, dt);
+  std::vector<Tensor> v(k), H(k), P(k), S(k);
+  for (int64_t i = 0; i < k; ++i) {
+    v[i] = ops::unsqueeze(ops::select(V, -1, i), -1);  // [..., m, 1]
+    const Tensor t = ops::unsqueeze(ops::unsqueeze(ops::select(tau, -1, i), -1), -1);
+    H[i] = ops::sub(I, ops::mul(t, ops::matmul(v[i], mH(v[i]))));
+  }
+  for (int64_t i = 0; i < k; ++i) P[i] = i == 0 ? I : Tensor(ops::matmul(P[i - 1], H[i - 1]));
+  for (int64_t i = k; i-- > 0;)
+    S[i] = i == k - 1 ? Tensor(ops::eye_m(m, n, dt)) : Tensor(ops::matmul(H[i + 1], S[i + 1]));
+  std::vector<Tensor> g_tau(k), g_cols(n);
+  const Tensor rows = ops::arange(m);
+  for (int64_t i = 0; i < n; ++i) {
+    if (i >= k) {
+      g_cols[i] = ops::zeros_like(ops::select(input, -1, i));
+      continue;
+    }
+    const Tensor Gi = ops::matmul(ops::matmul(mH(P[i]), G), mH(S[i]));
+    const Tensor t = ops::unsqueeze(ops::unsqueeze(ops::select(tau, -1, i), -1), -1);
+    g_tau[i] = ops::neg(
+        ops::squeeze_dim(ops::squeeze_dim(ops::matmul(mH(v[i]), ops::matmul(Gi, v[i])), -1), -1));
+    const Tensor gv = ops::neg(ops::mul(t, ops::matmul(ops::add(Gi, mH(Gi)), v[i])));
+    // only the entries below the diagonal are inputs
+    const Tensor below = ops::gt_Scalar(rows, Scalar(i));
+    g_cols[i] = ops::mul(ops::squeeze_dim(gv, -1), below);
+  }
+  if (b.needs("input")) b.set("input", ops::stack(g_cols, -1));
+  if (b.needs("tau") && k > 0) b.set("tau", ops::stack(g_tau, -1));
+}
+
+// pinv_backward: the gradient of pinv(A) (FunctionsManual.cpp), for lstsq.
+Tensor pinv_backward(const Tensor& grad, const Tensor& pinvA, const Tensor& A) {
+  const int64_t m = A.size(-2), n = A.size(-1);
+  const Tensor pinvAh = mH(pinvA), gradh = mH(grad);
+  if (m <= n) {
+    const Tensor K = ops::matmul(gradh, pinvA);
+    const Tensor KpinvAh = ops::matmul(K, pinvAh);
+    return ops::add(ops::sub(ops::add(ops::neg(mH(ops::matmul(pinvA, K))), KpinvAh),
+                             ops::matmul(ops::matmul(A, pinvA), KpinvAh)),
+                    ops::matmul(ops::matmul(pinvAh, pinvA), ops::sub(gradh, ops::matmul(K, A))));
+  }
+  const Tensor K = ops::matmul(pinvA, gradh);
+  const Tensor pinvAhK = ops::matmul(pinvAh, K);
+  return ops::sub(
+      ops::add(
+          ops::add(ops::neg(mH(ops::matmul(K, pinvA))),
+                   ops::matmul(ops::matmul(ops::sub(gradh, ops::matmul(A, K)), pinvA), pinvAh)),
+          pinvAhK),
+      ops::matmul(ops::matmul(pinvAhK, pinvA), A));
+}
+
+void lstsq_formula(B& b) {
+  const Tensor A = b.in("self");
+  Tensor B_ = b.in("b"), gX = b.grad(0);
+  const bool vector_case = A.dim() - B_.dim() == 1;
+  if (vector_case) {
+    B_ = ops::unsqueeze(B_, -1);
+    gX = ops::unsqueeze(gX, -1);
+  }
+  const Tensor pinvA = call_op("aten::linalg_pinv.atol_rtol_float", {IValue(A)}).tensor();
+  if (b.needs("self")) b.set("self", pinv_backward(ops::matmul(gX, mH(B_)), pinvA, A));
+  if (b.needs("b")) {
+    const Tensor gB = ops::matmul(mH(pinvA), gX);
+    b.set("b", vector_case ? Tensor(ops::squeeze_dim(gB, -1)) : gB);
+  }
+}
+
 // ---- the table ----------------------------------------------------------------------------
 
 #define D(ID, SAVES, ...)                           \
@@ -2098,6 +2384,19 @@ Derivative kDerivatives[] = {
       }),
     D(fft_r2c_pairs, "", { fft_r2c_formula(b); }), D(fft_c2r_pairs, "", { fft_c2r_formula(b); }),
     // ---- end fft ----
+    // ---- linalg ----
+    D(linalg_lu_factor_ex, "result", { lu_factor_ex_formula(b); }),
+    D(lu_unpack, "", { lu_unpack_formula(b); }),
+    D(linalg_solve_triangular, "self result", { solve_triangular_formula(b); }),
+    D(linalg_cholesky_ex, "result", { cholesky_formula(b); }),
+    D(linalg_qr, "result", { qr_formula(b); }), D(_linalg_svd, "result", { svd_formula(b); }),
+    D(linalg_eigh, "result",
+      { b.set("self", eig_backward(b.grad(0), b.grad(1), b.result(0), b.result(1), true)); }),
+    D(linalg_eig, "result",
+      { b.set("self", eig_backward(b.grad(0), b.grad(1), b.result(0), b.result(1), false)); }),
+    D(linalg_lstsq, "self b", { lstsq_formula(b); }),
+    D(linalg_householder_product, "input tau", { householder_product_formula(b); }),
+    // ---- end linalg ----
 };
 
 #undef D

@@ -383,6 +383,9 @@ SV FunctionEmitter::call_sv(const SV& callee, std::vector<Arg> args, const Sourc
       // torch.fft call, Note [FFTs without a complex dtype] in kernels/fft_meta.h).
       if (p.rfind("torch.ops.ampjit.", 0) == 0)
         return SV::of(call_builtin_op("ampjit::" + tail("torch.ops.ampjit."), std::move(args), r));
+      // torch.linalg.NAME: the ATen op linalg_NAME (torch.linalg.det is aten::linalg_det).
+      if (p.rfind("torch.linalg.", 0) == 0)
+        return SV::of(call_builtin_op("aten::linalg_" + tail("torch.linalg."), std::move(args), r));
       if (p == "warnings.warn") return SV::of(call_warn(args, r));
       if (p.rfind("ops.", 0) == 0) return call_ops(p, std::move(args), r);
       if (p == "torch._assert") {  // torch._assert(condition, message): an assert statement

@@ -348,7 +348,9 @@ SV FunctionEmitter::emit_attribute(const Attribute& a) {
               emit_node_call(Symbol::intern("prim::requires_grad"), {v}, Type::bool_(), r));
         if (a.attr == "device") return op0("prim::device");
         if (a.attr == "ndim") return op0("aten::dim");
-        if (a.attr == "T" || a.attr == "mT" || a.attr == "data" || a.attr == "grad")
+        if (a.attr == "mT") return op0("aten::mT");  // as torch's script spells them
+        if (a.attr == "mH") return op0("aten::mH");
+        if (a.attr == "T" || a.attr == "data" || a.attr == "grad")
           fail(a.attr_range.valid() ? a.attr_range : r,
                fmt::format("Tensor.{} is not supported in script", a.attr));
       }
