@@ -2028,6 +2028,16 @@ Derivative kDerivatives[] = {
     D(grid_sampler_2d, "input grid", { grid_sampler_formula(b, 2); }),
     D(grid_sampler_3d, "input grid", { grid_sampler_formula(b, 3); }),
     // ---- end nn ----
+    // ---- nn more ----
+    // torch's derivatives.yaml; _ctc_loss_backward itself has no derivative, as in torch.
+    D(_ctc_loss, "log_probs targets result",
+      {
+        b.set("log_probs",
+              ops::_ctc_loss_backward(b.grad(0), b.in("log_probs"), b.in("targets"),
+                                      b.arg("input_lengths"), b.arg("target_lengths"), b.result(0),
+                                      b.result(1), b.arg("blank"), b.arg("zero_infinity")));
+      }),
+    // ---- end nn more ----
 };
 
 #undef D
