@@ -1611,12 +1611,16 @@ def native_batch_norm(input: Tensor, weight: Optional[Tensor], bias: Optional[Te
     return out, empty, empty.clone()
 
 
-def _embedding_bag_impl(weight: Tensor, indices: Tensor, offsets: Tensor, mode: int,
+def _embedding_bag_impl(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool, mode: int,
                         per_sample_weights: Optional[Tensor], include_last_offset: bool,
                         padding_idx: int) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
     """Each bag's rows of `weight` summed, averaged or maxed over (EmbeddingBag.cpp); rows at
     padding_idx (-1: none) take no part. The results beside the first are the bag of each index, the
-    size of each bag and, for max, the index each maximum came from."""
+    size of each bag and, for max, the index each maximum came from. scale_grad_by_freq divides the
+    gradient of each looked-up row by how often its index occurs in `indices`, as documented and as
+    torch's Embedding does (torch 1.13's CPU embedding_bag backward, _embedding_bag_dense_backward_
+    cpu_sum_mean in aten/src/ATen/native/EmbeddingBag.cpp, divides a row by the count of another
+    index when counts differ)."""
     if indices.dtype != torch.int64 and indices.dtype != torch.int32:
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            "Long, Int; but got {} instead (while checking arguments for embedding_bag)".format(
@@ -1656,14 +1660,23 @@ def _embedding_bag_impl(weight: Tensor, indices: Tensor, offsets: Tensor, mode: 
                                "{}".format(n, last))
     idx = indices.to(torch.int64)
     pos = torch.arange(n, device=indices.device)
-    bag = (starts.unsqueeze(0) <= pos.unsqueeze(1)).sum(1) - 1
+    # the bag of position p: how many bags start at or before p, less one
+    inside = torch.masked_select(starts, starts < n)
+    bag = torch.zeros([n], dtype=torch.int64, device=indices.device).index_add(
+        0, inside, torch.ones_like(inside)).cumsum(0) - 1
     keep = idx != padding_idx if padding_idx >= 0 else torch.ones([n], dtype=torch.bool, device=indices.device)
     counts = torch.zeros([nb], dtype=torch.int64, device=indices.device).index_add(0, bag, keep.to(torch.int64))
     # float16 and bfloat16 bags summed in float32 and rounded once, as torch's CPU kernel does
     wide = weight.dtype == torch.float16 or weight.dtype == torch.bfloat16
-    rows = weight.index_select(0, idx)
+    rows = torch.embedding(weight, idx)  # the row gather, and its gradient an index_add
     if wide:
         rows = rows.float()
+    if scale_grad_by_freq and mode != 2:
+        freq = torch.zeros([weight.size(0)], dtype=rows.dtype, device=weight.device).index_add(
+            0, idx, torch.ones([n], dtype=rows.dtype, device=weight.device))
+        scale = (1.0 / freq.index_select(0, idx)).unsqueeze(1)
+        fixed = rows.detach()
+        rows = fixed + (rows - fixed) * scale  # the rows' values, their gradients scaled
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.to(rows.dtype).unsqueeze(1)
     zero = torch.zeros(torch.jit.annotate(List[int], []), dtype=weight.dtype, device=weight.device)
@@ -1683,7 +1696,8 @@ def _embedding_bag_impl(weight: Tensor, indices: Tensor, offsets: Tensor, mode: 
         empty = (counts == 0).unsqueeze(1)
         return torch.where(empty, zero, values), bag.to(indices.dtype), counts.to(indices.dtype), \
             torch.where(empty, torch.zeros_like(max_indices), max_indices)
-    rows = torch.where(keep.unsqueeze(1), rows, zero.to(rows.dtype))
+    if padding_idx >= 0:
+        rows = torch.where(keep.unsqueeze(1), rows, zero.to(rows.dtype))
     out = torch.zeros([nb, d], dtype=rows.dtype, device=weight.device).index_add(0, bag, rows)
     if mode == 1:
         out = out / counts.clamp_min(1).to(rows.dtype).unsqueeze(1)
@@ -1697,7 +1711,8 @@ def _embedding_bag_impl(weight: Tensor, indices: Tensor, offsets: Tensor, mode: 
 def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool = False, mode: int = 0,
                   sparse: bool = False, per_sample_weights: Optional[Tensor] = None,
                   include_last_offset: bool = False) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
-    return _embedding_bag_impl(weight, indices, offsets, mode, per_sample_weights, include_last_offset, -1)
+    return _embedding_bag_impl(weight, indices, offsets, scale_grad_by_freq, mode, per_sample_weights,
+                               include_last_offset, -1)
 
 
 def embedding_bag__padding_idx(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool, mode: int,
@@ -1712,13 +1727,15 @@ def embedding_bag__padding_idx(weight: Tensor, indices: Tensor, offsets: Tensor,
                 num, num - 1, p))
         if p < 0:
             p = p + num
-    return _embedding_bag_impl(weight, indices, offsets, mode, per_sample_weights, include_last_offset, p)
+    return _embedding_bag_impl(weight, indices, offsets, scale_grad_by_freq, mode, per_sample_weights,
+                               include_last_offset, p)
 
 
 def _embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool = False, mode: int = 0,
                    sparse: bool = False, per_sample_weights: Optional[Tensor] = None, include_last_offset: bool = False,
                    padding_idx: int = -1) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
-    return _embedding_bag_impl(weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx)
+    return _embedding_bag_impl(weight, indices, offsets, scale_grad_by_freq, mode, per_sample_weights,
+                               include_last_offset, padding_idx)
 
 
 def _scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Optional[Tensor] = None,

@@ -504,3 +504,24 @@ def test_errors_match_torch(torch_ref, name, fn, shape):
     # a message naming a Python type names ampjit's tensor class where torch names its own
     expected = str(te.value).splitlines()[0].replace("<class 'torch.Tensor'>", "<class 'ampjit._C.Tensor'>")
     assert str(ae.value).splitlines()[0] == expected
+
+
+def test_embedding_bag_scale_grad_by_freq_divides_each_row_by_its_index_count(torch_ref):
+    """Where torch 1.13's CPU backward picks the right count (every index as frequent as the one
+    before it in sorted order) the gradients agree; elsewhere each row is divided by its own
+    index's count, as documented (torch 1.13's CPU kernel divides by another index's count)."""
+    w = randn(6, 2)
+    g = randn(2, 2)
+    cases = [([3, 3, 1, 1], [0, 2], "sum"), ([0, 4, 4, 0, 2, 2], [0, 3], "mean")]
+    for idx, off, mode in cases:
+        grads = []
+        for lib in (ampjit, torch_ref):
+            wt = to_lib(lib, w).requires_grad_()
+            out = lib.nn.functional.embedding_bag(to_lib(lib, np.array(idx)), wt, to_lib(lib, np.array(off)),
+                                                  mode=mode, scale_grad_by_freq=True)
+            out.backward(to_lib(lib, g))
+            grads.append(wt.grad)
+        assert_close(grads[0], grads[1], rtol=1e-12, atol=1e-12)
+    wt = to_lib(ampjit, w).requires_grad_()
+    F.embedding_bag(ampjit.tensor([1, 1, 3]), wt, ampjit.tensor([0]), mode="sum", scale_grad_by_freq=True).sum().backward()
+    assert wt.grad[:, 0].tolist() == [0.0, 1.0, 0.0, 1.0, 0.0, 0.0]
