@@ -3230,3 +3230,624 @@ def linalg_cond__p_str(self: Tensor, p: str) -> Tensor:
     inverse = inverse.masked_fill((info > 0).unsqueeze(-1).unsqueeze(-1), math.inf)
     result = torch.linalg.matrix_norm(self, p) * torch.linalg.matrix_norm(inverse, p)
     return torch.nan_to_num(result, math.inf, math.inf, -math.inf)
+# ---- nn more ----
+# The rest of torch.nn.functional's ops, as torch 1.13's ATen computes them (Activation.cpp,
+# Loss.cpp, Distance.cpp, Normalization.cpp, EmbeddingBag.cpp, FractionalMaxPool2d/3d.cpp,
+# Dropout.cpp, transformers/attention.cpp).
+
+def celu(self: Tensor, alpha: float = 1.0) -> Tensor:
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return torch._C._nn.elu(self, alpha, 1.0, 1.0 / alpha)
+
+
+def selu(self: Tensor) -> Tensor:
+    return torch._C._nn.elu(self, 1.6732632423543772848170429916717, 1.0507009873554804934193349852946)
+
+
+def glu(self: Tensor, dim: int = -1) -> Tensor:
+    if self.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = dim + self.dim() if dim < 0 else dim
+    if d < 0 or d >= self.dim():
+        raise IndexError("Dimension out of range (expected to be in range of [{}, {}], but got {})".format(
+            -self.dim(), self.dim() - 1, dim))
+    n = self.size(d)
+    if n % 2 != 0:
+        raise RuntimeError("Halving dimension must be even, but dimension {} is size {}".format(d, n))
+    return self.narrow(d, 0, n // 2) * torch.sigmoid(self.narrow(d, n // 2, n // 2))
+
+
+def prelu(self: Tensor, weight: Tensor) -> Tensor:
+    w = weight
+    if weight.numel() != 1:
+        if self.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = self.size(1) if self.dim() > 1 else 1
+        if channels != weight.numel():
+            raise RuntimeError("Mismatch of parameter numbers and input channel size. Found parameter numbers = {} "
+                               "and channel size = {}.".format(weight.numel(), channels))
+        shape = [channels]
+        for _ in range(self.dim() - 2):
+            shape.append(1)
+        w = weight.reshape(shape)
+    if weight.dim() > 1:
+        raise RuntimeError("prelu: Expected `weight` to be a scalar or 1D tensor, but got ndim = {}".format(
+            weight.dim()))
+    if weight.numel() == 1:
+        w = weight.reshape(torch.jit.annotate(List[int], []))
+    return torch.where(self > 0, self, w * self)
+
+
+def rrelu(self: Tensor, lower: float = 0.125, upper: float = 0.33333333333333331, training: bool = False) -> Tensor:
+    """Training draws each negative element's slope from U(lower, upper) (not torch's draws)."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if training:
+        slope = torch.empty_like(self).uniform_(lower, upper)
+        return torch.where(self <= 0, self * slope, self)
+    return torch._C._nn.leaky_relu(self, (lower + upper) / 2)
+
+
+def softshrink(self: Tensor, lambd: float = 0.5) -> Tensor:
+    if lambd < 0:
+        # C++ prints a whole double without its fraction
+        shown = str(int(lambd)) if lambd == float(int(lambd)) else str(lambd)
+        raise RuntimeError("lambda must be greater or equal to 0, but found to be {}.".format(shown))
+    return torch.where(self > lambd, self - lambd, torch.where(self < -lambd, self + lambd, self * 0))
+
+
+def hardshrink(self: Tensor, lambd: float = 0.5) -> Tensor:
+    return torch.where((self >= -lambd) & (self <= lambd), torch.zeros_like(self), self)
+
+
+def threshold(self: Tensor, threshold: float, value: float) -> Tensor:
+    """x <= threshold ? value : x, both numbers first converted to self's dtype, as torch's kernel."""
+    if self.dtype == torch.bool:
+        raise RuntimeError("\"threshold_cpu\" not implemented for 'Bool'")
+    t = torch.full(torch.jit.annotate(List[int], []), threshold, dtype=self.dtype, device=self.device)
+    v = torch.full(torch.jit.annotate(List[int], []), value, dtype=self.dtype, device=self.device)
+    return torch.where(self <= t, v, self)
+
+
+def _loss_reduction(loss: Tensor, reduction: int) -> Tensor:
+    if reduction == 1:
+        return loss.mean()
+    if reduction == 2:
+        return loss.sum()
+    return loss
+
+
+def kl_div(self: Tensor, target: Tensor, reduction: int = 1, log_target: bool = False) -> Tensor:
+    if log_target:
+        out = torch.exp(target) * (target - self)
+    else:
+        out = torch.xlogy(target, target) - target * self
+    return _loss_reduction(out, reduction)
+
+
+def _norm_clamped(x: Tensor, dim: int, eps: float) -> Tensor:
+    """||x||_2 along dim, kept, clamped at eps with the clamp outside autograd (torch clamps under
+    NoGradGuard, so the gradient flows as through the norm)."""
+    n = torch.norm(x, 2.0, [dim], True)
+    return n + (n.clamp_min(eps) - n).detach()
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-08) -> Tensor:
+    common = torch.result_type(x1, x2)
+    if not torch.empty([0], dtype=common).is_floating_point():
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is {}".format(common))
+    a = x1 if x1.is_floating_point() else x1.to(common)
+    b = x2 if x2.is_floating_point() else x2.to(common)
+    sa = a.size()
+    sb = b.size()
+    n = len(sa) if len(sa) > len(sb) else len(sb)
+    shape: List[int] = []
+    for i in range(n):
+        ia = i - n + len(sa)
+        ib = i - n + len(sb)
+        x = sa[ia] if ia >= 0 else 1
+        y = sb[ib] if ib >= 0 else 1
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError("The size of tensor a ({}) must match the size of tensor b ({}) at non-singleton "
+                               "dimension {}".format(x, y, i))
+        shape.append(y if x == 1 else x)
+    a = a.expand(shape)
+    b = b.expand(shape)
+    return ((a / _norm_clamped(a, dim, eps)) * (b / _norm_clamped(b, dim, eps))).sum(dim)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2., eps: float = 9.9999999999999995e-07,
+                      keepdim: bool = False) -> Tensor:
+    d = x1.dim() if x1.dim() > x2.dim() else x2.dim()
+    return torch.norm(x1 - x2 + eps, p, [d - 1], keepdim)
+
+
+def pdist(self: Tensor, p: float = 2.) -> Tensor:
+    if self.dim() != 2:
+        raise RuntimeError("pdist only supports 2D tensors, got: {}D".format(self.dim()))
+    if not self.is_floating_point():
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = self.size(0)
+    if n <= 1:
+        return torch.empty([0], dtype=self.dtype, device=self.device)
+    if self.size(1) == 0:
+        return torch.zeros([n * (n - 1) // 2], dtype=self.dtype, device=self.device)
+    r = torch.arange(n, device=self.device)
+    upper = r.unsqueeze(0) > r.unsqueeze(1)  # (i, j) with i < j, row-major as torch orders them
+    i = torch.masked_select(r.unsqueeze(1).expand([n, n]), upper)
+    j = torch.masked_select(r.unsqueeze(0).expand([n, n]), upper)
+    return torch.norm(self.index_select(0, i) - self.index_select(0, j), p, [1], False)
+
+
+def ctc_loss__IntList(log_probs: Tensor, targets: Tensor, input_lengths: List[int], target_lengths: List[int],
+                      blank: int = 0, reduction: int = 1, zero_infinity: bool = False) -> Tensor:
+    batched = log_probs.dim() == 3
+    lp = log_probs if batched else log_probs.unsqueeze(1)
+    tg = targets if batched else targets.unsqueeze(0)
+    res = torch._ctc_loss(lp, tg.to(torch.int64), input_lengths, target_lengths, blank, zero_infinity)[0]
+    if zero_infinity:
+        res = torch.where(res == math.inf, torch.zeros(torch.jit.annotate(List[int], []), dtype=res.dtype, device=res.device), res)
+    if reduction == 1:
+        lengths = torch.tensor(target_lengths, dtype=res.dtype, device=res.device).clamp_min(1)
+        return (res / lengths).mean()
+    if reduction == 2:
+        return res.sum()
+    return res if batched else res.squeeze(0)
+
+
+def ctc_loss__Tensor(log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_lengths: Tensor,
+                     blank: int = 0, reduction: int = 1, zero_infinity: bool = False) -> Tensor:
+    if input_lengths.is_floating_point() or input_lengths.dtype == torch.bool:
+        raise RuntimeError("input_lengths must be integral")
+    if target_lengths.is_floating_point() or target_lengths.dtype == torch.bool:
+        raise RuntimeError("target_lengths must be integral")
+    ilt = input_lengths.to(torch.int64).reshape([-1])
+    tlt = target_lengths.to(torch.int64).reshape([-1])
+    il: List[int] = []
+    for i in range(ilt.size(0)):
+        il.append(int(ilt[i]))
+    tl: List[int] = []
+    for i in range(tlt.size(0)):
+        tl.append(int(tlt[i]))
+    return ctc_loss__IntList(log_probs, targets, il, tl, blank, reduction, zero_infinity)
+
+
+def instance_norm(input: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], running_mean: Optional[Tensor],
+                  running_var: Optional[Tensor], use_input_stats: bool, momentum: float, eps: float,
+                  cudnn_enabled: bool) -> Tensor:
+    """Batch norm of the (1, N * C, ...) view; the running statistics, repeated per batch entry,
+    are averaged back over the batch (Normalization.cpp)."""
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+    n = input.size(0)
+    c = input.size(1)
+    shape = [1, n * c]
+    for i in range(input.dim() - 2):
+        shape.append(input.size(i + 2))
+    x = input.contiguous().view(shape)
+    w: Optional[Tensor] = None
+    if weight is not None:
+        w = weight.repeat([n])
+    b: Optional[Tensor] = None
+    if bias is not None:
+        b = bias.repeat([n])
+    rm: Optional[Tensor] = None
+    if running_mean is not None:
+        rm = running_mean.repeat([n])
+    rv: Optional[Tensor] = None
+    if running_var is not None:
+        rv = running_var.repeat([n])
+    out = torch.batch_norm(x, w, b, rm, rv, use_input_stats, momentum, eps, cudnn_enabled)
+    if running_mean is not None and rm is not None:
+        running_mean.copy_(rm.view([n, c]).mean(0))
+    if running_var is not None and rv is not None:
+        running_var.copy_(rv.view([n, c]).mean(0))
+    return out.view(input.size())
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
+    if input1.dim() != input2.dim():
+        raise RuntimeError("bilinear(): input dimensions do not match: got {} and {}".format(input1.dim(),
+                                                                                         input2.dim()))
+    for i in range(input1.dim() - 1):
+        if input1.size(i) != input2.size(i):
+            raise RuntimeError("bilinear(): input batch dimensions do not match: got {} and {}".format(
+                input1.size(i), input2.size(i)))
+    if input1.size(-1) != weight.size(1):
+        raise RuntimeError("bilinear(): input1 size does not match weight size: got {} but expected {}".format(
+            input1.size(-1), weight.size(1)))
+    if input2.size(-1) != weight.size(2):
+        raise RuntimeError("bilinear(): input2 size does not match weight size: got {} but expected {}".format(
+            input2.size(-1), weight.size(2)))
+    if bias is not None and bias.size(0) != weight.size(0):
+        raise RuntimeError("bilinear(): bias size does not match weight size: got {} but expected {}".format(
+            bias.size(0), weight.size(0)))
+    lead = input1.size()[:-1]
+    dtype = input1.dtype
+    # float16 and bfloat16 products in float32, rounded once at the end
+    wide = dtype == torch.float16 or dtype == torch.bfloat16
+    a = input1.reshape([-1, input1.size(-1)])
+    b = input2.reshape([-1, input2.size(-1)])
+    w = weight
+    if wide:
+        a = a.float()
+        b = b.float()
+        w = w.float()
+    # out[n, o] = sum_ij a[n, i] w[o, i, j] b[n, j]: one matmul to (n, o, j), then a batched dot
+    t = torch.matmul(a, w.permute([1, 0, 2]).reshape([w.size(1), -1]))
+    out = t.view([a.size(0), w.size(0), w.size(2)]).bmm(b.unsqueeze(2)).squeeze(2)
+    if bias is not None:
+        out = out + (bias.float() if wide else bias)
+    if wide:
+        out = out.to(dtype)
+    return out.view(lead + [weight.size(0)])
+
+
+def native_layer_norm(input: Tensor, normalized_shape: List[int], weight: Optional[Tensor], bias: Optional[Tensor],
+                      eps: float) -> Tuple[Tensor, Tensor, Tensor]:
+    out = torch.layer_norm(input, normalized_shape, weight, bias, eps, True)
+    axis = input.dim() - len(normalized_shape)
+    dims: List[int] = []
+    stat_shape: List[int] = []
+    for i in range(input.dim()):
+        if i >= axis:
+            dims.append(i)
+            stat_shape.append(1)
+        else:
+            stat_shape.append(input.size(i))
+    x = input.detach()
+    if input.numel() == 0:
+        mean = torch.zeros(stat_shape, dtype=input.dtype, device=input.device)
+        rstd = torch.full(stat_shape, math.nan, dtype=input.dtype, device=input.device)
+        return out, mean, rstd
+    var, mean = torch.var_mean(x.double(), dims, unbiased=False, keepdim=True)
+    rstd = torch.rsqrt(var + eps)
+    return out, mean.to(input.dtype), rstd.to(input.dtype)
+
+
+def native_batch_norm(input: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], running_mean: Optional[Tensor],
+                      running_var: Optional[Tensor], training: bool, momentum: float,
+                      eps: float) -> Tuple[Tensor, Tensor, Tensor]:
+    c = input.size(1)
+    if training:
+        dims: List[int] = [0]
+        for i in range(input.dim() - 2):
+            dims.append(i + 2)
+        var, mean = torch.var_mean(input.detach().double(), dims, unbiased=False)
+        invstd = torch.rsqrt(var + eps)
+        out = torch.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, True)
+        return out, mean.to(input.dtype), invstd.to(input.dtype)
+    out = torch.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, True)
+    empty = torch.empty([0], dtype=input.dtype, device=input.device)
+    return out, empty, empty.clone()
+
+
+def _embedding_bag_impl(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool, mode: int,
+                        per_sample_weights: Optional[Tensor], include_last_offset: bool,
+                        padding_idx: int) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    """Each bag's rows of `weight` summed, averaged or maxed over (EmbeddingBag.cpp); rows at
+    padding_idx (-1: none) take no part. The results beside the first are the bag of each index, the
+    size of each bag and, for max, the index each maximum came from. scale_grad_by_freq divides the
+    gradient of each looked-up row by how often its index occurs in `indices`, as documented and as
+    torch's Embedding does (torch 1.13's CPU embedding_bag backward, _embedding_bag_dense_backward_
+    cpu_sum_mean in aten/src/ATen/native/EmbeddingBag.cpp, divides a row by the count of another
+    index when counts differ)."""
+    if indices.dtype != torch.int64 and indices.dtype != torch.int32:
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           "Long, Int; but got {} instead (while checking arguments for embedding_bag)".format(
+                               indices.dtype))
+    if offsets.dtype != indices.dtype:
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have the same type as tensor for argument "
+                           "#2 'offsets'; but type {} does not equal {} (while checking arguments for "
+                           "embedding_bag)".format(indices.dtype, offsets.dtype))
+    if not weight.is_floating_point():
+        raise RuntimeError("Expected tensor for argument #1 'weight' to have one of the following scalar types: "
+                           "Half, BFloat16, Float, Double; but got {} instead (while checking arguments for "
+                           "embedding_bag)".format(weight.dtype))
+    if indices.dim() != 1:
+        raise RuntimeError("input has to be a 1D or 2D Tensor, but got Tensor of dimension {}".format(indices.dim()))
+    if offsets.dim() != 1:
+        raise RuntimeError("offsets has to be a 1D Tensor, but got Tensor of dimension {}".format(offsets.dim()))
+    if per_sample_weights is not None:
+        if mode != 0:
+            raise RuntimeError("embedding_bag: per_sample_weights only supported with mode='sum'")
+        if per_sample_weights.dim() != 1 or per_sample_weights.numel() != indices.numel():
+            raise RuntimeError("embedding_bag: per_sample_weights has to be 1D and have as many elements as "
+                               "indices")
+    if include_last_offset and offsets.size(0) < 1:
+        raise RuntimeError("include_last_offset: number of offset should be at least 1")
+    n = indices.size(0)
+    nb = offsets.size(0) - 1 if include_last_offset else offsets.size(0)
+    d = weight.size(1)
+    starts = offsets.narrow(0, 0, nb).to(torch.int64)
+    if nb > 0:
+        first = int(starts[0])
+        if first != 0:
+            raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
+                               "from position 0. However, got {}".format(first))
+        last = int(starts[nb - 1])
+        if last > n:
+            raise RuntimeError("offsets[-1] can not be greater than input's length {} but got offsets[-1] of "
+                               "{}".format(n, last))
+    idx = indices.to(torch.int64)
+    pos = torch.arange(n, device=indices.device)
+    # the bag of position p: how many bags start at or before p, less one
+    inside = torch.masked_select(starts, starts < n)
+    bag = torch.zeros([n], dtype=torch.int64, device=indices.device).index_add(
+        0, inside, torch.ones_like(inside)).cumsum(0) - 1
+    keep = idx != padding_idx if padding_idx >= 0 else torch.ones([n], dtype=torch.bool, device=indices.device)
+    counts = torch.zeros([nb], dtype=torch.int64, device=indices.device).index_add(0, bag, keep.to(torch.int64))
+    # float16 and bfloat16 bags summed in float32 and rounded once, as torch's CPU kernel does
+    wide = weight.dtype == torch.float16 or weight.dtype == torch.bfloat16
+    rows = torch.embedding(weight, idx)  # the row gather, and its gradient an index_add
+    if wide:
+        rows = rows.float()
+    if scale_grad_by_freq and mode != 2:
+        freq = torch.zeros([weight.size(0)], dtype=rows.dtype, device=weight.device).index_add(
+            0, idx, torch.ones([n], dtype=rows.dtype, device=weight.device))
+        scale = (1.0 / freq.index_select(0, idx)).unsqueeze(1)
+        fixed = rows.detach()
+        rows = fixed + (rows - fixed) * scale  # the rows' values, their gradients scaled
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.to(rows.dtype).unsqueeze(1)
+    zero = torch.zeros(torch.jit.annotate(List[int], []), dtype=weight.dtype, device=weight.device)
+    if mode == 2:
+        max_indices = torch.zeros([nb, d], dtype=indices.dtype, device=indices.device)
+        if n == 0 or nb == 0:
+            return torch.zeros([nb, d], dtype=weight.dtype, device=weight.device), bag.to(indices.dtype), \
+                counts.to(indices.dtype), max_indices
+        width = int(torch.zeros([nb], dtype=torch.int64, device=indices.device).index_add(0, bag, torch.ones_like(bag)).max())
+        slot = bag * width + pos - starts.index_select(0, bag)
+        lowest = torch.full(torch.jit.annotate(List[int], []), -math.inf, dtype=weight.dtype, device=weight.device)
+        dense = torch.full([nb * width, d], -math.inf, dtype=weight.dtype, device=weight.device)
+        dense = dense.index_copy(0, slot, torch.where(keep.unsqueeze(1), rows.to(weight.dtype), lowest))
+        values, arg = dense.view([nb, width, d]).max(1)
+        ids = torch.full([nb * width], -1, dtype=torch.int64, device=indices.device).index_copy(0, slot, idx)
+        max_indices = ids.view([nb, width]).gather(1, arg).to(indices.dtype)
+        empty = (counts == 0).unsqueeze(1)
+        return torch.where(empty, zero, values), bag.to(indices.dtype), counts.to(indices.dtype), \
+            torch.where(empty, torch.zeros_like(max_indices), max_indices)
+    if padding_idx >= 0:
+        rows = torch.where(keep.unsqueeze(1), rows, zero.to(rows.dtype))
+    out = torch.zeros([nb, d], dtype=rows.dtype, device=weight.device).index_add(0, bag, rows)
+    if mode == 1:
+        out = out / counts.clamp_min(1).to(rows.dtype).unsqueeze(1)
+    elif mode != 0:
+        raise RuntimeError("embedding_bag: mode has to be one of sum, mean or max, but got {}".format(mode))
+    out = out.to(weight.dtype)
+    return out, bag.to(indices.dtype), counts.to(indices.dtype), torch.zeros([nb], dtype=indices.dtype,
+                                                                             device=indices.device)
+
+
+def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool = False, mode: int = 0,
+                  sparse: bool = False, per_sample_weights: Optional[Tensor] = None,
+                  include_last_offset: bool = False) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    return _embedding_bag_impl(weight, indices, offsets, scale_grad_by_freq, mode, per_sample_weights,
+                               include_last_offset, -1)
+
+
+def embedding_bag__padding_idx(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool, mode: int,
+                               sparse: bool, per_sample_weights: Optional[Tensor], include_last_offset: bool,
+                               padding_idx: Optional[int]) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    p = -1
+    if padding_idx is not None:
+        num = weight.size(0)
+        p = padding_idx
+        if p < -num or p >= num:
+            raise RuntimeError("padding_idx must be within the number of embeddings, -{} through {}, but got {}".format(
+                num, num - 1, p))
+        if p < 0:
+            p = p + num
+    return _embedding_bag_impl(weight, indices, offsets, scale_grad_by_freq, mode, per_sample_weights,
+                               include_last_offset, p)
+
+
+def _embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool = False, mode: int = 0,
+                   sparse: bool = False, per_sample_weights: Optional[Tensor] = None, include_last_offset: bool = False,
+                   padding_idx: int = -1) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    return _embedding_bag_impl(weight, indices, offsets, scale_grad_by_freq, mode, per_sample_weights,
+                               include_last_offset, padding_idx)
+
+
+def _scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Optional[Tensor] = None,
+                                  dropout_p: float = 0., need_attn_weights: bool = False,
+                                  is_causal: bool = False) -> Tuple[Tensor, Tensor]:
+    """torch 1.13's math path: q scaled by E^-1/2, a causal mask as a lower triangle, a boolean
+    mask filling -inf where it is False, softmax, dropout, then the weighted values."""
+    # the scale in query's dtype, as torch's mul kernel converts its scalar operand
+    scale = torch.full(torch.jit.annotate(List[int], []), math.sqrt(1.0 / float(query.size(-1))),
+                       dtype=query.dtype, device=query.device)
+    # float16 and bfloat16 attention in float32, each result rounded once
+    wide = query.dtype == torch.float16 or query.dtype == torch.bfloat16
+    q = query * scale
+    k = key
+    v = value
+    if wide:
+        q = query.float() * scale.float()
+        k = key.float()
+        v = value.float()
+    mask = attn_mask
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+                               "is_causal=True")
+        mask = torch.ones([q.size(-2), key.size(-2)], dtype=torch.bool, device=q.device).tril()
+    attn = torch.matmul(q, k.transpose(-2, -1))
+    if mask is not None:
+        if mask.dtype == torch.bool:
+            attn = attn.masked_fill(mask.logical_not(), -math.inf)
+        else:
+            attn = attn + mask
+    attn = torch.softmax(attn, -1)
+    if dropout_p > 0.0:
+        attn = torch.dropout(attn, dropout_p, True)
+    out = torch.matmul(attn, v)
+    if wide:
+        return out.to(query.dtype), attn.to(query.dtype)
+    # torch 1.13 returns the weights whatever need_attn_weights says
+    return out, attn
+
+
+def _dropout_impl(input: Tensor, p: float, train: bool, feature: bool, alpha: bool) -> Tensor:
+    """Dropout.cpp's _dropout_impl: the input itself when nothing is dropped; feature dropout draws
+    one value per (batch, channel); alpha dropout keeps the self-normalizing mean and variance."""
+    if p < 0 or p > 1:
+        raise RuntimeError("dropout probability has to be between 0 and 1, but got {}".format(p))
+    if p == 0 or not train or input.numel() == 0:
+        return input
+    if p == 1:
+        return input * torch.zeros(torch.jit.annotate(List[int], []), dtype=input.dtype, device=input.device)
+    if feature:
+        if input.dim() < 2:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+        shape = [input.size(0), input.size(1)]
+        for _ in range(input.dim() - 2):
+            shape.append(1)
+        noise = torch.empty(shape, dtype=input.dtype, device=input.device)
+    else:
+        noise = torch.empty_like(input)
+    noise.bernoulli_(1 - p)
+    if alpha:
+        selu_alpha = 1.7580993408473766  # SELU's -scale * alpha
+        a = 1. / math.sqrt((selu_alpha * selu_alpha * p + 1) * (1 - p))
+        b = (noise - 1) * (selu_alpha * a) + selu_alpha * a * p
+        return input * (noise * a) + b
+    return input * noise.div_(1 - p)
+
+
+def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    return _dropout_impl(input, p, train, True, False)
+
+
+def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    return _dropout_impl(input, p, train, False, True)
+
+
+def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    return _dropout_impl(input, p, train, True, True)
+
+
+# The in-place forms name their tensor `self`, the functional ones `input` (ATen's schemas), so the
+# table cannot derive them (Note [Derived op variants]): each writes its functional's result.
+
+def _dropout_inplace(self: Tensor, p: float, train: bool, feature: bool, alpha: bool) -> Tensor:
+    out = _dropout_impl(self, p, train, feature, alpha)
+    if out is self:
+        return self
+    return self.copy_(out)
+
+
+def feature_dropout_(self: Tensor, p: float, train: bool) -> Tensor:
+    return _dropout_inplace(self, p, train, True, False)
+
+
+def alpha_dropout_(self: Tensor, p: float, train: bool) -> Tensor:
+    return _dropout_inplace(self, p, train, False, True)
+
+
+def feature_alpha_dropout_(self: Tensor, p: float, train: bool) -> Tensor:
+    return _dropout_inplace(self, p, train, True, True)
+
+
+def _fractional_starts(sample: Tensor, input_size: int, output_size: int, pool_size: int) -> Tensor:
+    """FractionalMaxPool2d.cpp's generate_intervals for every plane at once: (planes, output_size)
+    window starts from each plane's sample u, int((i + u) alpha) - int(u alpha) in the samples'
+    dtype, the last window flush with the end."""
+    planes = sample.size(0)
+    last = torch.full([planes, 1], input_size - pool_size, dtype=torch.int64, device=sample.device)
+    if output_size <= 1:
+        return last.narrow(1, 0, output_size)
+    alpha = torch.full(torch.jit.annotate(List[int], []), input_size - pool_size, dtype=sample.dtype, device=sample.device) / \
+        torch.full(torch.jit.annotate(List[int], []), output_size - 1, dtype=sample.dtype, device=sample.device)
+    i = torch.arange(output_size - 1, dtype=sample.dtype, device=sample.device).unsqueeze(0)
+    u = sample.unsqueeze(1)
+    seq = ((i + u) * alpha).to(torch.int64) - (u * alpha).to(torch.int64)
+    return torch.cat([seq, last], 1)
+
+
+def _fractional_max_pool(self: Tensor, kernel_size: List[int], output_size: List[int], random_samples: Tensor,
+                         name: str) -> Tuple[Tensor, Tensor]:
+    k = len(kernel_size)
+    if len(output_size) != k:
+        raise RuntimeError("{}: output_size must either be a single Int or tuple of Ints".format(name))
+    if self.dim() != k + 1 and self.dim() != k + 2:
+        raise RuntimeError("{}(): Expected {}D or {}D tensor, but got: {}".format(name, k + 1, k + 2, self.size()))
+    for i in range(1, self.dim()):
+        if self.size(i) <= 0:
+            raise RuntimeError("{}(): Expected input to have non-zero size for non-batch dimensions, but got{} "
+                               "with dimension {} being empty.".format(name, self.size(), i))
+    batched = self.dim() == k + 2
+    x = self if batched else self.unsqueeze(0)
+    sizes = x.size()[2:]
+    names = ["width", "height"] if k == 2 else ["time", "height", "width"]
+    for d in range(k):
+        nd = d if k == 3 else 1 - d
+        if output_size[d] + kernel_size[d] - 1 > sizes[d]:
+            raise RuntimeError("{}(): pool {} {} too large relative to input {} {}".format(
+                name, names[nd], kernel_size[d], names[nd], sizes[d]))
+    planes = x.size(0) * x.size(1)
+    samples = random_samples.reshape([planes, k])
+    v = x.reshape([planes] + sizes)
+    # window positions per spatial dim: (planes, output, kernel); 2-D samples are (w, h), 3-D (t, h, w)
+    pos: List[Tensor] = []
+    for d in range(k):
+        s = samples.select(1, d if k == 3 else 1 - d)
+        starts = _fractional_starts(s, sizes[d], output_size[d], kernel_size[d])
+        pos.append(starts.unsqueeze(2) + torch.arange(kernel_size[d], device=x.device))
+    # gather the windows one spatial dim at a time: (planes, o1 k1, o2 k2, ...)
+    for d in range(k):
+        shape = v.size()
+        view = [planes]
+        for e in range(k):
+            view.append(output_size[d] * kernel_size[d] if e == d else 1)
+        shape[d + 1] = output_size[d] * kernel_size[d]
+        v = v.gather(d + 1, pos[d].reshape(view).expand(shape))
+    split = [planes]
+    for d in range(k):
+        split.append(output_size[d])
+        split.append(kernel_size[d])
+    order = [0]
+    for d in range(k):
+        order.append(1 + 2 * d)
+    for d in range(k):
+        order.append(2 + 2 * d)
+    out_shape = [planes] + output_size
+    window = 1
+    for d in range(k):
+        window *= kernel_size[d]
+    windows = v.reshape(split).permute(order).reshape(out_shape + [window])
+    values, arg = windows.max(-1)
+    # the flat input index of each maximum: each dim's position picked by its digit of arg
+    index = torch.zeros(out_shape, dtype=torch.int64, device=x.device)
+    rest = arg
+    for d in range(k - 1, -1, -1):
+        digit = rest % kernel_size[d]
+        rest = rest // kernel_size[d]
+        view = [planes]
+        for e in range(k):
+            view.append(output_size[d] if e == d else 1)
+        view.append(kernel_size[d])
+        coord = pos[d].reshape(view).expand(out_shape + [kernel_size[d]]).gather(k + 1, digit.unsqueeze(-1))
+        stride = 1
+        for e in range(d + 1, k):
+            stride *= sizes[e]
+        index = index + coord.squeeze(-1) * stride
+    result_shape = x.size()[:2] + output_size
+    values = values.reshape(result_shape)
+    index = index.reshape(result_shape)
+    if not batched:
+        return values.squeeze(0), index.squeeze(0)
+    return values, index
+
+
+def fractional_max_pool2d(self: Tensor, kernel_size: List[int], output_size: List[int],
+                          random_samples: Tensor) -> Tuple[Tensor, Tensor]:
+    return _fractional_max_pool(self, kernel_size, output_size, random_samples, "fractional_max_pool2d")
+
+
+def fractional_max_pool3d(self: Tensor, kernel_size: List[int], output_size: List[int],
+                          random_samples: Tensor) -> Tuple[Tensor, Tensor]:
+    return _fractional_max_pool(self, kernel_size, output_size, random_samples, "fractional_max_pool3d")

@@ -88,6 +88,15 @@ class _NNOps:
 _C._nn = _NNOps()
 
 
+class _DisableFuncTorch:
+    """torch._C._DisableFuncTorch: a guard that turns functorch's transforms off while it lives.
+    ampjit has no functorch, so holding one changes nothing (torch's test helpers hold one around
+    their RNG bookkeeping)."""
+
+
+_C._DisableFuncTorch = _DisableFuncTorch
+
+
 def meshgrid(*tensors, indexing=None):
     """torch.meshgrid: the tensors (or one list of them) as coordinate grids, a tuple; without
     `indexing` it is "ij" and warns, as torch 1.13 does."""

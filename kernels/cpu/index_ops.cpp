@@ -172,7 +172,8 @@ Tensor embedding_k(const Tensor& weight, const Tensor& indices, int64_t /*paddin
 }
 
 // torch.embedding_renorm_ (F.embedding's max_norm): each row `indices` names, once, is scaled in
-// place to max_norm when its norm_type-norm exceeds it (by max_norm / (norm + 1e-7), as torch).
+// place to max_norm when its norm_type-norm exceeds it (by max_norm / (norm + 1e-7) in self's
+// dtype, as torch).
 // A composite over ops, so it serves every device.
 Tensor embedding_renorm_k(Tensor self, const Tensor& indices, double max_norm, double norm_type) {
   AMPJIT_CHECK(self.dim() == 2,
@@ -193,7 +194,12 @@ Tensor embedding_renorm_k(Tensor self, const Tensor& indices, double max_norm, d
   for (int64_t r : rows) {
     Tensor row = ops::select(self, int64_t{0}, r);
     const double norm = ops::norm_Scalar(row, norm_type).tensor().item().to_double();
-    if (norm > max_norm) ops::mul__Scalar(row, max_norm / (norm + 1e-7));
+    if (norm > max_norm) {
+      // the factor in self's dtype, as torch's `row *= scale` converts its scalar operand
+      Tensor scale = Tensor::empty(std::vector<int64_t>{}, self.dtype(), self.device());
+      scale.fill_(Scalar(max_norm / (norm + 1e-7)));
+      ops::mul_(row, scale);
+    }
   }
   return self;
 }

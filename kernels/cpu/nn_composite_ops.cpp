@@ -293,8 +293,9 @@ Tensor multi_margin_loss_k(const Tensor& self, const Tensor& target, const Scala
   return reduce(loss, reduction);
 }
 
-// For each sample, target lists class indices until the first -1; the loss is
-// sum over listed j and unlisted i of max(0, 1 - (x[j] - x[i])), over the classes.
+// For each sample, target lists class indices until the first -1; the loss is the sum over listed
+// j and unlisted i of max(0, 1 - (x[j] - x[i])), over the classes. A class listed twice counts
+// twice, as in torch's loop over the list (MultiLabelMarginCriterion.cpp).
 Tensor multilabel_margin_loss_k(const Tensor& self, const Tensor& target, int64_t reduction) {
   NoAutocast no_autocast;
   const Tensor x = self.dim() <= 1 ? self.reshape(IntList{1, -1}) : self;
@@ -305,25 +306,25 @@ Tensor multilabel_margin_loss_k(const Tensor& self, const Tensor& target, int64_
       x.dim() == 2 && t.sizes().size() == 2 && t.size(0) == x.size(0) && t.size(1) == x.size(1),
       "inconsistent target size: {} for input of size: {}", target.shape_str(), self.shape_str());
   const int64_t N = x.size(0), C = x.size(1);
-  // Which classes each sample lists, from the (small) target on the host.
+  // How often each sample lists each class, from the (small) target on the host.
   const Tensor tcpu = ops::to_device(t, Device(), std::nullopt, false, false).tensor().contiguous();
   const int64_t* tp = tcpu.data<int64_t>();
-  Tensor listed = Tensor::empty(IntList{N, C}, ScalarType::Float64);
-  double* lp = listed.data<double>();
+  Tensor times = Tensor::empty(IntList{N, C}, ScalarType::Float64);
+  double* lp = times.data<double>();
   std::fill(lp, lp + N * C, 0.0);
   for (int64_t n = 0; n < N; ++n)
     for (int64_t k = 0; k < C; ++k) {
       const int64_t j = tp[n * C + k];
       if (j < 0) break;
       AMPJIT_CHECK(j < C, "target index {} is out of bounds for {} classes", j, C);
-      lp[n * C + j] = 1.0;
+      lp[n * C + j] += 1.0;
     }
-  listed = ops::to_device(listed, x.device(), std::optional<ScalarType>(x.dtype()), false, false);
-  // pairs (j listed, i not): max(0, 1 - (x[j] - x[i]))
+  times = ops::to_device(times, x.device(), std::optional<ScalarType>(x.dtype()), false, false);
+  const Tensor listed = ops::gt_Scalar(times, Scalar(0.0));
+  // pairs (j listed, i not): max(0, 1 - (x[j] - x[i])), once per listing of j
   const Tensor margins = ops::clamp_min(
       ops::rsub_Scalar(ops::sub(x.unsqueeze(2), x.unsqueeze(1)), Scalar(1.0)), Scalar(0.0));
-  const Tensor pairs =
-      ops::mul(listed.unsqueeze(2), ops::rsub_Scalar(listed, Scalar(1.0)).tensor().unsqueeze(1));
+  const Tensor pairs = ops::mul(times.unsqueeze(2), ops::logical_not(listed).tensor().unsqueeze(1));
   Tensor loss = ops::div_Scalar(
       ops::sum_dim_IntList(ops::mul(margins, pairs), IntList{1, 2}, false), Scalar(C));
   if (self.dim() <= 1) loss = loss.squeeze(0);

@@ -375,6 +375,8 @@ Tensor batch_norm_k(const Tensor& input, const std::optional<Tensor>& weight,
                     const std::optional<Tensor>& bias, const std::optional<Tensor>& running_mean,
                     const std::optional<Tensor>& running_var, bool training, double momentum,
                     double eps, bool cudnn_enabled) {
+  // torch returns a copy of an empty input, of any rank, and leaves the running statistics alone.
+  if (input.numel() == 0) return input.clone();
   const bool channels_last = is_channels_last(input);  // Note [Channels-last tensors]
   if (channels_last && (training || !meta::has(running_mean) || !meta::has(running_var)))
     return to_channels_last(batch_norm_k(input.contiguous(), weight, bias, running_mean,
@@ -383,8 +385,6 @@ Tensor batch_norm_k(const Tensor& input, const std::optional<Tensor>& weight,
       meta::batch_norm_shape(input, weight, bias, running_mean, running_var, training);
   if (channels_last)
     return batch_norm_eval_channels_last(input, s, weight, bias, *running_mean, *running_var, eps);
-  // torch returns a copy of an empty input and leaves the running statistics alone.
-  if (input.numel() == 0) return input.clone();
   const int64_t N = s.batch, C = s.channels, S = s.inner;
   const int64_t count = N * S;  // values per channel
   const Tensor x = input.contiguous();

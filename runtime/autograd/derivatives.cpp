@@ -2397,6 +2397,16 @@ Derivative kDerivatives[] = {
     D(linalg_lstsq, "self b", { lstsq_formula(b); }),
     D(linalg_householder_product, "input tau", { householder_product_formula(b); }),
     // ---- end linalg ----
+    // ---- nn more ----
+    // torch's derivatives.yaml; _ctc_loss_backward itself has no derivative, as in torch.
+    D(_ctc_loss, "log_probs targets result",
+      {
+        b.set("log_probs",
+              ops::_ctc_loss_backward(b.grad(0), b.in("log_probs"), b.in("targets"),
+                                      b.arg("input_lengths"), b.arg("target_lengths"), b.result(0),
+                                      b.result(1), b.arg("blank"), b.arg("zero_infinity")));
+      }),
+    // ---- end nn more ----
 };
 
 #undef D

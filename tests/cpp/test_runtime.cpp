@@ -160,7 +160,8 @@ TEST(OpVariants, TheUnpairedVariantsAreThePinnedOnes) {
                           "aten::uniform_", "aten::bernoulli_.float", "aten::polygamma_",
                           "aten::dropout_", "aten::embedding_renorm_", "aten::__iand__.Tensor",
                           "aten::__iand__.Scalar", "aten::__ior__.Tensor", "aten::__ior__.Scalar",
-                          "aten::__ixor__.Tensor", "aten::__ixor__.Scalar"}));
+                          "aten::__ixor__.Tensor", "aten::__ixor__.Scalar", "aten::feature_dropout_",
+                          "aten::alpha_dropout_", "aten::feature_alpha_dropout_"}));
 }
 
 TEST(OpVariants, EveryVariantHasACpuKernelDerivedUnlessItsOwn) {

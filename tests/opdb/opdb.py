@@ -10,14 +10,16 @@ sample through torch 1.13 and through ampjit in the same process and compares:
     function of torch's test files (a lambda wrapping an op) is rebound to ampjit's namespaces
     (its globals and closure translated), so it runs unchanged on ampjit;
   - inputs are copied with their sizes, strides and storage offsets (a tensor passed twice is one
-    copy); dtypes, devices, sizes and memory formats become ampjit's;
+    copy); dtypes, devices, sizes and memory formats become ampjit's; a torch layer passed as an
+    argument becomes the ampjit layer of its name, with its attributes and tensors translated;
   - results must have torch's structure, dtypes and shapes exactly, and values within torch's own
     default tolerances for the dtype (torch.testing.assert_close), NaNs equal;
   - an in-place variant must return its input and leave torch's values in it;
   - where torch raises, ampjit must raise the same class (NotImplementedError never counts as
     another class: it is what ampjit raises for what it lacks);
   - a random op (one whose torch results change with the seed, found by running it under two seeds)
-    is compared by structure, dtype and shape only;
+    is compared by structure, dtype and shape only; so is each sample of an op torch's tests wrap in
+    wrapper_set_seed whose results change with the seed once that wrapper's fixed seed is lifted;
   - `error_inputs` (every sample torch's database says must fail) must raise torch's class.
 A cell is an (OpInfo, dtype): it passes when every sample of every variant passes. Complex dtypes,
 complex results, sparse layouts and CUDA-only ops are out of scope (DESIGN.md, docs/ops.md).
@@ -258,6 +260,8 @@ class Translator:
             return _ampjit_at("torch.ops.{}".format(v._qualified_op_name.replace("::", ".")))
         if v is _no_dispatch:  # torch's test helpers step around torch's own dispatch modes
             return contextlib.nullcontext
+        if isinstance(v, torch.nn.Module):  # a layer passed as an argument (a distance_function)
+            return self._module(v)
         if isinstance(v, types.ModuleType):
             name = v.__name__
             if name == "torch" or name.startswith("torch.") and not name.startswith("torch.testing"):
@@ -295,6 +299,26 @@ class Translator:
         if type(v).__module__.startswith("torch.cuda"):
             raise OutOfScope("a CUDA-only callable")
         return v
+
+    def _module(self, m):
+        """torch layer `m` as the ampjit layer of the same name: its public attributes, parameters,
+        buffers and submodules translated, no constructor run."""
+        cls = _ampjit_at("torch.nn." + type(m).__name__)
+        if not isinstance(cls, type):
+            return _MissingObject("torch.nn." + type(m).__name__)
+        out = cls.__new__(cls)
+        ampjit.nn.Module.__init__(out)
+        for name, x in vars(m).items():
+            if not name.startswith("_"):
+                setattr(out, name, self.value(x))
+        for name, p in m._parameters.items():
+            setattr(out, name, None if p is None else
+                    ampjit.nn.Parameter(self.value(p.detach()), p.requires_grad))
+        for name, b in m._buffers.items():
+            out.register_buffer(name, None if b is None else self.value(b))
+        for name, sub in m._modules.items():
+            setattr(out, name, self.obj(sub))
+        return out
 
     def _rebind(self, fn):
         """`fn` with its globals and closure translated: the same code on ampjit's namespaces."""
@@ -514,6 +538,17 @@ def _has_complex(v):
     if isinstance(v, (list, tuple)):
         return any(_has_complex(x) for x in v)
     return isinstance(v, complex)
+def _unseeded(fn):
+    """`fn` with torch's `wrapper_set_seed` replaced by a plain call, or None when `fn` does not call
+    it. The OpInfos of random ops (dropout, rrelu, bernoulli, ...) wrap them in wrapper_set_seed,
+    which seeds torch with 42 inside every call so that torch's own tests see the same draws twice;
+    ampjit cannot give torch's draws, so the harness asks, sample by sample, whether the draws matter
+    (_is_random on the unseeded call) and compares the samples where they do as random ones."""
+    if not isinstance(fn, types.FunctionType) or "wrapper_set_seed" not in fn.__code__.co_names:
+        return None
+    g = dict(fn.__globals__)
+    g["wrapper_set_seed"] = lambda op, *args, **kwargs: op(*args, **kwargs)
+    return types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
 def run_sample(kind, tfn, afn, sample, random_op, timeout):
@@ -657,8 +692,11 @@ def run_cell(op, dtype_name, timeout=20, max_samples=None):
             continue
         status = "pass"
         in_scope = 0
+        unseeded = None if random_op else _unseeded(tfn)
         for s in samples:
-            r = run_sample(kind, tfn, afn, s, random_op, timeout)
+            random_sample = random_op or (unseeded is not None and
+                                          _is_random(op, s, unseeded, timeout))
+            r = run_sample(kind, tfn, afn, s, random_sample, timeout)
             if r is None:
                 checked += 1
                 in_scope += 1

@@ -39,6 +39,13 @@ __all__ = [
     "multi_margin_loss", "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
     "triplet_margin_loss", "poisson_nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "cross_entropy", "nll_loss",
+    # nn more
+    "celu", "celu_", "selu", "selu_", "glu", "prelu", "rrelu", "rrelu_", "softshrink", "hardshrink", "softsign",
+    "tanhshrink", "threshold", "threshold_", "elu_", "leaky_relu_", "hardtanh_", "gaussian_nll_loss", "kl_div",
+    "multilabel_soft_margin_loss", "triplet_margin_with_distance_loss", "ctc_loss", "cosine_similarity",
+    "pairwise_distance", "pdist", "instance_norm", "local_response_norm", "bilinear", "embedding_bag",
+    "alpha_dropout", "feature_alpha_dropout", "fractional_max_pool2d", "fractional_max_pool3d",
+    "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices",
 ]
 
 
@@ -499,44 +506,79 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return torch.dropout(input, p, training)
 
 
-def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, batched_dim: int, name: str) -> Tensor:
-    """Zeroes whole channels: one draw per (batch, channel), broadcast over the feature dims."""
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    inp_dim = input.dim()
-    if inp_dim != batched_dim and inp_dim != batched_dim - 1:
-        raise RuntimeError(f"{name}: Expected {batched_dim - 1}D or {batched_dim}D input, but received a {inp_dim}D "
-                           "input. Note that dropout1d exists to provide channel-wise dropout on inputs with 1 "
-                           "spatial dimension, a channel dimension, and an optional batch dimension (i.e. 2D or "
-                           "3D inputs).")
-    if not training or p == 0.0:
-        return input
-    is_batched = inp_dim == batched_dim
-    x = input if is_batched else input.unsqueeze(0)
-    shape: List[int] = [x.size(0), x.size(1)]
-    for _ in range(x.dim() - 2):
-        shape.append(1)
-    if p == 1.0:
-        noise = x.new_zeros(shape)
-    else:
-        noise = x.new_empty(shape).bernoulli_(1.0 - p).div_(1.0 - p)
-    if inplace:
-        out = x.mul_(noise)
-    else:
-        out = x * noise
-    return out if is_batched else out.squeeze(0)
-
-
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    return _feature_dropout(input, p, training, inplace, 3, "dropout1d")
+    if p < 0.0 or p > 1.0:
+        raise ValueError("dropout probability has to be between 0 and 1, but got {}".format(p))
+    inp_dim = input.dim()
+    if inp_dim != 2 and inp_dim != 3:
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {inp_dim}D input. "
+                           "Note that dropout1d exists to provide channel-wise dropout on inputs with 1 "
+                           "spatial dimension, a channel dimension, and an optional batch dimension "
+                           "(i.e. 2D or 3D inputs).")
+    return _channel_dropout(input, p, training, inplace, inp_dim == 3)
+
+
+def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, is_batched: bool) -> Tensor:
+    """feature_dropout, an unbatched input seen as a batch of one (torch unsqueezes it in place and
+    back; the in-place form here writes through the unsqueezed view and returns the input)."""
+    if is_batched:
+        if inplace:
+            return torch.feature_dropout_(input, p, training)
+        return torch.feature_dropout(input, p, training)
+    if inplace:
+        torch.feature_dropout_(input.unsqueeze(0), p, training)
+        return input
+    return torch.feature_dropout(input.unsqueeze(0), p, training).squeeze(0)
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    return _feature_dropout(input, p, training, inplace, 4, "dropout2d")
+    if p < 0.0 or p > 1.0:
+        raise ValueError("dropout probability has to be between 0 and 1, but got {}".format(p))
+    inp_dim = input.dim()
+    if inp_dim != 3 and inp_dim != 4:
+        warn_msg = (f"dropout2d: Received a {inp_dim}-D input to dropout2d, which is deprecated "
+                    "and will result in an error in a future release. To retain the behavior "
+                    "and silence this warning, please use dropout instead. Note that dropout2d "
+                    "exists to provide channel-wise dropout on inputs with 2 spatial dimensions, "
+                    "a channel dimension, and an optional batch dimension (i.e. 3D or 4D inputs).")
+        warnings.warn(warn_msg)
+    if inp_dim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
+                      "1D dropout behavior is desired - input is interpreted as shape (N, C, L), where C "
+                      "is the channel dim. This behavior will change in a future release to interpret the "
+                      "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+                      "channel-wise dropout behavior, please switch to using dropout1d instead.")
+    return _channel_dropout(input, p, training, inplace, True)
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    return _feature_dropout(input, p, training, inplace, 5, "dropout3d")
+    if p < 0.0 or p > 1.0:
+        raise ValueError("dropout probability has to be between 0 and 1, but got {}".format(p))
+    inp_dim = input.dim()
+    if inp_dim != 4 and inp_dim != 5:
+        warn_msg = (f"dropout3d: Received a {inp_dim}-D input to dropout3d, which is deprecated "
+                    "and will result in an error in a future release. To retain the behavior "
+                    "and silence this warning, please use dropout instead. Note that dropout3d "
+                    "exists to provide channel-wise dropout on inputs with 3 spatial dimensions, "
+                    "a channel dimension, and an optional batch dimension (i.e. 4D or 5D inputs).")
+        warnings.warn(warn_msg)
+    return _channel_dropout(input, p, training, inplace, inp_dim == 5)
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    if p < 0.0 or p > 1.0:
+        raise ValueError("dropout probability has to be between 0 and 1, but got {}".format(p))
+    if inplace:
+        return torch.alpha_dropout_(input, p, training)
+    return torch.alpha_dropout(input, p, training)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    if p < 0.0 or p > 1.0:
+        raise ValueError("dropout probability has to be between 0 and 1, but got {}".format(p))
+    if inplace:
+        return torch.feature_alpha_dropout_(input, p, training)
+    return torch.feature_alpha_dropout(input, p, training)
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_norm: Optional[float] = None,
@@ -1164,3 +1206,323 @@ def multi_head_attention_forward(
     if not is_batched:
         attn_output = attn_output.squeeze(1)
     return attn_output, None
+
+
+# --- nn more: activations ------------------------------------------------------------------------
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    if inplace:
+        result = torch.celu_(input, alpha)
+    else:
+        result = torch.celu(input, alpha)
+    return result
+
+
+celu_ = torch.celu_
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    if inplace:
+        result = torch.selu_(input)
+    else:
+        result = torch.selu(input)
+    return result
+
+
+selu_ = torch.selu_
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    return torch._C._nn.glu(input, dim)
+
+
+prelu = torch.prelu
+
+
+def rrelu(input: Tensor, lower: float = 0.125, upper: float = 0.3333333333333333, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    if inplace:
+        result = torch.rrelu_(input, lower, upper, training)
+    else:
+        result = torch.rrelu(input, lower, upper, training)
+    return result
+
+
+rrelu_ = torch.rrelu_
+softshrink = torch._C._nn.softshrink
+hardshrink = torch.hardshrink
+
+
+def softsign(input: Tensor) -> Tensor:
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    return input - input.tanh()
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    if inplace:
+        result = torch.threshold_(input, threshold, value)
+    else:
+        result = torch.threshold(input, threshold, value)
+    return result
+
+
+threshold_ = torch.threshold_
+elu_ = torch._C._nn.elu_
+leaky_relu_ = torch._C._nn.leaky_relu_
+hardtanh_ = torch._C._nn.hardtanh_
+
+
+# --- nn more: losses and distances ---------------------------------------------------------------
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor, full: bool = False, eps: float = 1e-6,
+                      reduction: str = "mean") -> Tensor:
+    if var.size() != input.size():
+        if input.size()[:-1] == var.size():
+            var = torch.unsqueeze(var, -1)
+        elif input.size()[:-1] == var.size()[:-1] and var.size(-1) == 1:
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction != "none" and reduction != "mean" and reduction != "sum":
+        raise ValueError(reduction + " is not valid")
+    if bool(torch.any(var < 0)):
+        raise ValueError("var has negative entry/entries")
+    # torch clamps a clone under no_grad: the clamped value, the gradient of the unclamped one
+    var = var + (var.clamp(min=eps) - var).detach()
+    loss = 0.5 * (torch.log(var) + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    if reduction == "mean":
+        return loss.mean()
+    elif reduction == "sum":
+        return loss.sum()
+    else:
+        return loss
+
+
+def kl_div(input: Tensor, target: Tensor, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
+           reduction: str = "mean", log_target: bool = False) -> Tensor:
+    if size_average is not None or reduce is not None:
+        reduction_enum = _get_enum(_legacy_get_string(size_average, reduce))
+    else:
+        if reduction == "mean":
+            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                          "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                          "'mean' will be changed to behave the same as 'batchmean' in the next major release.")
+        if reduction == "batchmean":
+            reduction_enum = _get_enum("sum")
+        else:
+            reduction_enum = _get_enum(reduction)
+    reduced = torch.kl_div(input, target, reduction_enum, log_target=log_target)
+    if reduction == "batchmean" and input.dim() != 0:
+        reduced = reduced / input.size()[0]
+    return reduced
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Optional[Tensor] = None,
+                                size_average: Optional[bool] = None, reduce: Optional[bool] = None,
+                                reduction: str = "mean") -> Tensor:
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    C = input.size(class_dim)
+    loss = loss.sum(dim=class_dim) / C
+    if reduction == "none":
+        ret = loss
+    elif reduction == "mean":
+        ret = loss.mean()
+    elif reduction == "sum":
+        ret = loss.sum()
+    else:
+        ret = input
+        raise ValueError(reduction + " is not valid")
+    return ret
+
+
+cosine_similarity = torch.cosine_similarity
+pairwise_distance = torch.pairwise_distance
+pdist = torch.pdist
+
+
+# triplet_margin_with_distance_loss takes a Python callable, which script cannot type (torch refuses to
+# script it too): it lives in _functional_callables.py, outside the text script compiles.
+from ._functional_callables import triplet_margin_with_distance_loss  # noqa: E402
+
+
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_lengths: Tensor, blank: int = 0,
+             reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+    return torch.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, _get_enum(reduction),
+                          zero_infinity)
+
+
+# --- nn more: normalization, bilinear, embedding bags, attention ---------------------------------
+
+def _verify_spatial_size(size: List[int]) -> None:
+    size_prods = 1
+    for i in range(2, len(size)):
+        size_prods *= size[i]
+    if size_prods == 1:
+        raise ValueError("Expected more than 1 spatial element when training, got input size {}".format(size))
+
+
+def instance_norm(input: Tensor, running_mean: Optional[Tensor] = None, running_var: Optional[Tensor] = None,
+                  weight: Optional[Tensor] = None, bias: Optional[Tensor] = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    if use_input_stats:
+        _verify_spatial_size(input.size())
+    return torch.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, True)
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    dim = input.dim()
+    if dim < 3:
+        # torch's message keeps the indentation of its source's continued string
+        raise ValueError("Expected 3D or higher dimensionality                          input (got {} dimensions)".format(
+            dim))
+    if input.numel() == 0:
+        return input
+    div = input.mul(input).unsqueeze(1)
+    if dim == 3:
+        div = pad(div, [0, 0, size // 2, (size - 1) // 2])
+        div = avg_pool2d(div, [size, 1], stride=1).squeeze(1)
+    else:
+        sizes = input.size()
+        div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = pad(div, [0, 0, 0, 0, size // 2, (size - 1) // 2])
+        div = avg_pool3d(div, [size, 1, 1], stride=1).squeeze(1)
+        div = div.view(sizes)
+    div = div.mul(alpha).add(k).pow(beta)
+    return input / div
+
+
+bilinear = torch.bilinear
+
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Optional[Tensor] = None, max_norm: Optional[float] = None,
+                  norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Optional[Tensor] = None, include_last_offset: bool = False,
+                  padding_idx: Optional[int] = None) -> Tensor:
+    if weight.dtype == torch.long and input.is_floating_point():
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. "
+                      "Usage `embedding_bag(weight, input, ...)` is deprecated, "
+                      "and should now be `embedding_bag(input, weight, ...)`.")
+        weight, input = input, weight
+    if per_sample_weights is not None and input.size() != per_sample_weights.size():
+        raise ValueError("embedding_bag: If per_sample_weights ({}) is not None, then it must have the same shape as "
+                         "the input ({})".format(per_sample_weights.shape, input.shape))
+    if input.dim() == 2:
+        if offsets is not None:
+            type_str = "<unknown>"
+            if not torch.jit.is_scripting():
+                type_str = str(type(offsets))
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             "fixed length sequences. However, found offsets of type {}".format(type_str))
+        offsets = torch.arange(0, input.numel(), input.size(1), dtype=input.dtype, device=input.device)
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError("input has to be 1D or 2D Tensor, but got Tensor of dimension {}".format(input.dim()))
+    if mode == "sum":
+        mode_enum = 0
+    elif mode == "mean":
+        mode_enum = 1
+    elif mode == "max":
+        mode_enum = 2
+        if scale_grad_by_freq:
+            raise ValueError("max mode does not support scaling the gradient by the frequency")
+        if sparse:
+            raise ValueError("max mode does not support sparse weights")
+    else:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if max_norm is not None:
+        torch._C._nn.embedding_renorm_(weight, input, max_norm, norm_type)
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  "supported for mode='sum' (got mode='{}'). Please open a feature request on "
+                                  "GitHub.".format(mode))
+    assert offsets is not None
+    ret, _, _, _ = torch.embedding_bag(weight, input, offsets, scale_grad_by_freq, mode_enum, sparse,
+                                       per_sample_weights, include_last_offset, padding_idx)
+    return ret
+
+
+_scaled_dot_product_attention = torch._C._nn._scaled_dot_product_attention
+
+
+# --- nn more: fractional max pooling --------------------------------------------------------------
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: BroadcastingList2[int],
+                                       output_size: Optional[BroadcastingList2[int]] = None,
+                                       output_ratio: Optional[BroadcastingList2[float]] = None,
+                                       return_indices: bool = False,
+                                       _random_samples: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
+    if output_size is None and output_ratio is None:
+        raise ValueError("fractional_max_pool2d requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        assert output_ratio is not None
+        if not torch.jit.is_scripting():
+            output_ratio = _pair(output_ratio)
+        output_size = [int(input.size(-2) * output_ratio[0]), int(input.size(-1) * output_ratio[1])]
+    if _random_samples is None:
+        n_batch = 1 if input.dim() == 3 else input.size(0)
+        _random_samples = torch.rand([n_batch, input.size(-3), 2], dtype=input.dtype, device=input.device)
+    return torch._C._nn.fractional_max_pool2d(input, kernel_size, output_size, _random_samples)
+
+
+def _fractional_max_pool2d(input: Tensor, kernel_size: BroadcastingList2[int],
+                           output_size: Optional[BroadcastingList2[int]] = None,
+                           output_ratio: Optional[BroadcastingList2[float]] = None, return_indices: bool = False,
+                           _random_samples: Optional[Tensor] = None) -> Tensor:
+    return fractional_max_pool2d_with_indices(input, kernel_size, output_size, output_ratio, return_indices,
+                                              _random_samples)[0]
+
+
+fractional_max_pool2d = boolean_dispatch(arg_name="return_indices", arg_index=4, default=False,
+                                         if_true=fractional_max_pool2d_with_indices, if_false=_fractional_max_pool2d,
+                                         module_name=__name__, func_name="fractional_max_pool2d")
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: BroadcastingList3[int],
+                                       output_size: Optional[BroadcastingList3[int]] = None,
+                                       output_ratio: Optional[BroadcastingList3[float]] = None,
+                                       return_indices: bool = False,
+                                       _random_samples: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
+    if output_size is None and output_ratio is None:
+        raise ValueError("fractional_max_pool3d requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        assert output_ratio is not None
+        if not torch.jit.is_scripting():
+            output_ratio = _triple(output_ratio)
+        output_size = [int(input.size(-3) * output_ratio[0]), int(input.size(-2) * output_ratio[1]),
+                       int(input.size(-1) * output_ratio[2])]
+    if _random_samples is None:
+        n_batch = 1 if input.dim() == 4 else input.size(0)
+        _random_samples = torch.rand([n_batch, input.size(-4), 3], dtype=input.dtype, device=input.device)
+    return torch._C._nn.fractional_max_pool3d(input, kernel_size, output_size, _random_samples)
+
+
+def _fractional_max_pool3d(input: Tensor, kernel_size: BroadcastingList3[int],
+                           output_size: Optional[BroadcastingList3[int]] = None,
+                           output_ratio: Optional[BroadcastingList3[float]] = None, return_indices: bool = False,
+                           _random_samples: Optional[Tensor] = None) -> Tensor:
+    return fractional_max_pool3d_with_indices(input, kernel_size, output_size, output_ratio, return_indices,
+                                              _random_samples)[0]
+
+
+fractional_max_pool3d = boolean_dispatch(arg_name="return_indices", arg_index=4, default=False,
+                                         if_true=fractional_max_pool3d_with_indices, if_false=_fractional_max_pool3d,
+                                         module_name=__name__, func_name="fractional_max_pool3d")

@@ -22,6 +22,19 @@ from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
 from .fold import Fold, Unfold
 from .flatten import Flatten
 from .loss import L1Loss, MSELoss, SmoothL1Loss, BCELoss, BCEWithLogitsLoss, NLLLoss, CrossEntropyLoss
+# nn more
+from .activation import (Hardtanh, Threshold, RReLU, SELU, CELU, GLU, Softshrink, Hardshrink, PReLU, Softmax2d,
+                         LogSigmoid, Softsign, Tanhshrink)
+from .loss import (PoissonNLLLoss, GaussianNLLLoss, KLDivLoss, HuberLoss, SoftMarginLoss, MultiLabelMarginLoss,
+                   MultiLabelSoftMarginLoss, CosineEmbeddingLoss, MarginRankingLoss, HingeEmbeddingLoss,
+                   MultiMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss, CTCLoss)
+from .distance import PairwiseDistance, CosineSimilarity
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .normalization import LocalResponseNorm
+from .linear import Bilinear
+from .sparse import EmbeddingBag
+from .pooling import FractionalMaxPool2d, FractionalMaxPool3d
+from .dropout import AlphaDropout, FeatureAlphaDropout
 
 __all__ = [
     "Module", "Sequential", "ModuleList", "ModuleDict", "Identity", "Linear",
@@ -36,4 +49,12 @@ __all__ = [
     "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
     "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "Fold", "Unfold", "Flatten", "L1Loss", "MSELoss", "SmoothL1Loss", "BCELoss", "BCEWithLogitsLoss", "NLLLoss",
     "CrossEntropyLoss",
+    # nn more
+    "Hardtanh", "Threshold", "RReLU", "SELU", "CELU", "GLU", "Softshrink", "Hardshrink", "PReLU", "Softmax2d",
+    "LogSigmoid", "Softsign", "Tanhshrink", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss", "HuberLoss",
+    "SoftMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
+    "HingeEmbeddingLoss", "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss",
+    "PairwiseDistance", "CosineSimilarity", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+    "LocalResponseNorm", "Bilinear", "EmbeddingBag", "FractionalMaxPool2d", "FractionalMaxPool3d", "AlphaDropout",
+    "FeatureAlphaDropout",
 ]
