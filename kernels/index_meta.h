@@ -187,9 +187,15 @@ struct GatherMeta {
 };
 inline GatherMeta gather_meta(const Tensor& self, int64_t dim, const Tensor& index) {
   GatherMeta m;
-  m.index = as_vector_if_scalar(index_as_int64(index, "gather", false));
-  m.self = as_vector_if_scalar(self);
   m.dim = wrap_dim(dim, self.dim(), "gather");
+  m.self = as_vector_if_scalar(self);
+  // torch's gather meta checks the index's dtype and shape only when it has elements
+  if (index.numel() == 0) {
+    m.index = as_vector_if_scalar(index.to(ScalarType::Int64));
+    return m;
+  }
+  AMPJIT_CHECK(index.dtype() == ScalarType::Int64, "gather(): Expected dtype int64 for index");
+  m.index = as_vector_if_scalar(index);
   AMPJIT_CHECK(m.index.dim() == m.self.dim(),
                "gather(): Index tensor must have the same number of dimensions as input tensor "
                "({} vs {})",

@@ -169,7 +169,8 @@ Tensor matmul(const Tensor& t1, const Tensor& t2, Dot dot, Mv mv, Mm mm, Bmm bmm
   if (d1 == 2 && d2 == 2) return mm(t1, t2);
   if (d1 >= 3 && d2 <= 2) {
     std::vector<int64_t> out_shape = shape_of(t1.sizes().first(static_cast<size_t>(d1 - 1)));
-    const Tensor folded = t1.reshape(std::vector<int64_t>{-1, t1.size(-1)});
+    // the rows counted, not inferred (-1 cannot be inferred when the last dim is 0)
+    const Tensor folded = t1.reshape(std::vector<int64_t>{numel_of(out_shape), t1.size(-1)});
     if (d2 == 1) return mv(folded, t2).view(out_shape);
     out_shape.push_back(t2.size(1));
     return mm(folded, t2).view(out_shape);

@@ -97,6 +97,10 @@ void run_decomposition(const OpEntry& op, Stack& stack) {
   const Function* fn = d.ready[static_cast<size_t>(op.id)].load(std::memory_order_acquire);
   if (!fn) [[unlikely]]
     fn = &compile(d, op);
+  // A dtype is an int in script (torch's ScalarType code), whatever the caller passed: the def
+  // compares it (`dtype == torch.float32`) as one.
+  for (IValue& v : stack)
+    if (v.is_scalar_type()) v = IValue(torch_dtype_code(v.to_scalar_type()));
   try {
     fn->run(stack);
   } catch (const ScriptError& e) {

@@ -62,6 +62,7 @@ Tensor.lu = linalg._lu_method
 # state); ampjit has no functorch, so it does nothing.
 import contextlib as _contextlib  # noqa: E402
 _C._DisableFuncTorch = _contextlib.nullcontext
+from ._torch_ops import ops  # noqa: E402
 from .serialization import save, load  # noqa: E402
 
 __version__ = "0.1.0"

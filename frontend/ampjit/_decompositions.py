@@ -371,6 +371,13 @@ def broadcast_to(self: Tensor, size: List[int]) -> Tensor:
     return self.expand(size)
 
 
+def broadcast_tensors(tensors: List[Tensor]) -> List[Tensor]:
+    shape: List[int] = []
+    for t in tensors:
+        shape = _broadcast_shape(shape, t.size())
+    return [t.expand(shape) for t in tensors]
+
+
 def atleast_1d(self: Tensor) -> Tensor:
     if self.dim() == 0:
         return self.reshape([1])
@@ -2886,7 +2893,9 @@ def cross(self: Tensor, other: Tensor, dim: Optional[int] = None) -> Tensor:
 
 
 def mT(self: Tensor) -> Tensor:
-    """Tensor.mT (script spells the attribute as this op, as torch)."""
+    """Tensor.mT (script spells the attribute as this op, as torch); a 0-dim tensor's is a view of it."""
+    if self.dim() == 0:
+        return self.view(self.size())
     if self.dim() < 2:
         raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got {}-D tensor.".format(
             self.dim()))
@@ -2895,6 +2904,8 @@ def mT(self: Tensor) -> Tensor:
 
 def mH(self: Tensor) -> Tensor:
     """Tensor.mH: the adjoint, the transpose of a real tensor."""
+    if self.dim() == 0:
+        return self.view(self.size())
     if self.dim() < 2:
         raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. Got {}-D tensor.".format(
             self.dim()))

@@ -225,3 +225,38 @@ def normalize(input, ord, dim, *, eps=1e-12, dtype=None, mask=None):
     x = _combine("sum", input, mask)
     n = norm(input, ord, dim, keepdim=True, dtype=dtype, mask=mask)
     return torch.divide(x, torch.maximum(n, torch.full((), eps, dtype=n.dtype)))
+
+
+# ---- torch.masked's mask helpers (torch/masked/_ops.py), which torch's tests call ----------------
+
+_REDUCTIONS = frozenset(["sum", "prod", "amax", "amin", "argmax", "argmin", "mean", "median", "norm",
+                         "var", "std", "logsumexp"])
+_NORMALIZATIONS = frozenset(["softmax", "log_softmax", "softmin", "normalize", "cumsum", "cumprod"])
+
+
+def _input_mask(input, *args, **kwargs):
+    """The input's mask as a bool tensor of its shape (all True without `mask=`)."""
+    mask = kwargs.get("mask")
+    if mask is None:
+        return torch.ones(tuple(input.shape), dtype=torch.bool)
+    return _mask_of(input, mask)
+
+
+def _output_mask(op, input, *args, **kwargs):
+    """The mask of masked op `op`'s result on these arguments: for a reduction, whether any input
+    element reached each output element; for a normalization, the input mask."""
+    if not callable(op):
+        raise ValueError("_output_mask expected masked operation (got {} object)".format(type(op).__name__))
+    name = op.__name__
+    if name in _REDUCTIONS:
+        if name == "norm" and args:
+            args = args[1:]  # the ord argument
+        dim = args[0] if args else kwargs.get("dim")
+        outmask = _input_mask(input, *args, **kwargs)
+        keepdim = builtins.bool(kwargs.get("keepdim", False))
+        for d in reversed(_dims(dim, input.dim())):
+            outmask = outmask.any(dim=d, keepdim=keepdim) if outmask.dim() else outmask
+        return outmask
+    if name in _NORMALIZATIONS:
+        return _input_mask(input, *args, **kwargs)
+    raise ValueError("_output_mask expected masked operation (got callable {}.{})".format(op.__module__, name))

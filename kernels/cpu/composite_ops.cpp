@@ -4,6 +4,7 @@
 // checks and messages.
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -56,10 +57,16 @@ Tensor roll_k(const Tensor& self, std::vector<int64_t> shifts, std::vector<int64
 }
 
 Tensor flip_k(const Tensor& self, std::vector<int64_t> dims) {
-  std::vector<bool> seen(static_cast<size_t>(self.dim()), false);
+  // a 0-dim tensor has one dim to name (0 or -1), of one element
+  std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(self.dim(), 1)), false);
   Tensor out = self;
   for (int64_t d : dims) {
     const int64_t w = wrap_dim(d, self.dim(), "flip");
+    if (self.dim() == 0) {
+      AMPJIT_CHECK(!seen[0], "dim {} appears multiple times in the list of dims", w);
+      seen[0] = true;
+      continue;
+    }
     AMPJIT_CHECK(!seen[static_cast<size_t>(w)], "dim {} appears multiple times in the list of dims",
                  w);
     seen[static_cast<size_t>(w)] = true;
@@ -193,7 +200,8 @@ std::vector<Tensor> meshgrid_impl(std::vector<Tensor> tensors, const std::string
   for (size_t i = 0; i < tensors.size(); ++i) {
     std::vector<int64_t> view(tensors.size(), 1);
     view[i] = -1;
-    out.push_back(tensors[i].view(view).expand(shape));
+    // through the dispatcher, so that autograd records the views (meshgrid is kComposite)
+    out.push_back(ops::expand(ops::view(tensors[i], view), shape, false));
   }
   if (swap) std::swap(out[0], out[1]);  // the grids of the swapped inputs, swapped back
   return out;

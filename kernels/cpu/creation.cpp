@@ -287,18 +287,19 @@ Tensor random_impl_(Tensor self, std::optional<int64_t> from, std::optional<int6
                  lo, *to);
     range = static_cast<uint64_t>(*to - lo);
   } else if (from) {  // [from, the dtype's largest exactly representable integer]
-    const int64_t hi = dt == ScalarType::Float64  ? (int64_t{1} << 53)
-                       : dt == ScalarType::Float32 ? (int64_t{1} << 24)
-                       : dt == ScalarType::Float16 ? (int64_t{1} << 11)
-                       : dt == ScalarType::BFloat16 ? (int64_t{1} << 8)
-                       : dt == ScalarType::Bool     ? 1
-                                                    : static_cast<int64_t>(dispatch_integral(
-                                                          dt, "random_", []<typename T>() {
-                                                            return static_cast<int64_t>(
-                                                                std::numeric_limits<T>::max());
-                                                          }));
-    AMPJIT_CHECK(lo <= hi, "random_ expects 'from' casted to dtype to be less than or equal to "
-                           "'to_inc' casted to dtype, but got from={} > to_inc={}",
+    const int64_t hi =
+        dt == ScalarType::Float64    ? (int64_t{1} << 53)
+        : dt == ScalarType::Float32  ? (int64_t{1} << 24)
+        : dt == ScalarType::Float16  ? (int64_t{1} << 11)
+        : dt == ScalarType::BFloat16 ? (int64_t{1} << 8)
+        : dt == ScalarType::Bool
+            ? 1
+            : static_cast<int64_t>(dispatch_integral(dt, "random_", []<typename T>() {
+                return static_cast<int64_t>(std::numeric_limits<T>::max());
+              }));
+    AMPJIT_CHECK(lo <= hi,
+                 "random_ expects 'from' casted to dtype to be less than or equal to "
+                 "'to_inc' casted to dtype, but got from={} > to_inc={}",
                  lo, hi);
     range = static_cast<uint64_t>(hi - lo) + 1;
   }

@@ -789,8 +789,7 @@ Tensor fmin_k(const Tensor& a, const Tensor& b) {
 // frexp: mantissa in [0.5, 1) (of self's dtype) and exponent (int32), x = m * 2^e; 0, inf and NaN
 // keep x as the mantissa with exponent 0, as std::frexp gives them.
 std::tuple<Tensor, Tensor> frexp_k(const Tensor& self) {
-  AMPJIT_CHECK(is_floating(self.dtype()),
-               "torch.frexp() only supports floating-point dtypes");
+  AMPJIT_CHECK(is_floating(self.dtype()), "torch.frexp() only supports floating-point dtypes");
   const Tensor x = self.contiguous();
   Tensor m = Tensor::empty(self.sizes(), self.dtype(), self.device());
   Tensor e = Tensor::empty(self.sizes(), ScalarType::Int32, self.device());

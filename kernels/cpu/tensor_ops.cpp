@@ -254,6 +254,7 @@ Tensor diff_k(const Tensor& self, int64_t n, int64_t dim, const std::optional<Te
   AMPJIT_CHECK(self.dim() >= 1, "diff expects input to be at least one-dimensional");
   AMPJIT_CHECK(n >= 0, "order must be non-negative but got {}", n);
   dim = wrap_dim(dim, self.dim());
+  if (n == 0) return self.clone();  // torch: prepend and append are not added for n = 0
   Tensor x = self;
   if (prepend || append) {
     // a 0-dim prepend or append stands for a slice of self's shape along dim, as in torch
@@ -261,7 +262,7 @@ Tensor diff_k(const Tensor& self, int64_t n, int64_t dim, const std::optional<Te
       if (t.dim() != 0) return t;
       std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
       shape[static_cast<size_t>(dim)] = 1;
-      return t.expand(shape);
+      return Tensor(ops::expand(t, shape, false));
     };
     std::vector<Tensor> parts;
     if (prepend) parts.push_back(as_slice(*prepend));
@@ -271,7 +272,8 @@ Tensor diff_k(const Tensor& self, int64_t n, int64_t dim, const std::optional<Te
   }
   for (int64_t i = 0; i < n && x.size(dim) > 0; ++i) {
     const int64_t len = x.size(dim) - 1;
-    const Tensor hi = x.narrow(dim, 1, len), lo = x.narrow(dim, 0, len);
+    // through the dispatcher, so that autograd records the slices (diff is kComposite)
+    const Tensor hi = ops::narrow(x, dim, 1, len), lo = ops::narrow(x, dim, 0, len);
     x = x.dtype() == ScalarType::Bool ? Tensor(ops::logical_xor(hi, lo)) : Tensor(ops::sub(hi, lo));
   }
   return x;

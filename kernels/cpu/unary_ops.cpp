@@ -277,7 +277,10 @@ Tensor clamp_scalar(const char* op, const Tensor& self, const std::optional<Scal
 Tensor clamp_tensor(const char* op, const Tensor& self, const std::optional<Tensor>& lo,
                     const std::optional<Tensor>& hi) {
   const ScalarType rt = meta::clamp_tensor_result_type(self, lo, hi);
-  return dispatch_numeric(rt, op, [&]<typename T>() {
+  // bool too for one bound (and/or), as torch's Tensor-bound clamp_min/clamp_max (its
+  // maximum/minimum kernels); torch's clamp kernel of two bounds takes no bool
+  AMPJIT_CHECK(rt != ScalarType::Bool || !lo || !hi, "{}: not implemented for dtype bool", op);
+  return dispatch_all(rt, op, [&]<typename T>() {
     using M = opmath_t<T>;
     auto bound = [&](const std::optional<Tensor>& b, M missing) {
       if (b) return *b;

@@ -149,6 +149,20 @@ Tensor in_range(const Tensor& x, const IValue& lo, const IValue& hi) {
   return m;
 }
 
+void fmaxmin_formula(B& b, bool is_max) {
+  const Tensor x = b.in("self"), y = b.in("other");
+  const Tensor pick_self =
+      ops::logical_or(is_max ? Tensor(ops::ge(x, y)) : Tensor(ops::le(x, y)), ops::isnan(y));
+  if (b.needs("self")) b.set("self", mask(b.grad(), pick_self));
+  if (b.needs("other")) b.set("other", mask(b.grad(), ops::logical_not(pick_self)));
+}
+
+Tensor copysign_self_grad(B& b) {
+  const Tensor x = b.in("self");
+  const Tensor ratio = ops::masked_fill_Scalar(ops::div(b.result(), x), ops::eq_Scalar(x, 0), 0);
+  return ops::mul(b.grad(), ratio);
+}
+
 void pow_tensor_scalar(B& b) {
   const Scalar e = scalar(b, "exponent");
   const Tensor x = b.in("self");
@@ -1478,6 +1492,19 @@ Derivative kDerivatives[] = {
               "tensor2",
               scale(ops::neg(ops::div(ops::mul(b.grad(), b.in("tensor1")), ops::mul(t2, t2))), v));
       }),
+    // torch's fmax/fmin: the gradient goes to the operand the result is, `self` also where
+    // `other` is NaN
+    D(fmax, "self other", { fmaxmin_formula(b, true); }),
+    D(fmin, "self other", { fmaxmin_formula(b, false); }),
+    // torch's copysign_tensor_self_backward: result / self, 0 where self is 0; `other` gets zeros
+    D(copysign, "self other result",
+      {
+        if (b.needs("self")) b.set("self", copysign_self_grad(b));
+        if (b.needs("other")) b.set("other", ops::zeros_like(b.in("other")));
+      }),
+    D(copysign_Scalar, "self result", { b.set("self", copysign_self_grad(b)); }),
+    // the mantissa is self / 2^exponent; the exponent is an integer tensor
+    D(frexp, "result", { b.set("self", ops::div(b.grad(0), ops::exp2(b.result(1)))); }),
     D(maximum, "self other", { maxmin_formula(b, true); }),
     D(minimum, "self other", { maxmin_formula(b, false); }),
     D(where, "condition",
@@ -1631,8 +1658,18 @@ Derivative kDerivatives[] = {
                      hi = b.defined("max") ? IValue(b.in("max")) : IValue();
         const Tensor m = in_range(x, lo, hi);
         b.set("self", m.defined() ? mask(b.grad(), m) : b.grad());
-        if (b.needs("min")) b.set("min", mask(b.grad(), ops::lt(x, lo.to_tensor())));
-        if (b.needs("max")) b.set("max", mask(b.grad(), ops::gt(x, hi.to_tensor())));
+        // torch's clamp_backward_min_max: where min > max the result is max, so max's
+        if (b.needs("min")) {
+          Tensor pred = ops::lt(x, lo.to_tensor());
+          if (hi.is_tensor())
+            pred = ops::logical_and(pred, ops::lt(lo.to_tensor(), hi.to_tensor()));
+          b.set("min", mask(b.grad(), pred));
+        }
+        if (b.needs("max")) {
+          Tensor pred = ops::gt(x, hi.to_tensor());
+          if (lo.is_tensor()) pred = ops::logical_or(pred, ops::lt(hi.to_tensor(), lo.to_tensor()));
+          b.set("max", mask(b.grad(), pred));
+        }
       }),
     D(clamp_min, "self",
       { b.set("self", mask(b.grad(), ops::ge_Scalar(b.in("self"), scalar(b, "min")))); }),

@@ -157,7 +157,10 @@ std::optional<std::vector<Value*>> FunctionEmitter::match_schema(const OpEntry& 
     return true;
   };
   if (self) {
-    const int idx = next_positional();
+    // torch binds the receiver to the argument named self wherever it is (polygamma(int n,
+    // Tensor self) as x.polygamma(n)), else to the first positional one
+    const int named_self = s.arg_index("self");
+    const int idx = named_self >= 0 ? named_self : next_positional();
     if (idx < 0 || !is_tensor(s.args[static_cast<size_t>(idx)].type) ||
         !bind(idx, self, type_str(self->type()))) {
       why = "it is not a method of Tensor";
@@ -174,6 +177,9 @@ std::optional<std::vector<Value*>> FunctionEmitter::match_schema(const OpEntry& 
       return std::nullopt;
     }
     const Argument& a = s.args[static_cast<size_t>(idx)];
+    size_t remaining_params = 0;
+    for (size_t j = static_cast<size_t>(idx) + 1; j < s.args.size(); ++j)
+      if (!s.args[j].kwarg_only) ++remaining_params;
     // Varargs sizes: x.view(2, 3), torch.zeros(2, 3) pack the remaining ints into the int[]
     // argument.
     if (a.type->kind() == TypeKind::List && a.type->elem()->kind() == TypeKind::Int) {
@@ -182,9 +188,6 @@ std::optional<std::vector<Value*>> FunctionEmitter::match_schema(const OpEntry& 
         Value* v = positional[j]->value;
         if (!v || v->type()->kind() != TypeKind::Int) all_ints = false;
       }
-      size_t remaining_params = 0;
-      for (size_t j = static_cast<size_t>(idx) + 1; j < s.args.size(); ++j)
-        if (!s.args[j].kwarg_only) ++remaining_params;
       // Only a trailing list parameter takes varargs (view, permute, zeros, expand, repeat): one
       // followed by more positional parameters (conv2d's stride) takes them one by one.
       if (all_ints && remaining_params == 0) {
@@ -194,6 +197,30 @@ std::optional<std::vector<Value*>> FunctionEmitter::match_schema(const OpEntry& 
         k = positional.size();
         break;
       }
+    }
+    // torch's varargsCanBeUsedAsList (schema_matching.cpp), when conversions are allowed: the
+    // remaining positional values become the trailing list parameter (torch.block_diag(a, b),
+    // torch.broadcast_tensors(a, b), torch.cartesian_prod(a)) unless the first is a list or a
+    // tuple already; not for a fixed-size list (int[2], where one int is itself valid).
+    if (allow && a.type->kind() == TypeKind::List && a.list_len == 0 && remaining_params == 0 &&
+        positional[k]->value && positional[k]->value->type()->kind() != TypeKind::List &&
+        positional[k]->value->type()->kind() != TypeKind::Tuple) {
+      Argument elem_arg = a;
+      elem_arg.type = a.type->elem();
+      std::vector<Value*> vs;
+      for (size_t j = k; j < positional.size(); ++j) {
+        Value* v = positional[j]->value;
+        Value* c = v ? convert_to(v, elem_arg, allow, r) : nullptr;
+        if (!c) {
+          why = fmt::format(
+              "Expected a value of type '{}' for argument '{}' but instead found type '{}'.",
+              a.type->str(), a.name, value_type_str(*positional[j]));
+          return std::nullopt;
+        }
+        vs.push_back(c);
+      }
+      bound[static_cast<size_t>(idx)] = insert(graph->create_list(elem_arg.type, vs), r)->output();
+      break;
     }
     Arg& pa = *positional[k];
     if (pa.sv.kind == SV::kNone) pa.value = none(pa.range);
@@ -386,6 +413,14 @@ SV FunctionEmitter::call_sv(const SV& callee, std::vector<Arg> args, const Sourc
       // torch.linalg.NAME: the ATen op linalg_NAME (torch.linalg.det is aten::linalg_det).
       if (p.rfind("torch.linalg.", 0) == 0)
         return SV::of(call_builtin_op("aten::linalg_" + tail("torch.linalg."), std::move(args), r));
+      // torch.special.NAME: the ATen op special_NAME, or where ampjit has the function under its
+      // plain name only (torch.special.expit is aten::special_expit, an alias of sigmoid), NAME.
+      if (p.rfind("torch.special.", 0) == 0) {
+        const std::string name = tail("torch.special.");
+        const bool prefixed = !find_overloads("aten::special_" + name).empty();
+        return SV::of(call_builtin_op(prefixed ? "aten::special_" + name : "aten::" + name,
+                                      std::move(args), r));
+      }
       if (p == "warnings.warn") return SV::of(call_warn(args, r));
       if (p.rfind("ops.", 0) == 0) return call_ops(p, std::move(args), r);
       if (p == "torch._assert") {  // torch._assert(condition, message): an assert statement

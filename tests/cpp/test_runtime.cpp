@@ -154,14 +154,30 @@ TEST(OpVariants, PairWithTheirFunctionalSiblingFromTheSchemas) {
 TEST(OpVariants, TheUnpairedVariantsAreThePinnedOnes) {
   std::vector<std::string> unpaired;
   for (const OpEntry* op : unpaired_variants()) unpaired.push_back(op->name);
-  EXPECT_EQ(unpaired, (std::vector<std::string>{
-                          "aten::copy_", "aten::fill_.Scalar", "aten::zero_", "aten::resize_",
-                          "aten::resize_as_", "aten::requires_grad_", "aten::normal_",
-                          "aten::uniform_", "aten::bernoulli_.float", "aten::polygamma_",
-                          "aten::dropout_", "aten::embedding_renorm_", "aten::__iand__.Tensor",
-                          "aten::__iand__.Scalar", "aten::__ior__.Tensor", "aten::__ior__.Scalar",
-                          "aten::__ixor__.Tensor", "aten::__ixor__.Scalar", "aten::feature_dropout_",
-                          "aten::alpha_dropout_", "aten::feature_alpha_dropout_"}));
+  EXPECT_EQ(unpaired, (std::vector<std::string>{"aten::copy_",
+                                                "aten::fill_.Scalar",
+                                                "aten::zero_",
+                                                "aten::resize_",
+                                                "aten::resize_as_",
+                                                "aten::requires_grad_",
+                                                "aten::normal_",
+                                                "aten::uniform_",
+                                                "aten::bernoulli_.float",
+                                                "aten::random_.from",
+                                                "aten::random_.to",
+                                                "aten::random_",
+                                                "aten::polygamma_",
+                                                "aten::dropout_",
+                                                "aten::embedding_renorm_",
+                                                "aten::__iand__.Tensor",
+                                                "aten::__iand__.Scalar",
+                                                "aten::__ior__.Tensor",
+                                                "aten::__ior__.Scalar",
+                                                "aten::__ixor__.Tensor",
+                                                "aten::__ixor__.Scalar",
+                                                "aten::feature_dropout_",
+                                                "aten::alpha_dropout_",
+                                                "aten::feature_alpha_dropout_"}));
 }
 
 TEST(OpVariants, EveryVariantHasACpuKernelDerivedUnlessItsOwn) {

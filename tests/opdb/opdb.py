@@ -21,6 +21,8 @@ sample through torch 1.13 and through ampjit in the same process and compares:
     is compared by structure, dtype and shape only; so is each sample of an op torch's tests wrap in
     wrapper_set_seed whose results change with the seed once that wrapper's fixed seed is lifted;
   - `error_inputs` (every sample torch's database says must fail) must raise torch's class.
+Beside its cells, each OpInfo gets a grad, a script, a trace and an autocast check (Note [Gradient,
+script and trace checks]).
 A cell is an (OpInfo, dtype): it passes when every sample of every variant passes. Complex dtypes,
 complex results, sparse layouts and CUDA-only ops are out of scope (DESIGN.md, docs/ops.md).
 
@@ -538,6 +540,14 @@ def _has_complex(v):
     if isinstance(v, (list, tuple)):
         return any(_has_complex(x) for x in v)
     return isinstance(v, complex)
+def _has_sparse(v):
+    if isinstance(v, torch.Tensor):
+        return v.layout != torch.strided
+    if isinstance(v, (list, tuple)):
+        return any(_has_sparse(x) for x in v)
+    return False
+
+
 def _unseeded(fn):
     """`fn` with torch's `wrapper_set_seed` replaced by a plain call, or None when `fn` does not call
     it. The OpInfos of random ops (dropout, rrelu, bernoulli, ...) wrap them in wrapper_set_seed,
@@ -565,6 +575,8 @@ def run_sample(kind, tfn, afn, sample, random_op, timeout):
         terr = e
     if terr is None and _has_complex(expected):
         return ("out-of-scope", "complex result")
+    if terr is None and _has_sparse(expected):
+        return ("out-of-scope", "sparse result")
     tr = Translator()
     try:
         ain = tr.value(sample.input)
@@ -760,6 +772,351 @@ def run_errors(op, timeout=20):
     return passed, total, first
 
 
+# ---- gradients, script and trace -----------------------------------------------------------------
+# Note [Gradient, script and trace checks]
+# Beside its cells, each OpInfo gets three checks, each on its first samples and each counted only
+# where torch itself gets through it with the same infrastructure:
+#   - grad: in float64 (float32 where the op lacks it), the gradient of a fixed weighted sum of the
+#     op's floating outputs (through the sample's output_process_fn_grad and the OpInfo's
+#     gradcheck_wrapper) with respect to every input that requires grad, against torch's;
+#   - script: a function calling the op by its public name (`torch.NAME(i0, 2, dim=1)`, or
+#     `i0.NAME(...)` for a method-only op), its tensors as parameters and everything else as
+#     literals, scripted by each library: ampjit's scripted result must be torch's eager one;
+#   - trace: that function traced by each library on the sample and rerun on it;
+#   - autocast: the function variant on float32 and bfloat16 samples under CPU autocast (bfloat16)
+#     gives torch's result dtypes and shapes (run_autocast): the op has torch 1.13's CPU policy.
+# Script and trace compare with torch's eager values, or, where those differ beyond tolerance (the
+# cells' business), with ampjit's own eager values.
+# A check is "n/a" when the op has no such variant (random ops, ops torch does not differentiate,
+# samples whose arguments have no literal), or when torch fails it on every sample.
+
+_CHECK_SAMPLES = 3
+
+
+def _leaves(s):
+    out = []
+
+    def walk(v):
+        if isinstance(v, torch.Tensor):
+            if v.requires_grad and v.layout == torch.strided and v.numel() > 0 and id(v) not in \
+                    {id(t) for t in out}:
+                out.append(v)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                walk(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+    walk(s.input)
+    walk(s.args)
+    walk(s.kwargs)
+    return out
+
+
+def _weighted_sum(lib, outs):
+    """A fixed, position-weighted sum of every floating tensor in `outs` (None when there is none),
+    so that each output element's gradient differs."""
+    outs = outs if isinstance(outs, (tuple, list)) else (outs,)
+    total = None
+    for i, o in enumerate(outs):
+        if isinstance(o, (tuple, list)):
+            o = _weighted_sum(lib, o)
+            if o is None:
+                continue
+        if isinstance(o, lib.Tensor) and o.is_floating_point() and o.requires_grad:
+            w = lib.linspace(-1.0, 1.0, o.numel(), dtype=o.dtype).reshape(tuple(o.shape))
+            term = (o * w * (i + 1)).sum()
+            total = term if total is None else total + term
+    return total
+
+
+def _grad_dtype(op):
+    names = cpu_dtypes(op)
+    return "float64" if "float64" in names else "float32" if "float32" in names else None
+
+
+def run_grad(op, timeout=20):
+    """The grad check: {"status", "detail"}."""
+    dt = _grad_dtype(op)
+    if not op.supports_autograd or dt is None:
+        return {"status": "n/a", "detail": "not differentiable"}
+    torch.manual_seed(0)
+    try:
+        samples = [s for s in op.sample_inputs("cpu", getattr(torch, dt), requires_grad=True)]
+    except Exception as e:
+        return {"status": "n/a", "detail": "no samples: " + _describe(e)}
+    checked = 0
+    for s in samples:
+        if checked == _CHECK_SAMPLES:
+            break
+        leaves = _leaves(s)
+        if not leaves:
+            continue
+        fresh = {id(t): t.detach().clone().requires_grad_() for t in leaves}
+
+        def sub(v):
+            if isinstance(v, torch.Tensor):
+                return fresh.get(id(v), v)
+            if isinstance(v, (list, tuple)) and not hasattr(v, "_fields"):
+                return type(v)(sub(x) for x in v)
+            if isinstance(v, dict):
+                return {k: sub(x) for k, x in v.items()}
+            return v
+        t_leaves = [fresh[id(t)] for t in leaves]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                torch.manual_seed(0)
+                first = _call(lambda i, *a, **k: op.gradcheck_wrapper(op.op, i, *a, **k),
+                              sub(s.input), sub(s.args), sub(s.kwargs), timeout)
+                if _is_random_value(first, lambda: op.gradcheck_wrapper(
+                        op.op, sub(s.input), *sub(s.args), **sub(s.kwargs))):
+                    return {"status": "n/a", "detail": "random"}
+                if _has_complex(first):
+                    continue
+                loss = _weighted_sum(torch, s.output_process_fn_grad(first))
+                if loss is None:
+                    continue
+                want = torch.autograd.grad(loss, t_leaves, allow_unused=True)
+        except Exception:
+            continue  # torch does not get through this sample
+        tr = Translator()
+        try:
+            a_leaves = []
+            for t in leaves:
+                a = to_ampjit_tensor(t).clone().requires_grad_()
+                tr._memo[("tensor", id(t))] = a
+                tr._keep.append(t)
+                a_leaves.append(a)
+            ain, aargs, akwargs = tr.value(s.input), tr.value(s.args), tr.value(s.kwargs)
+            afn, aprocess, awrap = tr.obj(op.op), tr.obj(s.output_process_fn_grad), \
+                tr.obj(op.gradcheck_wrapper)
+        except OutOfScope:
+            continue
+        checked += 1
+        try:
+            ampjit.manual_seed(0)
+            out = _call(lambda i, *a, **k: awrap(afn, i, *a, **k), ain, aargs, akwargs, timeout)
+            aloss = _weighted_sum(ampjit, aprocess(out))
+            if aloss is None:
+                return {"status": "wrong", "detail": "no output requires grad"}
+            got = ampjit.autograd.grad(aloss, a_leaves, allow_unused=True)
+        except Exception as e:
+            kind = "missing" if _is_missing_error(e) else "raises"
+            return {"status": kind, "detail": _describe(e)}
+        try:
+            compare(tuple(want), tuple(got), False, "gradient")
+        except OutOfScope:
+            checked -= 1
+        except Mismatch as e:
+            return {"status": "wrong", "detail": str(e)[:300]}
+    if not checked:
+        return {"status": "n/a", "detail": "torch differentiates no sample"}
+    return {"status": "pass", "detail": ""}
+
+
+def _is_random_value(first, again):
+    try:
+        torch.manual_seed(1)
+        return not _outputs_equal(first, again())
+    except Exception:
+        return False
+
+
+class _NoLiteral(Exception):
+    pass
+
+
+def _literal(v):
+    """Script source for a non-tensor argument."""
+    if v is None or isinstance(v, (builtins.bool, str)):
+        return repr(v)
+    if isinstance(v, int):
+        return repr(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "float('nan')"
+        if math.isinf(v):
+            return "float('inf')" if v > 0 else "-float('inf')"
+        return repr(v)
+    if isinstance(v, torch.dtype):
+        return str(v)
+    if isinstance(v, torch.memory_format):
+        return str(v)
+    if isinstance(v, torch.Size):
+        v = tuple(v)
+    if isinstance(v, (list, tuple)) and not hasattr(v, "_fields"):
+        if not v:
+            raise _NoLiteral("an empty sequence")  # its element type is unknown to script
+        items = [_literal(x) for x in v]
+        return "[" + ", ".join(items) + "]" if isinstance(v, list) else \
+            "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    raise _NoLiteral(type(v).__name__)
+
+
+def _script_source(op, s, method):
+    """(source text, tensors in parameter order) of a function calling the op on sample `s`."""
+    params, tensors, counter = [], [], [0]
+
+    def arg(v):
+        if isinstance(v, torch.Tensor):
+            if v.layout != torch.strided:
+                raise OutOfScope("sparse layout")
+            name = "i{}".format(counter[0])
+            counter[0] += 1
+            params.append(name + ": Tensor")
+            tensors.append(v)
+            return name
+        if isinstance(v, (list, tuple)) and v and all(isinstance(x, torch.Tensor) for x in v):
+            name = "i{}".format(counter[0])
+            counter[0] += 1
+            params.append(name + ": List[Tensor]")
+            tensors.append(list(v))
+            return name
+        return _literal(v)
+    first = arg(s.input)
+    rest = [arg(a) for a in s.args] + ["{}={}".format(k, arg(v)) for k, v in s.kwargs.items()]
+    if method:
+        call = "{}.{}({})".format(first, op.name, ", ".join(rest))
+    else:
+        call = "{}({})".format(_torch_paths()[id(op.op)], ", ".join([first] + rest))
+    text = "def the_fn({}):\n    return {}\n".format(", ".join(params), call)
+    return text, tensors
+
+
+_SOURCE_SERIAL = [0]
+
+
+def _function_from_source(text, lib):
+    """A Python function defined by `text` with `torch` bound to `lib`, its source findable (in
+    linecache) so that either library's script compiler reads it."""
+    _SOURCE_SERIAL[0] += 1
+    filename = "<opdb-script-{}>".format(_SOURCE_SERIAL[0])
+    import linecache
+    lines = text.splitlines(True)
+    linecache.cache[filename] = (len(text), None, lines, filename)
+    g = {"torch": lib, "Tensor": lib.Tensor, "List": __import__("typing").List,
+         "__name__": "opdb_script_{}".format(_SOURCE_SERIAL[0])}
+    exec(compile(text, filename, "exec"), g)
+    return g["the_fn"]
+
+
+def _jit_variant(op):
+    """(method?) of the variant the script and trace checks call, or None."""
+    path = _torch_paths().get(id(op.op))
+    if path is not None and not path.startswith("torch.Tensor.") and \
+            path.rsplit(".", 1)[0] in ("torch", "torch.nn.functional", "torch.linalg", "torch.fft",
+                                       "torch.special"):
+        return False
+    if op.method_variant is not None and op.name.isidentifier():
+        return True
+    return None
+
+
+def _has_tensor(v):
+    if isinstance(v, torch.Tensor):
+        return True
+    return isinstance(v, (list, tuple)) and any(_has_tensor(x) for x in v)
+
+
+def _as_torch(v):
+    """An ampjit result as torch objects (tensors copied), for compare()."""
+    if isinstance(v, ampjit.Tensor):
+        return to_torch_tensor(v)
+    if isinstance(v, (list, tuple)) and not hasattr(v, "_fields"):
+        return type(v)(_as_torch(x) for x in v)
+    if isinstance(v, tuple):
+        return tuple(_as_torch(x) for x in v)
+    return v
+
+
+def run_jit(op, timeout=20):
+    """The script and trace checks: ({"status", "detail"}, {"status", "detail"})."""
+    na = {"status": "n/a", "detail": "no public function or method"}
+    method = _jit_variant(op)
+    names = cpu_dtypes(op)
+    if method is None or not names:
+        return na, na
+    dt = "float32" if "float32" in names else names[0]
+    torch.manual_seed(0)
+    try:
+        samples = list(op.sample_inputs("cpu", getattr(torch, dt), requires_grad=False))
+    except Exception as e:
+        return ({"status": "n/a", "detail": "no samples: " + _describe(e)},) * 2
+    results = {}
+    for kind in ("script", "trace"):
+        checked, failure = 0, None
+        for s in samples:
+            if checked == _CHECK_SAMPLES or failure:
+                break
+            try:
+                text, tensors = _script_source(op, s, method)
+            except (_NoLiteral, OutOfScope):
+                continue
+            # torch: eager, then the same through its own script or trace, on clones
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    tfn = _function_from_source(text, torch)
+                    clones = [[t.clone() for t in x] if isinstance(x, list) else x.clone()
+                              for x in tensors]
+                    torch.manual_seed(0)
+                    expected = tfn(*clones)
+                    if _is_random_value(expected, lambda: tfn(*[
+                            [t.clone() for t in x] if isinstance(x, list) else x.clone()
+                            for x in tensors])):
+                        return ({"status": "n/a", "detail": "random"},) * 2
+                    if _has_complex(expected) or kind == "trace" and not _has_tensor(expected):
+                        continue  # a trace returns tensors only
+                    clones = [[t.clone() for t in x] if isinstance(x, list) else x.clone()
+                              for x in tensors]
+                    compiled = torch.jit.script(tfn) if kind == "script" else \
+                        torch.jit.trace(tfn, tuple(clones), check_trace=False)
+                    clones = [[t.clone() for t in x] if isinstance(x, list) else x.clone()
+                              for x in tensors]
+                    if not _outputs_equal(expected, compiled(*clones)):
+                        continue
+            except Exception:
+                continue  # torch does not get through this sample
+            tr = Translator()
+            try:
+                ains = [tr.value(x) for x in tensors]
+            except OutOfScope:
+                continue
+            checked += 1
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    afn = _function_from_source(text, ampjit)
+                    ampjit.manual_seed(0)
+                    acompiled = ampjit.jit.script(afn) if kind == "script" else \
+                        ampjit.jit.trace(afn, tuple([[t.clone() for t in x] if isinstance(x, list)
+                                                     else x.clone() for x in ains]),
+                                         check_trace=False)
+                    actual = acompiled(*ains)
+            except Exception as e:
+                failure = {"status": "missing" if _is_missing_error(e) else "raises",
+                           "detail": "{}: {}".format(text.splitlines()[1].strip(), _describe(e))}
+                break
+            try:
+                try:
+                    compare(expected, actual, False, kind + " result")
+                except ValueMismatch:
+                    # values off torch's are the cells' business: the check asks that the
+                    # compiled function give ampjit's eager values
+                    eager = afn(*[[t.clone() for t in x] if isinstance(x, list) else x.clone()
+                                  for x in ains])
+                    compare(_as_torch(eager), actual, False, kind + " result against eager")
+            except OutOfScope:
+                checked -= 1
+            except Mismatch as e:
+                failure = {"status": "wrong", "detail": "{}: {}".format(
+                    text.splitlines()[1].strip(), str(e)[:300])}
+        results[kind] = failure or ({"status": "pass", "detail": ""} if checked else
+                                    {"status": "n/a", "detail": "torch gets through no sample"})
+    return results["script"], results["trace"]
+
+
 def op_key(op):
     return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
 
@@ -777,7 +1134,77 @@ def select_ops(names=None):
     return ops
 
 
-def run(ops, dtypes, verbose=False, timeout=20, errors=True, out=sys.stdout):
+CHECKS = ("grad", "script", "trace", "autocast")
+
+
+def run_autocast(op, timeout=20):
+    """The autocast check: in float32 and bfloat16 samples, the function variant under CPU autocast
+    (bfloat16) gives torch's result structure, dtypes and shapes: the op has torch 1.13's CPU policy
+    (lower precision, float32, promote or none) whatever it is made of."""
+    names = cpu_dtypes(op)
+    if not any(d in names for d in ("float32", "bfloat16")):
+        return {"status": "n/a", "detail": "no float32 or bfloat16"}
+    checked = 0
+    for dt in ("float32", "bfloat16"):
+        if dt not in names:
+            continue
+        torch.manual_seed(0)
+        try:
+            samples = list(op.sample_inputs("cpu", getattr(torch, dt), requires_grad=False))
+        except Exception:
+            continue
+        done = 0
+        for s in samples:
+            if done == _CHECK_SAMPLES:
+                break
+            tin, targs, tkwargs = _clone_sample(s)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    with torch.autocast("cpu", dtype=torch.bfloat16):
+                        expected = _call(op.op, tin, targs, tkwargs, timeout)
+            except Exception:
+                continue
+            if _has_complex(expected):
+                continue
+            tr = Translator()
+            try:
+                afn = tr.obj(op.op)
+                ain, aargs, akwargs = tr.value(s.input), tr.value(s.args), tr.value(s.kwargs)
+            except OutOfScope:
+                continue
+            done += 1
+            checked += 1
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    with ampjit.autocast("cpu", dtype=ampjit.bfloat16):
+                        actual = _call(afn, ain, aargs, akwargs, timeout)
+            except Exception as e:
+                return {"status": "missing" if _is_missing_error(e) else "raises",
+                        "detail": "{}: {}".format(dt, _describe(e))}
+            try:
+                compare(expected, actual, True, "{} under autocast".format(dt))
+            except OutOfScope:
+                checked -= 1
+            except Mismatch as e:
+                return {"status": "wrong", "detail": str(e)[:300]}
+    if not checked:
+        return {"status": "n/a", "detail": "torch gets through no sample"}
+    return {"status": "pass", "detail": ""}
+
+
+def run_checks(op, timeout=20):
+    """{check: {"status", "detail"}} (Note [Gradient, script and trace checks])."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        grad = run_grad(op, timeout)
+        script, trace = run_jit(op, timeout)
+        autocast = run_autocast(op, timeout)
+    return {"grad": grad, "script": script, "trace": trace, "autocast": autocast}
+
+
+def run(ops, dtypes, verbose=False, timeout=20, errors=True, out=sys.stdout, checks=True):
     results = {}
     for op in ops:
         key = op_key(op)
@@ -792,6 +1219,13 @@ def run(ops, dtypes, verbose=False, timeout=20, errors=True, out=sys.stdout):
                 print("{:40s} {:9s} {:12s} {}".format(key, d, cells[d]["status"],
                                                       cells[d]["detail"]), file=out, flush=True)
         entry = {"cells": cells}
+        if checks:
+            entry["checks"] = run_checks(op, timeout)
+            if verbose:
+                for name, c in entry["checks"].items():
+                    if c["status"] not in ("pass", "n/a"):
+                        print("{:40s} {:9s} {:12s} {}".format(key, name, c["status"], c["detail"]),
+                              file=out, flush=True)
         if errors:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -841,6 +1275,21 @@ def print_summary(results, out=sys.stdout):
     et = sum(e.get("errors", (0, 0, ""))[1] for e in results.values())
     if et:
         print("error_inputs raising torch's class: {} / {}".format(ep, et), file=out)
+    for name, (p, n) in summarize_checks(results).items():
+        if n:
+            print("{:6s} check: {} / {} ops ({:.1f}%) where torch gets through it".format(
+                name, p, n, 100.0 * p / n), file=out)
+
+
+def summarize_checks(results):
+    """Per check: (passed, applicable) over ops."""
+    per = collections.OrderedDict((c, [0, 0]) for c in CHECKS)
+    for entry in results.values():
+        for name, c in entry.get("checks", {}).items():
+            if c["status"] != "n/a":
+                per[name][1] += 1
+                per[name][0] += c["status"] == "pass"
+    return per
 
 
 def write_doc(results, path):
@@ -879,13 +1328,20 @@ def write_doc(results, path):
     et = sum(e.get("errors", (0, 0, ""))[1] for e in results.values())
     if et:
         lines.append("`error_inputs` samples raising torch's exception class: {} of {}.".format(ep, et))
+    checks = summarize_checks(results)
+    if any(n for _, n in checks.values()):
+        lines += ["", "Gradient, script and trace checks (Note [Gradient, script and trace checks] in "
+                  "`tests/opdb/opdb.py`), over the ops where torch itself gets through the check:", "",
+                  "| check | ops passing | applicable | share |", "|---|---|---|---|"]
+        for name, (p, n) in checks.items():
+            lines.append("| {} | {} | {} | {:.1f}% |".format(name, p, n, 100.0 * p / max(n, 1)))
     lines += ["", "## Every op", "",
               "A cell: `ok`, or the first failure (`missing`: ampjit lacks a name or kernel; "
               "`raises`: ampjit raises where torch does not; `wrong`: another value, dtype or shape; "
               "`wrong-error`/`no-error`: torch raises and ampjit raises another class or nothing). "
               "`-`: the op does not take the dtype on the CPU.", "",
-              "| op | " + " | ".join(DTYPES) + " | first failure |",
-              "|---|" + "---|" * len(DTYPES) + "---|"]
+              "| op | " + " | ".join(DTYPES + list(CHECKS)) + " | first failure |",
+              "|---|" + "---|" * (len(DTYPES) + len(CHECKS)) + "---|"]
     for key in sorted(results):
         e = results[key]
         row, first = [], ""
@@ -898,6 +1354,12 @@ def write_doc(results, path):
             row.append("ok" if st == "pass" else "n/a" if st == "out-of-scope" else st)
             if st not in ("pass", "out-of-scope") and not first:
                 first = c["detail"].replace("|", "\\|")[:140]
+        for name in CHECKS:
+            c = e.get("checks", {}).get(name)
+            st = "-" if c is None else c["status"]
+            row.append("ok" if st == "pass" else st)
+            if st not in ("pass", "n/a", "-") and not first:
+                first = "{}: {}".format(name, c["detail"].replace("|", "\\|")[:140])
         lines.append("| `{}` | {} | {} |".format(key, " | ".join(row), first))
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -908,8 +1370,10 @@ EXPECTED = os.path.join(HERE, "expected.txt")
 
 def passing_cells(results):
     """The sorted "op dtype" lines of every passing cell."""
-    return sorted("{} {}".format(k, d) for k, e in results.items()
-                  for d, c in e["cells"].items() if c["status"] == "pass")
+    return sorted(["{} {}".format(k, d) for k, e in results.items()
+                   for d, c in e["cells"].items() if c["status"] == "pass"] +
+                  ["{} {}".format(k, name) for k, e in results.items()
+                   for name, c in e.get("checks", {}).items() if c["status"] == "pass"])
 
 
 def read_expected(path=EXPECTED):
@@ -933,6 +1397,7 @@ def main(argv=None):
     p.add_argument("--json", help="write the results here")
     p.add_argument("--doc", help="write the markdown table here (docs/ops.md)")
     p.add_argument("--no-errors", action="store_true", help="skip error_inputs")
+    p.add_argument("--no-checks", action="store_true", help="skip the grad, script and trace checks")
     p.add_argument("--timeout", type=int, default=20, help="seconds per sample")
     p.add_argument("--update-expected", action="store_true",
                    help="rewrite tests/opdb/expected.txt from this run (all ops and dtypes)")
@@ -940,7 +1405,8 @@ def main(argv=None):
     a = p.parse_args(argv)
     ops = select_ops(a.ops.split(",") if a.ops else None)
     t0 = time.time()
-    results = run(ops, set(a.dtypes.split(",")), a.verbose, a.timeout, not a.no_errors)
+    results = run(ops, set(a.dtypes.split(",")), a.verbose, a.timeout, not a.no_errors,
+                  checks=not a.no_checks)
     print_summary(results)
     print("({} OpInfos in {:.0f} s)".format(len(ops), time.time() - t0))
     if a.json:
