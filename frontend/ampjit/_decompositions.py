@@ -798,8 +798,8 @@ def combinations(self: Tensor, r: int = 2, with_replacement: bool = False) -> Te
                 moved = True
             i -= 1
         done = not moved
-    if len(rows) == 0:
-        return torch.empty([0, r], dtype=self.dtype)
+    if len(rows) == 0:  # through self, as torch's, so that the empty result has a history
+        return self.index_select(0, torch.zeros([0], dtype=torch.int64)).reshape([0, r])
     flat: List[int] = []
     for row in rows:
         for v in row:
@@ -3382,10 +3382,11 @@ def pdist(self: Tensor, p: float = 2.) -> Tensor:
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     n = self.size(0)
+    # the empty and all-zero results through self, as torch's _pdist_forward has a history
     if n <= 1:
-        return torch.empty([0], dtype=self.dtype, device=self.device)
+        return self.reshape([-1]).narrow(0, 0, 0)
     if self.size(1) == 0:
-        return torch.zeros([n * (n - 1) // 2], dtype=self.dtype, device=self.device)
+        return torch.zeros([n * (n - 1) // 2], dtype=self.dtype, device=self.device) + self.sum() * 0
     r = torch.arange(n, device=self.device)
     upper = r.unsqueeze(0) > r.unsqueeze(1)  # (i, j) with i < j, row-major as torch orders them
     i = torch.masked_select(r.unsqueeze(1).expand([n, n]), upper)
@@ -3862,3 +3863,98 @@ def fractional_max_pool2d(self: Tensor, kernel_size: List[int], output_size: Lis
 def fractional_max_pool3d(self: Tensor, kernel_size: List[int], output_size: List[int],
                           random_samples: Tensor) -> Tuple[Tensor, Tensor]:
     return _fractional_max_pool(self, kernel_size, output_size, random_samples, "fractional_max_pool3d")
+
+
+# ---- quantile ------------------------------------------------------------------------------------
+# torch 1.13's quantile_compute (aten/src/ATen/native/Sorting.cpp): the values sorted along the
+# reduced dim (all of them when dim is None), each q's rank in them (the last index where a NaN is,
+# so that the quantile is NaN; for nanquantile, among the non-NaN values), the rank rounded as the
+# interpolation asks, and the values at the ranks below and above interpolated.
+
+def _quantile(self: Tensor, q: Tensor, dim: Optional[int], keepdim: bool, interpolation: str,
+              ignore_nan: bool) -> Tensor:
+    name = "nanquantile" if ignore_nan else "quantile"
+    if self.numel() == 0:
+        raise RuntimeError("{}() input tensor must be non-empty".format(name))
+    if q.dim() > 1:
+        raise RuntimeError("{}() q must be a scalar or 1D tensor".format(name))
+    if self.dtype != torch.float32 and self.dtype != torch.float64:
+        raise RuntimeError("{}() input tensor must be either float or double dtype".format(name))
+    if self.dtype != q.dtype:
+        raise RuntimeError("{}() q tensor must be same dtype as the input tensor".format(name))
+    if interpolation != "linear" and interpolation != "lower" and interpolation != "higher" and \
+            interpolation != "midpoint" and interpolation != "nearest":
+        raise RuntimeError("{}() interpolation must be one of linear, lower, higher, midpoint or nearest. Got {}"
+                           .format(name, interpolation))
+    if not bool(torch.logical_and(q.ge(0), q.le(1)).all()):
+        raise RuntimeError("{}() q values must be in the range [0, 1]".format(name))
+    out_shape: List[int] = []
+    if dim is not None and self.dim() > 0:
+        d = _wrap(dim, self.dim())
+        for i in range(self.dim()):
+            if i != d:
+                out_shape.append(self.size(i))
+            elif keepdim:
+                out_shape.append(1)
+    elif keepdim:
+        out_shape = [1 for _ in range(self.dim())]
+    if dim is None:
+        sorted_values = torch.sort(self.flatten())[0]
+    else:
+        d = _wrap(dim, max(self.dim(), 1))
+        sorted_values = torch.sort(self.unsqueeze(-1).transpose(d, -1))[0]
+    n = sorted_values.size(-1)
+    sorted_values = sorted_values.reshape(out_shape + [n])
+    q1 = q.reshape([-1])
+    if ignore_nan:
+        ranks = q1 * (sorted_values.isnan().logical_not().sum(-1, True) - 1)
+        ranks = ranks.masked_fill(ranks < 0, 0)
+    else:
+        last = n - 1
+        ranks = (q1 * last).expand(out_shape + [q1.numel()])
+        ranks = ranks.masked_fill(sorted_values.isnan().any(-1, True), last)
+    if interpolation == "lower":
+        ranks = ranks.floor()
+    elif interpolation == "higher":
+        ranks = ranks.ceil()
+    elif interpolation == "nearest":
+        ranks = ranks.round()
+    ranks_below = ranks.to(torch.int64)
+    values = sorted_values.gather(-1, ranks_below)
+    if interpolation == "linear" or interpolation == "midpoint":
+        if interpolation == "midpoint":
+            weights = torch.full_like(ranks, 0.5)
+        else:
+            weights = ranks - ranks_below
+        values_above = sorted_values.gather(-1, ranks.ceil().to(torch.int64))
+        values = torch.lerp(values, values_above, weights)
+    if q.dim() == 0:
+        return values.squeeze(-1)
+    return values.unsqueeze(0).transpose(0, -1).squeeze(-1)
+
+
+def _check_q(q: float, name: str):
+    if q < 0.0 or q > 1.0:
+        raise RuntimeError("{}() q must be in the range [0, 1] but got {}".format(name, q))
+
+
+def quantile(self: Tensor, q: Tensor, dim: Optional[int] = None, keepdim: bool = False,
+             interpolation: str = "linear") -> Tensor:
+    return _quantile(self, q, dim, keepdim, interpolation, False)
+
+
+def quantile__scalar(self: Tensor, q: float, dim: Optional[int] = None, keepdim: bool = False,
+                     interpolation: str = "linear") -> Tensor:
+    _check_q(q, "quantile")
+    return _quantile(self, torch.tensor(q, dtype=self.dtype), dim, keepdim, interpolation, False)
+
+
+def nanquantile(self: Tensor, q: Tensor, dim: Optional[int] = None, keepdim: bool = False,
+                interpolation: str = "linear") -> Tensor:
+    return _quantile(self, q, dim, keepdim, interpolation, True)
+
+
+def nanquantile__scalar(self: Tensor, q: float, dim: Optional[int] = None, keepdim: bool = False,
+                        interpolation: str = "linear") -> Tensor:
+    _check_q(q, "nanquantile")
+    return _quantile(self, torch.tensor(q, dtype=self.dtype), dim, keepdim, interpolation, True)

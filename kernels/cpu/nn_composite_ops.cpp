@@ -270,7 +270,8 @@ Tensor multi_margin_loss_k(const Tensor& self, const Tensor& target, const Scala
   NoAutocast no_autocast;
   const double pv = p.to_double();
   AMPJIT_CHECK(pv == 1 || pv == 2, "only p == 1 and p == 2 supported");
-  const Tensor x = self.dim() <= 1 ? self.reshape(IntList{1, -1}) : self;
+  // ops, not Tensor's raw views, on what is differentiated: autograd records them (kComposite)
+  const Tensor x = self.dim() <= 1 ? Tensor(ops::reshape(self, IntList{1, -1})) : self;
   AMPJIT_CHECK(x.dim() == 2,
                "Expected non-empty vector or matrix with optional 0-dim batch size, but got: {}",
                self.shape_str());
@@ -289,7 +290,7 @@ Tensor multi_margin_loss_k(const Tensor& self, const Tensor& target, const Scala
               y);
   z = ops::masked_fill_Scalar(z, is_target, Scalar(0.0));
   Tensor loss = ops::div_Scalar(ops::sum_dim_IntList(z, IntList{1}, false), Scalar(C));
-  if (self.dim() <= 1) loss = loss.squeeze(0);
+  if (self.dim() <= 1) loss = ops::squeeze_dim(loss, 0);
   return reduce(loss, reduction);
 }
 
@@ -298,7 +299,8 @@ Tensor multi_margin_loss_k(const Tensor& self, const Tensor& target, const Scala
 // twice, as in torch's loop over the list (MultiLabelMarginCriterion.cpp).
 Tensor multilabel_margin_loss_k(const Tensor& self, const Tensor& target, int64_t reduction) {
   NoAutocast no_autocast;
-  const Tensor x = self.dim() <= 1 ? self.reshape(IntList{1, -1}) : self;
+  // ops, not Tensor's raw views, on what is differentiated: autograd records them (kComposite)
+  const Tensor x = self.dim() <= 1 ? Tensor(ops::reshape(self, IntList{1, -1})) : self;
   const Tensor t = (self.dim() <= 1 ? target.reshape(IntList{1, -1}) : target)
                        .to(ScalarType::Int64)
                        .contiguous();
@@ -323,11 +325,12 @@ Tensor multilabel_margin_loss_k(const Tensor& self, const Tensor& target, int64_
   const Tensor listed = ops::gt_Scalar(times, Scalar(0.0));
   // pairs (j listed, i not): max(0, 1 - (x[j] - x[i])), once per listing of j
   const Tensor margins = ops::clamp_min(
-      ops::rsub_Scalar(ops::sub(x.unsqueeze(2), x.unsqueeze(1)), Scalar(1.0)), Scalar(0.0));
+      ops::rsub_Scalar(ops::sub(ops::unsqueeze(x, 2), ops::unsqueeze(x, 1)), Scalar(1.0)),
+      Scalar(0.0));
   const Tensor pairs = ops::mul(times.unsqueeze(2), ops::logical_not(listed).tensor().unsqueeze(1));
   Tensor loss = ops::div_Scalar(
       ops::sum_dim_IntList(ops::mul(margins, pairs), IntList{1, 2}, false), Scalar(C));
-  if (self.dim() <= 1) loss = loss.squeeze(0);
+  if (self.dim() <= 1) loss = ops::squeeze_dim(loss, 0);
   return reduce(loss, reduction);
 }
 

@@ -254,7 +254,7 @@ Tensor diff_k(const Tensor& self, int64_t n, int64_t dim, const std::optional<Te
   AMPJIT_CHECK(self.dim() >= 1, "diff expects input to be at least one-dimensional");
   AMPJIT_CHECK(n >= 0, "order must be non-negative but got {}", n);
   dim = wrap_dim(dim, self.dim());
-  if (n == 0) return self.clone();  // torch: prepend and append are not added for n = 0
+  if (n == 0) return ops::clone(self);  // torch: no prepend or append for n = 0
   Tensor x = self;
   if (prepend || append) {
     // a 0-dim prepend or append stands for a slice of self's shape along dim, as in torch

@@ -343,6 +343,10 @@ void record_op(const OpEntry& op, Stack& stack) {
     // An in-place composite whose own ops recorded the write (a decomposed op's in-place variant,
     // Note [Decomposed ops]) has its history already.
     if (written.defined() && grad_fn(written) != before) return;
+    // A decomposition calls only ops (its def is script), so a result without history is one
+    // torch's composite gives none either (combinations(x, 0) is a fresh empty tensor); a C++
+    // composite may have made a view without the dispatcher, so it still gets the raising node.
+    if (op.has(kDecomposed) && !written.defined()) return;
   } else {
     LayerGuard below(DispatchLayer::Autograd, LayerGuard::Exclude);
     redispatch(DispatchLayer::Autograd, op, stack);

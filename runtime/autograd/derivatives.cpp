@@ -149,6 +149,77 @@ Tensor in_range(const Tensor& x, const IValue& lo, const IValue& hi) {
   return m;
 }
 
+// torch's i1_backward / i1e_backward: i0(x) - i1(x)/x (i0e(x) - i1e(x) (sgn(x) + 1/x)), 0.5 where
+// |x| is below the dtype's epsilon (the limit, where the formula gives NaN).
+void bessel_i1_formula(B& b, bool scaled) {
+  const Tensor x = b.in("self"), r = b.result();
+  const double eps = x.dtype() == ScalarType::Float64 ? std::numeric_limits<double>::epsilon()
+                                                      : std::numeric_limits<float>::epsilon();
+  const Tensor not_tiny = ops::gt_Scalar(ops::abs(x), eps);
+  const Tensor safe = ops::where_ScalarOther(not_tiny, x, eps);
+  const Tensor inv = ops::reciprocal(safe);
+  const Tensor gx =
+      scaled ? Tensor(ops::sub(ops::special_i0e(safe), ops::mul(r, ops::add(ops::sign(safe), inv))))
+             : Tensor(ops::sub(ops::i0(safe), ops::mul(r, inv)));
+  b.set("self", ops::mul(b.grad(), ops::where_ScalarOther(not_tiny, gx, 0.5)));
+}
+
+// torch's scatter_reduce_backward and index_reduce_backward (FunctionsManual.cpp), one formula:
+// `pick` reads the result's positions each source element went to (gather / index_select), `add`
+// scatters source-shaped values into a self-shaped tensor (scatter_add / index_add), `clear` zeros
+// the positions the source wrote (scatter / index_fill), for include_self=False.
+void reduce_into_formula(B& b, const char* src_name, bool by_index) {
+  const Tensor self = b.in("self"), src = b.in(src_name), index = b.in("index"), r = b.result();
+  const Tensor& g = b.grad();
+  const int64_t dim = b.arg("dim").to_int();
+  const std::string reduce = b.arg("reduce").to<std::string>();
+  const bool include_self = b.arg("include_self").to_bool();
+  auto pick = [&](const Tensor& t) -> Tensor {
+    return by_index ? Tensor(ops::index_select(t, dim, index))
+                    : Tensor(ops::gather(t, dim, index, false));
+  };
+  auto add = [&](const Tensor& into, const Tensor& v) -> Tensor {
+    return by_index ? Tensor(ops::index_add(into, dim, index, v, 1))
+                    : Tensor(ops::scatter_add(into, dim, index, v));
+  };
+  auto again = [&](const Tensor& s, const Tensor& v) -> Tensor {
+    return by_index ? Tensor(ops::index_reduce(s, dim, index, v, reduce, include_self))
+                    : Tensor(ops::scatter_reduce_two(s, dim, index, v, reduce, include_self));
+  };
+  Tensor gs, gsrc;
+  if (reduce == "sum") {
+    gs = g;
+    gsrc = pick(g);
+  } else if (reduce == "mean") {
+    Tensor n = add(include_self ? Tensor(ops::ones_like(g)) : Tensor(ops::zeros_like(g)),
+                   ops::ones_like(src));
+    n = ops::masked_fill_Scalar(n, ops::eq_Scalar(n, 0), 1);
+    gs = ops::div(g, n);
+    gsrc = ops::div(pick(g), pick(n));
+  } else if (reduce == "prod") {
+    const Tensor masked_self = ops::masked_fill_Scalar(self, ops::eq_Scalar(self, 0), 1);
+    gs = ops::div(ops::mul(g, again(masked_self, src)), masked_self);
+    const Tensor src_zero = ops::eq_Scalar(src, 0);
+    const Tensor zeros_at = pick(add(ops::zeros_like(self), ops::to_dtype(src_zero, self.dtype())));
+    const Tensor single_zero = ops::logical_and(src_zero, ops::eq_Scalar(zeros_at, 1));
+    const Tensor masked_src_result = again(self, ops::masked_fill_Scalar(src, single_zero, 1));
+    gsrc = ops::where(single_zero, pick(ops::mul(g, masked_src_result)),
+                      ops::div(pick(ops::mul(g, r)), ops::masked_fill_Scalar(src, src_zero, 1)));
+  } else {  // amax, amin: the gradient shared evenly among the elements equal to the result
+    const Tensor value = pick(r);
+    const Tensor self_is = ops::to_dtype(ops::eq(self, r), self.dtype());
+    const Tensor src_is = ops::to_dtype(ops::eq(src, value), self.dtype());
+    const Tensor share = ops::div(g, add(self_is, src_is));
+    gs = ops::mul(self_is, share);
+    gsrc = ops::mul(src_is, pick(share));
+  }
+  if (!include_self)
+    gs = by_index ? Tensor(ops::index_fill_int_Scalar(gs, dim, index, 0))
+                  : Tensor(ops::scatter_value(gs, dim, index, 0));
+  if (b.needs("self")) b.set("self", gs);
+  if (b.needs(src_name)) b.set(src_name, gsrc);
+}
+
 void fmaxmin_formula(B& b, bool is_max) {
   const Tensor x = b.in("self"), y = b.in("other");
   const Tensor pick_self =
@@ -503,6 +574,10 @@ void conv_transpose_formula(B& b, int nd) {
   Tensor gb = batched ? g : Tensor(ops::unsqueeze(g, 0));
   if (b.needs("input")) {
     Tensor gi = conv_nd(nd, gb, w, c);
+    // The convolution of the gradient can reach past the input where output_padding added rows
+    // and columns no input element produced: those are cut off.
+    for (int d = 0; d < nd; ++d)
+      if (gi.size(2 + d) > xb.size(2 + d)) gi = ops::narrow(gi, 2 + d, 0, xb.size(2 + d));
     b.set("input", batched ? gi : Tensor(ops::squeeze_dim(gi, 0)));
   }
   if (b.needs("weight")) b.set("weight", conv_weight_grad(nd, gb, xb, w, c));
@@ -1494,6 +1569,8 @@ Derivative kDerivatives[] = {
       }),
     // torch's fmax/fmin: the gradient goes to the operand the result is, `self` also where
     // `other` is NaN
+    D(scatter_reduce_two, "self index src result", { reduce_into_formula(b, "src", false); }),
+    D(index_reduce, "self index source result", { reduce_into_formula(b, "source", true); }),
     D(fmax, "self other", { fmaxmin_formula(b, true); }),
     D(fmin, "self other", { fmaxmin_formula(b, false); }),
     // torch's copysign_tensor_self_backward: result / self, 0 where self is 0; `other` gets zeros
@@ -1879,10 +1956,12 @@ Derivative kDerivatives[] = {
         Tensor d =
             ops::div(ops::sub(x, y), ops::clamp_min(ops::mul(x, ops::rsub_Scalar(x, 1.0)), 1e-12));
         if (b.defined("weight")) d = ops::mul(d, b.in("weight"));
-        b.set("self", reduce_grad(b, d));
-        AMPJIT_CHECK_T(
-            NotImplementedError, !b.needs("target"),
-            "the derivative of binary_cross_entropy with respect to target is not implemented");
+        if (b.needs("self")) b.set("self", reduce_grad(b, d));
+        if (b.needs("target")) {  // torch's binary_cross_entropy_target_backward: -logit(self)
+          Tensor t = ops::neg(ops::log(ops::div(x, ops::rsub_Scalar(x, 1.0))));
+          if (b.defined("weight")) t = ops::mul(t, b.in("weight"));
+          b.set("target", reduce_grad(b, t));
+        }
       }),
     D(binary_cross_entropy_with_logits, "self target weight pos_weight",
       {
@@ -2138,6 +2217,35 @@ Derivative kDerivatives[] = {
         const Tensor x = b.in("self");
         b.set("self", ops::mul(b.grad(), ops::sub(ops::special_i1e(x),
                                                   ops::mul(ops::sign(x).tensor(), b.result()))));
+      }),
+    D(special_i1, "self result", { bessel_i1_formula(b, false); }),
+    D(special_i1e, "self result", { bessel_i1_formula(b, true); }),
+    // torch's xlog1py derivatives: log1p(other) where self is not 0 or other > -1; self / (1 +
+    // other)
+    D(special_xlog1py, "self other",
+      {
+        const Tensor x = b.in("self"), y = b.in("other");
+        if (b.needs("self"))
+          b.set("self",
+                ops::masked_fill_Scalar(
+                    ops::special_xlog1py(b.grad(), y),
+                    ops::logical_and(ops::eq_Scalar(x, 0.0), ops::le_Scalar(y, -1.0)), 0.0));
+        if (b.needs("other"))
+          b.set("other", ops::div(ops::mul(b.grad(), x), ops::add_Scalar(y, 1.0)));
+      }),
+    D(special_xlog1py_other_scalar, "self",
+      {
+        const Tensor x = b.in("self");
+        const Scalar y = b.arg("other").to_scalar();
+        Tensor g = ops::special_xlog1py_other_scalar(b.grad(), y);
+        if (y.to_double() <= -1.0) g = ops::masked_fill_Scalar(g, ops::eq_Scalar(x, 0.0), 0.0);
+        b.set("self", g);
+      }),
+    D(special_xlog1py_self_scalar, "other",
+      {
+        const Tensor y = b.in("other");
+        b.set("other", ops::div(ops::mul_Scalar(b.grad(), b.arg("self").to_scalar()),
+                                ops::add_Scalar(y, 1.0)));
       }),
     D(sinc, "self",
       {
