@@ -2,6 +2,8 @@
 // (Note [Derived op variants] in runtime/op_table.h): the functional sibling's kernel on the same
 // device, then write_result into self or out. Device-agnostic, like write_result itself.
 #include <algorithm>
+#include <array>
+#include <string_view>
 #include <vector>
 
 #include "kernels/operands.h"
@@ -32,7 +34,29 @@ bool autograd_records(const Stack& s) {
 bool out_dtype_must_match(const OpEntry& variant) {
   return variant.is_out && variant.base_name.rfind("aten::linalg_", 0) == 0;
 }
+// Note [Index ops' out= tensors]
+// torch's gather, cat, index_select, take and masked_select write out= with at::assert_no_overlap:
+// out may share no element with an input, itself included, where elementwise ops allow an out that
+// is exactly an input. gather is structured: its out must have the result's dtype.
+bool out_must_not_alias(const OpEntry& variant) {
+  static const std::array<std::string_view, 5> names{
+      "aten::gather", "aten::cat", "aten::index_select", "aten::take", "aten::masked_select"};
+  return variant.is_out && std::find(names.begin(), names.end(), variant.base_name) != names.end();
+}
+void check_out_aliasing(const OpEntry& variant, const Tensor& out, const Stack& inputs) {
+  if (!out_must_not_alias(variant)) return;
+  for (const IValue& v : inputs) {
+    if (v.is_tensor()) assert_no_overlap(*out.impl(), *v.to_tensor().impl());
+    if (v.is_list())
+      for (const IValue& e : v.list_elems())
+        if (e.is_tensor()) assert_no_overlap(*out.impl(), *e.to_tensor().impl());
+  }
+}
 void check_out_dtype(const OpEntry& variant, const Tensor& out, const Tensor& result) {
+  if (variant.is_out && variant.base_name == "aten::gather")
+    AMPJIT_CHECK(out.dtype() == result.dtype(),
+                 "Expected out tensor to have dtype {}, but got {} instead",
+                 cpp_type_name(result.dtype()), cpp_type_name(out.dtype()));
   if (!out_dtype_must_match(variant)) return;
   AMPJIT_CHECK(out.dtype() == result.dtype(),
                "Expected out tensor to have dtype {}, but got {} instead",
@@ -78,6 +102,7 @@ void run_derived_variant(const OpEntry& variant, DeviceType device, Stack& s) {
   const auto w = static_cast<size_t>(variant.written_arg);
   Tensor out = s[w].to_tensor();
   if (variant.is_out) s.erase(s.begin() + static_cast<std::ptrdiff_t>(w));
+  check_out_aliasing(variant, out, s);
   // The in-place variant of a decomposed op while autograd records (Note [Decomposed ops]): its
   // functional computes from a recorded clone of self, so what its ops save is not the self that
   // the write below changes.

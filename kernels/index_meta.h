@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "runtime/error.h"
@@ -48,9 +49,16 @@ inline Tensor index_as_int64(const Tensor& index, const char* op, bool allow_int
 // The error for `index`, outside [0, size) of dimension `dim`. Negative indices are out of bounds
 // here, as in torch's gather/scatter family. Each backend checks every index before it writes
 // anything and names the first bad one (the lowest position).
-inline IndexError index_out_of_bounds(const char* op, int64_t index, int64_t dim, int64_t size) {
-  return IndexError(fmt::format("{}(): index {} is out of bounds for dimension {} with size {}", op,
-                                index, dim, size));
+// torch's gather and scatter family (cpu_scatter_gather_base_kernel) raise a RuntimeError without
+// the op's name; the others an IndexError naming it.
+[[noreturn]] inline void throw_index_out_of_bounds(const char* op, int64_t index, int64_t dim,
+                                                   int64_t size) {
+  const std::string_view name(op);
+  if (name == "gather" || name.rfind("scatter", 0) == 0)
+    throw Error(fmt::format("index {} is out of bounds for dimension {} with size {}", index, dim,
+                            size));
+  throw IndexError(fmt::format("{}(): index {} is out of bounds for dimension {} with size {}", op,
+                               index, dim, size));
 }
 
 // A 0-dim tensor takes part in dim-wise indexing as a 1-element vector (torch's convention).

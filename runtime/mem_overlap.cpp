@@ -55,4 +55,18 @@ void assert_no_partial_overlap(const TensorImpl& written, const TensorImpl& inpu
                "performing the operation.");
 }
 
+void assert_no_overlap(const TensorImpl& written, const TensorImpl& input) {
+  if (written.numel == 0 || input.numel == 0) return;
+  if (written.storage.get() != input.storage.get()) return;
+  if (&written != &input &&
+      (!is_non_overlapping_and_dense(written) || !is_non_overlapping_and_dense(input)))
+    return;  // torch's "too hard" to tell
+  const int64_t a0 = written.offset, a1 = a0 + written.numel;
+  const int64_t b0 = input.offset, b1 = b0 + input.numel;
+  AMPJIT_CHECK(!(a0 < b1 && b0 < a1),
+               "unsupported operation: some elements of the input tensor and the written-to "
+               "tensor refer to a single memory location. Please clone() the tensor before "
+               "performing the operation.");
+}
+
 }  // namespace ampjit

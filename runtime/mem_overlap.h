@@ -20,5 +20,7 @@ bool is_non_overlapping_and_dense(const TensorImpl& t);
 // torch's assert_no_internal_overlap and assert_no_partial_overlap, with its messages.
 void assert_no_internal_overlap(const TensorImpl& written);
 void assert_no_partial_overlap(const TensorImpl& written, const TensorImpl& input);
+// torch's assert_no_overlap: any shared element, the same tensor included.
+void assert_no_overlap(const TensorImpl& written, const TensorImpl& input);
 
 }  // namespace ampjit

@@ -33,7 +33,7 @@ void check_bounds(const Tensor& index, int64_t size, int64_t dim, const char* op
   const int64_t* p = c.data<int64_t>();
   for (int64_t i = 0; i < c.numel(); ++i) {
     if (p[i] < 0 || p[i] >= size) [[unlikely]]
-      throw meta::index_out_of_bounds(op, p[i], dim, size);
+      meta::throw_index_out_of_bounds(op, p[i], dim, size);
   }
 }
 

@@ -58,8 +58,7 @@ std::vector<int64_t> scatter_offsets(IntArrayRef sizes, int64_t dim, const Tenso
   const int64_t size = sizes.empty() ? 1 : sizes[dim];
   for (int64_t i = 0; i < n; ++i)
     if (ip[i] < 0 || ip[i] >= size) [[unlikely]]
-      throw IndexError(fmt::format("{}(): index {} is out of bounds for dimension {} with size {}",
-                                   op, ip[i], dim, size));
+      meta::throw_index_out_of_bounds(op, ip[i], dim, size);
   std::vector<int64_t> stride(static_cast<size_t>(std::max<int64_t>(nd, 1)), 1);
   for (int64_t d = nd - 2; d >= 0; --d) stride[d] = stride[d + 1] * sizes[d + 1];
   std::vector<int64_t> out(static_cast<size_t>(n));

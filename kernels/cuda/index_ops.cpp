@@ -21,7 +21,7 @@ Tensor bounds_checked(const Tensor& index, int64_t size, int64_t dim, const char
   const Tensor scratch = Tensor::empty(std::vector<int64_t>{1}, ScalarType::Int64, c.device());
   const OutOfRange bad = find_out_of_range(c.data<int64_t>(), c.numel(), size, scratch.raw_data());
   if (bad.position >= 0) [[unlikely]]
-    throw meta::index_out_of_bounds(op, bad.value, dim, size);
+    meta::throw_index_out_of_bounds(op, bad.value, dim, size);
   return c;
 }
 

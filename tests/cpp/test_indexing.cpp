@@ -338,8 +338,8 @@ TEST(Gather, Errors) {
       [&] {
         ops::gather(x, 0, tensor_of({0, 7}, {2, 1}, i64));
       },
-      ThrowsMessage<IndexError>(
-          HasSubstr("gather(): index 7 is out of bounds for dimension 0 with size 5")));
+      // torch's gather: a RuntimeError without the op's name
+      ThrowsMessage<Error>(HasSubstr("index 7 is out of bounds for dimension 0 with size 5")));
   EXPECT_THAT(
       [&] {
         ops::gather(x, 0, tensor_of({0, 1}, {2, 1}, i32));
