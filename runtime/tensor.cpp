@@ -661,11 +661,29 @@ Tensor& Tensor::copy_(const Tensor& src) {
   StridedLoop<2> loop(sizes(), {static_cast<char*>(raw_data()), static_cast<char*>(s.raw_data())},
                       {std::span<const int64_t>(dst_bs), std::span<const int64_t>(src_bs)},
                       /*in_memory_order=*/true);
+  // Note [Copy runs]: the inner runs of an expanded, strided or converting copy (tile, repeat,
+  // repeat_interleave, a cast) are mostly dense: a run whose two strides are the item sizes is a
+  // memmove or a typed loop the compiler vectorizes, a run from a broadcast source (stride 0) is a
+  // fill, and only the rest steps by the runtime strides. Each element is the same convert<D>.
   dispatch_all(dtype(), "copy_", [&]<typename D>() {
     dispatch_all(s.dtype(), "copy_", [&]<typename S>() {
       loop.run([](char* const* p, const int64_t* st, int64_t n) {
         char* d = p[0];
         const char* q = p[1];
+        if (st[0] == static_cast<int64_t>(sizeof(D)) && st[1] == static_cast<int64_t>(sizeof(S))) {
+          if constexpr (std::is_same_v<D, S>) {
+            std::memmove(d, q, n * sizeof(D));
+          } else {
+            D* o = reinterpret_cast<D*>(d);
+            const S* in = reinterpret_cast<const S*>(q);
+            for (int64_t i = 0; i < n; ++i) o[i] = convert<D>(in[i]);
+          }
+          return;
+        }
+        if (st[0] == static_cast<int64_t>(sizeof(D)) && st[1] == 0) {
+          std::fill_n(reinterpret_cast<D*>(d), n, convert<D>(*reinterpret_cast<const S*>(q)));
+          return;
+        }
         for (int64_t i = 0; i < n; ++i, d += st[0], q += st[1]) {
           *reinterpret_cast<D*>(d) = convert<D>(*reinterpret_cast<const S*>(q));
         }
@@ -724,6 +742,10 @@ Tensor& Tensor::fill_(const Scalar& v) {
                                     : convert<T>(v.to_int());
     loop.run([value](char* const* p, const int64_t* st, int64_t n) {
       char* d = p[0];
+      if (st[0] == static_cast<int64_t>(sizeof(T))) {  // a dense run (all of a contiguous tensor)
+        std::fill_n(reinterpret_cast<T*>(d), n, value);
+        return;
+      }
       for (int64_t i = 0; i < n; ++i, d += st[0]) *reinterpret_cast<T*>(d) = value;
     });
   });

@@ -2,6 +2,7 @@
 // shifts, gcd and lcm, trunc, frac and sgn, and the predicates isnan, isinf, isposinf, isneginf,
 // isfinite and signbit. Bool tensors are integers of one bit for the bitwise ops, as in torch;
 // floating tensors are refused by them with torch's message.
+#include <bit>
 #include <cmath>
 #include <numeric>
 #include <type_traits>
@@ -18,23 +19,28 @@ namespace {
 
 enum class Bit { And, Or, Xor };
 
-Tensor bitwise(const char* op, Bit b, const Tensor& x, const Tensor& y) {
+// The operation is a template argument, so each op's loop holds only its own instruction and
+// vectorizes (a runtime switch inside the lambda kept the loops scalar).
+template <Bit b>
+Tensor bitwise_k(const Tensor& x, const Tensor& y) {
+  constexpr const char* kName[] = {"bitwise_and", "bitwise_or", "bitwise_xor"};
+  const char* op = kName[static_cast<int>(b)];
   const ScalarType rt = result_type(x, y);
   if (rt == ScalarType::Bool) {
-    return map<bool>(op, std::array{x, y}, rt, [b](bool p, bool q) {
+    return map<bool>(op, std::array{x, y}, rt, [](bool p, bool q) {
       return b == Bit::And ? p && q : b == Bit::Or ? p || q : p != q;
     });
   }
   return dispatch_integral(rt, op, [&]<typename T>() {
-    return map<T>(op, std::array{x, y}, rt, [b](T p, T q) -> T {
-      return b == Bit::And ? p & q : b == Bit::Or ? p | q : p ^ q;
+    return map<T>(op, std::array{x, y}, rt, [](T p, T q) -> T {
+      if constexpr (b == Bit::And)
+        return p & q;
+      else if constexpr (b == Bit::Or)
+        return p | q;
+      else
+        return p ^ q;
     });
   });
-}
-template <Bit b>
-Tensor bitwise_k(const Tensor& x, const Tensor& y) {
-  constexpr const char* kName[] = {"bitwise_and", "bitwise_or", "bitwise_xor"};
-  return bitwise(kName[static_cast<int>(b)], b, x, y);
 }
 template <Bit b>
 Tensor bitwise_scalar_k(const Tensor& x, const Scalar& y) {
@@ -148,13 +154,19 @@ Tensor frac_k(const Tensor& self) {
 
 enum class Is { Nan, Inf, PosInf, NegInf, Finite, SignBit };
 
-Tensor classify(const char* op, Is what, const Tensor& self) {
+// The predicate is a template argument, as in bitwise_k, so each op's loop vectorizes.
+template <Is what>
+Tensor classify_k(const Tensor& self) {
+  constexpr const char* kName[] = {"isnan", "isinf", "isposinf", "isneginf", "isfinite", "signbit"};
+  const char* op = kName[static_cast<int>(what)];
   constexpr ScalarType kBool = ScalarType::Bool;
   if (!is_floating(self.dtype())) {  // integers are finite numbers
-    if (what == Is::SignBit && self.dtype() != kBool) {
-      return dispatch_integral(self.dtype(), op, [&]<typename T>() {
-        return map<T, bool>(op, std::array{self}, kBool, [](T x) { return x < T(0); });
-      });
+    if constexpr (what == Is::SignBit) {
+      if (self.dtype() != kBool) {
+        return dispatch_integral(self.dtype(), op, [&]<typename T>() {
+          return map<T, bool>(op, std::array{self}, kBool, [](T x) { return x < T(0); });
+        });
+      }
     }
     Tensor out = Tensor::empty(self.sizes(), kBool, self.device());
     out.fill_(Scalar(what == Is::Finite));
@@ -162,29 +174,22 @@ Tensor classify(const char* op, Is what, const Tensor& self) {
   }
   return dispatch_floating(self.dtype(), op, [&]<typename T>() {
     using M = opmath_t<T>;
-    return map<T, bool>(op, std::array{self}, kBool, [what](M x) {
-      switch (what) {
-        case Is::Nan:
-          return std::isnan(x);
-        case Is::Inf:
-          return std::isinf(x);
-        case Is::PosInf:
-          return x == std::numeric_limits<M>::infinity();
-        case Is::NegInf:
-          return x == -std::numeric_limits<M>::infinity();
-        case Is::Finite:
-          return std::isfinite(x);
-        case Is::SignBit:
-          return std::signbit(x);
-      }
-      return false;
+    return map<T, bool>(op, std::array{self}, kBool, [](M x) {
+      if constexpr (what == Is::Nan)
+        return std::isnan(x);
+      else if constexpr (what == Is::Inf)
+        return std::isinf(x);
+      else if constexpr (what == Is::PosInf)
+        return x == std::numeric_limits<M>::infinity();
+      else if constexpr (what == Is::NegInf)
+        return x == -std::numeric_limits<M>::infinity();
+      else if constexpr (what == Is::Finite)
+        return std::isfinite(x);
+      else  // the sign bit itself: GCC 12 stops with an internal error vectorizing std::signbit
+        return (std::bit_cast<std::conditional_t<sizeof(M) == 4, uint32_t, uint64_t>>(x) >>
+                (sizeof(M) * 8 - 1)) != 0;
     });
   });
-}
-template <Is what>
-Tensor classify_k(const Tensor& self) {
-  constexpr const char* kName[] = {"isnan", "isinf", "isposinf", "isneginf", "isfinite", "signbit"};
-  return classify(kName[static_cast<int>(what)], what, self);
 }
 
 }  // namespace

@@ -25,6 +25,33 @@ using kernels::same_sizes;
 using kernels::wrap_scalar;
 using kernels::write_result;
 
+// Note [Pointwise loops that vectorize]
+// The compiler vectorizes a pointwise loop only when it can prove that the output's stores leave
+// everything the loop reads unchanged. A lambda's captures (lerp's weight, nan_to_num's
+// replacements, add's alpha) reached through a reference may alias a float output, so every loop
+// here runs on a local copy of `f` and of the data pointers. A broadcast operand (stride 0: a
+// wrapped scalar in `ne(x, 0)`, the vectors of `outer`) would force a scalar pointer-stepping loop;
+// instead its value is spread over a small buffer once per inner run and the loop reads it like a
+// contiguous operand. Every element is still f of the same values, so no result changes.
+
+// o[i] = f(in[0][i], ..., in[N-1][i]) for i < n: the loop the compiler vectorizes.
+template <typename TOut, typename TIn, size_t N, typename F>
+inline void contiguous_run(F f, TOut* o, std::array<const TIn*, N> in, int64_t n) {
+  using M = opmath_t<TIn>;
+  if constexpr (N == 1) {
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(static_cast<M>(in[0][i])));
+  } else if constexpr (N == 2) {
+    for (int64_t i = 0; i < n; ++i)
+      o[i] = static_cast<TOut>(f(static_cast<M>(in[0][i]), static_cast<M>(in[1][i])));
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      o[i] = static_cast<TOut>([&]<size_t... K>(std::index_sequence<K...>) {
+        return f(static_cast<M>(in[K][i])...);
+      }(std::make_index_sequence<N>{}));
+    }
+  }
+}
+
 // out[i] = f(in[0][i], ..., in[N-1][i]) over out's shape. Inputs broadcast to out's shape and have
 // dtype TIn; out has dtype TOut. f receives opmath_t<TIn> values and returns something that
 // converts to TOut.
@@ -36,15 +63,13 @@ void pointwise(const Tensor& out, const std::array<Tensor, N>& ins, F f) {
   bool flat = out.is_contiguous();
   for (size_t k = 0; k < N && flat; ++k) flat = ins[k].is_contiguous() && same_sizes(ins[k], out);
   if (flat) {
-    TOut* o = out.data<TOut>();
+    TOut* const o = out.data<TOut>();
     std::array<const TIn*, N> in;
     for (size_t k = 0; k < N; ++k) in[k] = ins[k].template data<TIn>();
     parallel_for(out.numel(), kParallelGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        o[i] = static_cast<TOut>([&]<size_t... K>(std::index_sequence<K...>) {
-          return f(static_cast<M>(in[K][i])...);
-        }(std::make_index_sequence<N>{}));
-      }
+      std::array<const TIn*, N> at = in;
+      for (size_t k = 0; k < N; ++k) at[k] += b;
+      contiguous_run<TOut, TIn, N>(f, o + b, at, e - b);  // Note [Pointwise loops that vectorize]
     });
     return;
   }
@@ -60,23 +85,31 @@ void pointwise(const Tensor& out, const std::array<Tensor, N>& ins, F f) {
   for (size_t k = 0; k <= N; ++k) spans[k] = bs[k];
   StridedLoop<N + 1> loop(out.sizes(), ptrs, spans, /*in_memory_order=*/true);
   loop.run([&f](char* const* p, const int64_t* st, int64_t n) {
-    bool contiguous = st[0] == sizeof(TOut);
-    for (size_t k = 0; k < N; ++k) contiguous &= st[k + 1] == sizeof(TIn);
+    const F g = f;  // Note [Pointwise loops that vectorize]
     TOut* o = reinterpret_cast<TOut*>(p[0]);
+    bool contiguous = st[0] == sizeof(TOut), dense = contiguous;
+    for (size_t k = 0; k < N; ++k) {
+      contiguous &= st[k + 1] == sizeof(TIn);
+      dense &= st[k + 1] == sizeof(TIn) || st[k + 1] == 0;
+    }
     if (contiguous) {
       std::array<const TIn*, N> in;
       for (size_t k = 0; k < N; ++k) in[k] = reinterpret_cast<const TIn*>(p[k + 1]);
-      if constexpr (N == 1) {
-        for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(static_cast<M>(in[0][i])));
-      } else if constexpr (N == 2) {
-        for (int64_t i = 0; i < n; ++i)
-          o[i] = static_cast<TOut>(f(static_cast<M>(in[0][i]), static_cast<M>(in[1][i])));
-      } else {
-        for (int64_t i = 0; i < n; ++i) {
-          o[i] = static_cast<TOut>([&]<size_t... K>(std::index_sequence<K...>) {
-            return f(static_cast<M>(in[K][i])...);
-          }(std::make_index_sequence<N>{}));
-        }
+      contiguous_run<TOut, TIn, N>(g, o, in, n);
+      return;
+    }
+    if (dense) {  // contiguous and broadcast operands: Note [Pointwise loops that vectorize]
+      constexpr int64_t kRun = 256;
+      TIn spread[N][kRun];
+      for (size_t k = 0; k < N; ++k) {
+        if (st[k + 1] == 0)
+          std::fill_n(spread[k], std::min(n, kRun), *reinterpret_cast<const TIn*>(p[k + 1]));
+      }
+      for (int64_t b = 0; b < n; b += kRun) {
+        std::array<const TIn*, N> in;
+        for (size_t k = 0; k < N; ++k)
+          in[k] = st[k + 1] == 0 ? spread[k] : reinterpret_cast<const TIn*>(p[k + 1]) + b;
+        contiguous_run<TOut, TIn, N>(g, o + b, in, std::min(kRun, n - b));
       }
       return;
     }
@@ -85,7 +118,7 @@ void pointwise(const Tensor& out, const std::array<Tensor, N>& ins, F f) {
     for (int64_t i = 0; i < n; ++i) {
       *reinterpret_cast<TOut*>(q[0]) =
           static_cast<TOut>([&]<size_t... K>(std::index_sequence<K...>) {
-            return f(static_cast<M>(*reinterpret_cast<const TIn*>(q[K + 1]))...);
+            return g(static_cast<M>(*reinterpret_cast<const TIn*>(q[K + 1]))...);
           }(std::make_index_sequence<N>{}));
       for (size_t k = 0; k <= N; ++k) q[k] += st[k];
     }

@@ -4,6 +4,7 @@
 // handling, and the error messages.
 #include <gmock/gmock.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "tests/cpp/testing.h"
@@ -956,6 +957,55 @@ TEST(Errors, BadArgumentsAndIntegerDivisionByZero) {
   EXPECT_THAT(error_of([&] { ops::div_Scalar_mode(i, 0, "trunc"); }),
               HasSubstr("ZeroDivisionError"));
   EXPECT_EQ(values(ops::div(i, z))[1], kInf);  // true division of integers is float: no error
+}
+
+// ---- Broadcast operands ------------------------------------------------------------------------
+
+// The bytes of two results of one dtype and shape are the same.
+::testing::AssertionResult same_bits(const Tensor& got, const Tensor& want) {
+  if (got.dtype() != want.dtype() || !std::ranges::equal(got.sizes(), want.sizes()))
+    return ::testing::AssertionFailure() << "dtype or shape differs";
+  Tensor g = got.contiguous(), w = want.contiguous();
+  if (std::memcmp(g.raw_data(), w.raw_data(), g.numel() * g.itemsize()) != 0)
+    return ::testing::AssertionFailure() << "values differ";
+  return ::testing::AssertionSuccess();
+}
+
+// Operands of stride 0 in the inner dimension (a wrapped scalar, a [n, 1] column against [n, m])
+// run a vectorized loop over their value spread into a buffer (Note [Pointwise loops that
+// vectorize] in kernels/cpu/elementwise.h): each element must be the op of the same values as
+// with the operands materialized, in runs longer than the buffer and in parallel chunks.
+TEST(BroadcastOperands, EveryElementAsWithMaterializedOperands) {
+  uint64_t seed = 900;
+  for (ScalarType dt : {kF32, kF64, kBF16, kF16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    for (int64_t m : {7, 256, 1000, 70000}) {
+      SCOPED_TRACE(m);
+      Tensor a = input({3, m}, dt, ++seed, -4, 4);
+      a.view(V{-1}).slice(0, 0, std::nullopt, 5).fill_(Scalar(kNaN));
+      a.view(V{-1}).slice(0, 1, std::nullopt, 7).fill_(Scalar(kInf));
+      Tensor col = input({3, 1}, dt, ++seed, -4, 4), s = input({}, dt, ++seed, -4, 4);
+      Tensor colx = col.expand(V{3, m}).contiguous(), sx = s.expand(V{3, m}).contiguous();
+      EXPECT_TRUE(same_bits(ops::lerp_Scalar(a, col, 0.3), ops::lerp_Scalar(a, colx, 0.3)));
+      EXPECT_TRUE(same_bits(ops::lerp_Scalar(col, a, 0.7), ops::lerp_Scalar(colx, a, 0.7)));
+      EXPECT_TRUE(same_bits(ops::lerp(a, col, s), ops::lerp(a, colx, sx)));
+      EXPECT_TRUE(same_bits(ops::add(a, s, 2.5), ops::add(a, sx, 2.5)));
+      Tensor zeros = Tensor::empty(V{3, m}, dt);
+      zeros.fill_(Scalar(0.0));
+      EXPECT_TRUE(same_bits(ops::ne_Scalar(a, 0), ops::ne(a, zeros)));
+      EXPECT_TRUE(
+          same_bits(ops::where(ops::gt(a, s), col, s), ops::where(ops::gt(a, sx), colx, sx)));
+      EXPECT_TRUE(same_bits(ops::nan_to_num(col.expand(V{3, m})), ops::nan_to_num(colx)));
+    }
+  }
+  // outer: a column times a row, both broadcast; integers exactly.
+  for (ScalarType dt : {kF32, kI64}) {
+    Tensor u = input({700}, dt, ++seed, -9, 9), v = input({700}, dt, ++seed, -9, 9);
+    Tensor got = ops::mul(u.view(V{700, 1}), v);
+    Tensor want = ops::mul(u.view(V{700, 1}).expand(V{700, 700}).contiguous(),
+                           v.view(V{1, 700}).expand(V{700, 700}).contiguous());
+    EXPECT_TRUE(same_bits(got, want)) << dtype_name(dt);
+  }
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Tensors and views: shapes, strides, aliasing, converting copies, and their errors.
 #include <gmock/gmock.h>
 
+#include <algorithm>
+
 #include "tests/cpp/testing.h"
 
 namespace ampjit {
@@ -208,6 +210,66 @@ TEST(TensorPrint, MatchesTorchRepr) {
   EXPECT_EQ(Tensor(ops::zeros(V{0, 3})).str(), "tensor([], size=(0, 3))");
   EXPECT_EQ(Tensor(ops::zeros(V{0}, ScalarType::Float16)).str(), "tensor([], dtype=torch.float16)");
   EXPECT_EQ(Tensor(ops::arange(2000)).str(), "tensor([   0,    1,    2,  ..., 1997, 1998, 1999])");
+}
+
+// Every element of dst.copy_(src) is the copy of that one element (Note [Copy runs] in
+// runtime/tensor.cpp: dense inner runs, fills from stride-0 sources and the strided walk must all
+// give the element-wise conversion).
+void expect_elementwise_copy(Tensor dst, const Tensor& src) {
+  dst.copy_(src);
+  Tensor s = src.expand(dst.sizes());
+  testing::for_each_index(V(dst.sizes().begin(), dst.sizes().end()), [&](const V& i, int64_t) {
+    Tensor d1 = dst, s1 = s;
+    for (int64_t k : i) d1 = d1.select(0, k), s1 = s1.select(0, k);
+    Tensor one = Tensor::empty(V{}, dst.dtype());
+    one.copy_(s1);
+    ASSERT_EQ(d1.to(ScalarType::Float64).item<double>(), one.to(ScalarType::Float64).item<double>())
+        << dtype_name(src.dtype()) << " -> " << dtype_name(dst.dtype());
+  });
+}
+
+TEST(Tensor, CopyOfExpandedStridedAndConvertedSourcesIsElementwise) {
+  const ScalarType f32 = ScalarType::Float32;
+  const std::vector<std::pair<ScalarType, ScalarType>> pairs = {
+      {f32, f32},
+      {f32, ScalarType::Float64},
+      {f32, ScalarType::BFloat16},
+      {f32, ScalarType::Float16},
+      {f32, ScalarType::Int64},
+      {f32, ScalarType::UInt8},
+      {f32, ScalarType::Bool},
+      {ScalarType::Bool, ScalarType::Int64},
+      {ScalarType::Int64, f32},
+      {ScalarType::BFloat16, f32},
+      {ScalarType::Float64, ScalarType::Float16},
+      {ScalarType::Int32, ScalarType::Int32}};
+  uint64_t seed = 40;
+  for (auto [from, to] : pairs) {
+    auto src = [&](V shape) { return random_tensor(shape, from, ++seed, 0.0, 9.0); };
+    expect_elementwise_copy(Tensor::empty(V{4, 3, 5}, to), src({1, 3, 5}));  // tile: dense runs
+    expect_elementwise_copy(Tensor::empty(V{3, 4, 5}, to),
+                            src({3, 1, 5}).expand(V{3, 4, 5}));        // repeat_interleave
+    expect_elementwise_copy(Tensor::empty(V{3, 6}, to), src({3, 1}));  // fills
+    expect_elementwise_copy(Tensor::empty(V{4, 5}, to), src({4, 10}).slice(1, 0, 5));
+    expect_elementwise_copy(Tensor::empty(V{4, 5}, to), src({5, 4}).t());  // strided walk
+    expect_elementwise_copy(Tensor::empty(V{5, 4}, to).t(), src({4, 5}));  // strided dst
+    expect_elementwise_copy(Tensor::empty(V{5, 4}, to).t(), src({4, 1}));  // strided fill
+  }
+}
+
+TEST(Tensor, FillOfContiguousAndStridedTensors) {
+  for (ScalarType dt : {ScalarType::Float32, ScalarType::BFloat16, ScalarType::Int64,
+                        ScalarType::Bool, ScalarType::UInt8}) {
+    for (int64_t n : {1, 37, 100003}) {  // 100003: parallel chunks
+      Tensor t = Tensor::empty(V{n}, dt);
+      t.fill_(Scalar(1.0));
+      std::vector<double> v = values(t);
+      EXPECT_EQ(std::count(v.begin(), v.end(), 1.0), n) << dtype_name(dt);
+      t.slice(0, 0, std::nullopt, 2).fill_(Scalar(int64_t{0}));  // every other element
+      v = values(t);
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(v[i], i % 2 ? 1.0 : 0.0) << dtype_name(dt);
+    }
+  }
 }
 
 }  // namespace
