@@ -55,8 +55,8 @@ inline Tensor index_as_int64(const Tensor& index, const char* op, bool allow_int
                                                    int64_t size) {
   const std::string_view name(op);
   if (name == "gather" || name.rfind("scatter", 0) == 0)
-    throw Error(fmt::format("index {} is out of bounds for dimension {} with size {}", index, dim,
-                            size));
+    throw Error(
+        fmt::format("index {} is out of bounds for dimension {} with size {}", index, dim, size));
   throw IndexError(fmt::format("{}(): index {} is out of bounds for dimension {} with size {}", op,
                                index, dim, size));
 }
