@@ -266,6 +266,116 @@ std::optional<std::vector<Value*>> FunctionEmitter::match_schema(const OpEntry& 
   return bound;
 }
 
+// torch.unique and torch.unique_consecutive are Python in torch (torch/functional.py): a
+// boolean_dispatch on return_inverse and return_counts, which must be constants in script, picks
+// the result: the values alone, or a tuple with the inverse and/or the counts. unique runs
+// aten::_unique2, or aten::unique_dim given a dim; unique_consecutive its op.
+Value* FunctionEmitter::call_unique(bool unique, std::vector<Arg> args, const SourceRange& r) {
+  const std::vector<std::string> names =
+      unique ? std::vector<std::string>{"input", "sorted", "return_inverse", "return_counts", "dim"}
+             : std::vector<std::string>{"input", "return_inverse", "return_counts", "dim"};
+  const char* fn = unique ? "unique" : "unique_consecutive";
+  std::map<std::string, Arg*> by_name;
+  size_t pos = 0;
+  for (Arg& a : args) {
+    const std::string key = a.name.empty() ? (pos < names.size() ? names[pos++] : "") : a.name;
+    if (key.empty() || std::find(names.begin(), names.end(), key) == names.end())
+      fail(a.range, fmt::format("{}() got an unexpected argument", fn));
+    by_name[key] = &a;
+  }
+  if (!by_name.count("input")) fail(r, fmt::format("{}() missing required argument 'input'", fn));
+  auto flag = [&](const std::string& key) {
+    auto it = by_name.find(key);
+    if (it == by_name.end()) return false;
+    Value* v = arg_value(*it->second);
+    const Node* n = v->node();
+    if (n->kind() != sym::prim::Constant || !n->has_attr(sym::attr::value) ||
+        !n->attr(sym::attr::value).is_bool())
+      fail(it->second->range, fmt::format("{}(): {} must be a constant bool in script", fn, key));
+    return n->attr(sym::attr::value).to_bool();
+  };
+  const bool inverse = flag("return_inverse"), counts = flag("return_counts");
+  Arg* dim = by_name.count("dim") ? by_name["dim"] : nullptr;
+  const bool has_dim =
+      dim && dim->sv.kind != SV::kNone && !(arg_value(*dim)->type()->kind() == TypeKind::None);
+  std::vector<Arg> call{*by_name["input"]};
+  auto pass = [&](const std::string& key) {
+    if (by_name.count(key)) {
+      Arg a = *by_name[key];
+      a.name = key;
+      call.push_back(a);
+    }
+  };
+  std::string op;
+  if (unique) {
+    op = has_dim ? "aten::unique_dim" : "aten::_unique2";
+    if (has_dim) {
+      Arg a = *dim;
+      a.name = "dim";
+      call.push_back(a);
+    }
+    pass("sorted");
+  } else {
+    op = "aten::unique_consecutive";
+    pass("dim");
+  }
+  pass("return_inverse");
+  pass("return_counts");
+  Value* t = call_builtin_op(op, std::move(call), r);
+  std::vector<Value*> outs =
+      t->node()->inputs();  // the op's results, as call_builtin_op tuples them
+  std::vector<Value*> picked{outs.at(0)};
+  if (inverse) picked.push_back(outs.at(1));
+  if (counts) picked.push_back(outs.at(2));
+  if (picked.size() == 1) return picked[0];
+  return insert(graph->create_tuple(picked), r)->output();
+}
+
+// torch.norm(input, p: str, dim, keepdim, dtype=) is Python in torch (torch/functional.py): "fro"
+// over at most two dims is linalg.vector_norm with ord 2, any other string ("nuc", "fro" over
+// more dims) linalg.matrix_norm over `dim` (all dims when None). nullptr when p is no string.
+Value* FunctionEmitter::call_norm_str(std::vector<Arg>& args, const SourceRange& r) {
+  const std::vector<std::string> names{"input", "p", "dim", "keepdim", "out", "dtype"};
+  std::map<std::string, Arg*> by_name;
+  size_t pos = 0;
+  for (Arg& a : args) {
+    const std::string key = a.name.empty() ? (pos < names.size() ? names[pos++] : "") : a.name;
+    if (key.empty()) return nullptr;
+    by_name[key] = &a;
+  }
+  if (!by_name.count("p") || !by_name.count("input")) return nullptr;
+  Value* p = arg_value(*by_name["p"]);
+  if (p->type()->kind() != TypeKind::Str) return nullptr;
+  if (by_name.count("out"))
+    fail(r, "torch.norm(): out= with a string p is not supported in script");
+  const Node* pn = p->node();
+  const bool fro = pn->kind() == sym::prim::Constant && pn->has_attr(sym::attr::value) &&
+                   pn->attr(sym::attr::value).is_string() &&
+                   pn->attr(sym::attr::value).to_string_ref() == "fro";
+  Value* dim = by_name.count("dim") ? arg_value(*by_name["dim"]) : none(r);
+  const TypePtr& dt = dim->type();
+  if (dt->kind() == TypeKind::Int)
+    dim = insert(graph->create_list(Type::int_(), {dim}), r)->output();
+  const bool few_dims =
+      dt->kind() == TypeKind::None || dt->kind() == TypeKind::Int ||
+      (dim->node()->kind() == sym::prim::ListConstruct && dim->node()->inputs().size() <= 2);
+  std::vector<Arg> call{*by_name["input"]};
+  auto named = [&](const std::string& key, Value* v) { call.push_back(Arg{SV::of(v), v, r, key}); };
+  if (fro && few_dims) {
+    named("ord", constant(IValue(2.0), r));
+    named("dim", dim);
+  } else {
+    named("ord", p);
+    // torch takes every dim when dim is None, which matrix_norm accepts for a matrix only: its
+    // default, the last two dims, is the same there
+    if (dim->type()->kind() != TypeKind::None) named("dim", dim);
+  }
+  if (by_name.count("keepdim")) named("keepdim", arg_value(*by_name["keepdim"]));
+  if (by_name.count("dtype")) named("dtype", arg_value(*by_name["dtype"]));
+  return call_builtin_op(fro && few_dims ? "aten::linalg_vector_norm" : "aten::linalg_matrix_norm",
+                         std::move(call), r);
+}
+
 Value* FunctionEmitter::call_builtin_op(const std::string& qualified, std::vector<Arg> args,
                                         const SourceRange& r, Value* self) {
   const auto& overloads = find_overloads(qualified);
@@ -475,6 +585,10 @@ SV FunctionEmitter::call_sv(const SV& callee, std::vector<Arg> args, const Sourc
         if (name == "is_autocast_enabled" || name == "is_autocast_cpu_enabled")
           return SV::of(call_builtin_op("aten::" + name, std::move(args), r));
         if (Value* v = call_serialized_form(name, args, r)) return SV::of(v);
+        if (name == "unique" || name == "unique_consecutive")
+          return SV::of(call_unique(name == "unique", std::move(args), r));
+        if (name == "norm")
+          if (Value* v = call_norm_str(args, r)) return SV::of(v);
         drop_unused_factory_args("aten::" + name, args);
         // torch.einsum(eq, a, b, ...) and torch.meshgrid(a, b, ...): the tensors as one list, as
         // torch's Python signatures take them (torch.functional)

@@ -354,6 +354,8 @@ struct FunctionEmitter {
   }
   Value* call_builtin_op(const std::string& qualified, std::vector<Arg> args, const SourceRange& r,
                          Value* self = nullptr);
+  Value* call_unique(bool unique, std::vector<Arg> args, const SourceRange& r);
+  Value* call_norm_str(std::vector<Arg>& args, const SourceRange& r);
   std::optional<std::vector<Value*>> match_schema(const OpEntry& op, std::vector<Arg>& args,
                                                   Value* self, const SourceRange& r,
                                                   bool allow_conversions, std::string& why);

@@ -148,3 +148,36 @@ def test_metadata_inplace_ops_share_storage():
     y = ampjit.arange(4.0)
     y.resize_(2, 3)  # grows, keeping the first four
     assert y.flatten()[:4].tolist() == [0.0, 1.0, 2.0, 3.0] and tuple(y.shape) == (2, 3)
+
+
+def _unique_flags(x):
+    a = torch.unique(x)
+    b, inv = torch.unique(x, return_inverse=True)
+    c, counts = torch.unique(x, sorted=True, return_counts=True)
+    d, inv2, counts2 = torch.unique(x, return_inverse=True, return_counts=True, dim=0)
+    e, n = torch.unique_consecutive(x, return_counts=True)
+    return a, b, inv, c, counts, d, inv2, counts2, e, n
+
+
+def _norm_strings(x):
+    return torch.norm(x, "fro"), torch.norm(x, "fro", dim=1), torch.norm(x, "nuc"), \
+        torch.norm(x, p="fro", dim=[0, 1], keepdim=True)
+
+
+@pytest.mark.parametrize("fn", [_unique_flags, _norm_strings])
+def test_python_functions_of_torch_script_as_torch(fn):
+    """torch.unique / unique_consecutive (a dispatch on the constant return_inverse and
+    return_counts) and torch.norm with a string p are Python in torch: scripted, each gives what
+    torch's scripted function gives, result structure included."""
+    x = np.array([[3., 1., 2.], [3., 1., 2.], [0., 5., 5.]], dtype=np.float32)
+    want = torch.jit.script(fn)(torch.tensor(x))
+    # the same source, compiled by ampjit with `torch` bound to ampjit
+    got = ampjit.jit.script(_rebound(fn))(ampjit.tensor(x))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        same(g, w)
+
+
+def _rebound(fn):
+    import types
+    return types.FunctionType(fn.__code__, {**fn.__globals__, "torch": ampjit}, fn.__name__)
