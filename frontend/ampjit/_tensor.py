@@ -229,9 +229,21 @@ def _register_hook(self, hook):
 
 # --- indexing --------------------------------------------------------------------------------
 
+def _sequence_as_tuple(index):
+    """torch's treatSequenceAsTuple (NumPy's rule): a list (or other non-tensor sequence) shorter
+    than 32 that holds a tensor, a sequence, a slice, Ellipsis or None indexes as a tuple of its
+    items (x[[slice(None), [0, 3]]] is x[:, [0, 3]]); one of ints alone is an index tensor."""
+    if isinstance(index, (Tensor, str, bytes)) or not isinstance(index, (list, range)) and not (
+            hasattr(index, "__len__") and hasattr(index, "__getitem__") and not hasattr(index, "__array__")):
+        return False
+    if len(index) >= 32:
+        return False
+    return any(isinstance(i, (Tensor, list, tuple, slice, range)) or i is Ellipsis or i is None for i in index)
+
+
 def _expand_index(self, index):
     if not isinstance(index, tuple):
-        index = (index,)
+        index = tuple(index) if _sequence_as_tuple(index) else (index,)
     n_ellipsis = sum(1 for i in index if i is Ellipsis)
     if n_ellipsis > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")

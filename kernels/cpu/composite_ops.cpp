@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <string_view>
 
 #include "kernels/operands.h"
 #include "runtime/boxing.h"
@@ -227,9 +228,11 @@ std::vector<Tensor> meshgrid_indexing_k(std::vector<Tensor> tensors, std::string
 // before a-z, as torch orders them. One operand: summed letters reduced, the rest permuted. Two
 // operands contract as one bmm (batch letters in both and the output, contracted letters in both
 // only, each side's own letters kept or summed first), which goes through the dispatcher, so
-// under autocast it runs in the lower precision as torch's einsum does; more operands contract
-// left to right. Every step is a dispatched op, so autograd records einsum through them. Repeated
-// letters within an operand (diagonals) and '...' are not supported yet.
+// under autocast it runs in the lower precision as torch's einsum does; with nothing to contract
+// it is a multiply, as torch's sumproduct_pair (no autocast cast). More operands contract left to
+// right. Every step is a dispatched op, so autograd records einsum through them. A letter repeated
+// in one operand takes the diagonal of its dims; '...' stands for the dims the letters leave,
+// broadcast across the operands and kept first in an implicit output, as torch's.
 struct Term {
   std::string letters;
   Tensor t;
@@ -251,6 +254,19 @@ Term einsum_pair(const Term& a, const Term& b, const std::string& keep) {
   };
   sum_own(x, y.letters);
   sum_own(y, x.letters);
+  // A shared letter neither the result nor a later operand keeps, of size 1 on both sides, is
+  // squeezed rather than contracted, as torch's einsum squeezes size-1 dims first.
+  for (size_t i = x.letters.size(); i-- > 0;) {
+    const char c = x.letters[i];
+    const size_t j = y.letters.find(c);
+    if (j == std::string::npos || in(keep, c) || x.t.size(static_cast<int64_t>(i)) != 1 ||
+        y.t.size(static_cast<int64_t>(j)) != 1)
+      continue;
+    x.t = ops::squeeze_dim(x.t, static_cast<int64_t>(i));
+    x.letters.erase(i, 1);
+    y.t = ops::squeeze_dim(y.t, static_cast<int64_t>(j));
+    y.letters.erase(j, 1);
+  }
   for (char c : x.letters) {
     if (in(y.letters, c))
       (in(keep, c) ? batch : contracted) += c;
@@ -280,23 +296,37 @@ Term einsum_pair(const Term& a, const Term& b, const std::string& keep) {
   };
   const int64_t B = product(x, batch), M = product(x, a_kept), K = product(x, contracted),
                 N = product(y, b_kept);
-  const Tensor lhs =
-      ops::reshape(permuted(x, batch + a_kept + contracted), std::vector<int64_t>{B, M, K});
-  const Tensor rhs =
-      ops::reshape(permuted(y, batch + contracted + b_kept), std::vector<int64_t>{B, K, N});
   std::vector<int64_t> shape;
   for (char c : batch) shape.push_back(size_of(x, c));
   for (char c : a_kept) shape.push_back(size_of(x, c));
   for (char c : b_kept) shape.push_back(size_of(y, c));
+  if (contracted.empty()) {
+    // nothing to contract: torch's sumproduct_pair multiplies (type promotion, no autocast cast)
+    const Tensor l = ops::reshape(permuted(x, batch + a_kept), std::vector<int64_t>{B, M, 1});
+    const Tensor r = ops::reshape(permuted(y, batch + b_kept), std::vector<int64_t>{B, 1, N});
+    return {batch + a_kept + b_kept, ops::reshape(ops::mul(l, r), shape)};
+  }
+  // An integer operand summed alone above is int64 (torch's sum): the product promotes.
+  if (x.t.dtype() != y.t.dtype()) {
+    const ScalarType common = promote_types(x.t.dtype(), y.t.dtype());
+    x.t = x.t.to(common);
+    y.t = y.t.to(common);
+  }
+  const Tensor lhs =
+      ops::reshape(permuted(x, batch + a_kept + contracted), std::vector<int64_t>{B, M, K});
+  const Tensor rhs =
+      ops::reshape(permuted(y, batch + contracted + b_kept), std::vector<int64_t>{B, K, N});
   return {batch + a_kept + b_kept, ops::reshape(ops::bmm(lhs, rhs), shape)};
 }
+
+// Labels einsum_k gives the dims an ellipsis stands for, right-aligned across the operands (no
+// letter, no character of the equation's syntax).
+constexpr std::string_view kEllipsisLabels = "0123456789!#$%&*+:;<=?@[]^_{|}~";
 
 Tensor einsum_k(std::string equation, std::vector<Tensor> tensors) {
   std::string eq;
   for (char c : equation)
     if (c != ' ') eq += c;
-  AMPJIT_CHECK(eq.find("...") == std::string::npos,
-               "einsum(): ellipsis ('...') is not supported by ampjit yet");
   const size_t arrow = eq.find("->");
   const std::string lhs = eq.substr(0, arrow);
   std::vector<std::string> subs;
@@ -308,6 +338,59 @@ Tensor einsum_k(std::string equation, std::vector<Tensor> tensors) {
   }
   AMPJIT_CHECK(subs.size() == tensors.size(),
                "einsum(): more operands were provided than specified in the equation");
+  for (size_t i = 0; i < subs.size(); ++i) {
+    const size_t at = subs[i].find("...");
+    for (size_t k = 0; k < subs[i].size(); ++k) {
+      if (at != std::string::npos && k >= at && k < at + 3) continue;
+      AMPJIT_CHECK(
+          std::isalpha(static_cast<unsigned char>(subs[i][k])),
+          "einsum(): invalid subscript given at index {} in the equation string, subscripts "
+          "must be in [a-zA-Z]",
+          k);
+    }
+  }
+  // An ellipsis covers the dims its operand's letters leave: the same labels in every operand,
+  // right-aligned, broadcast (size 1 against any) as torch does.
+  int64_t n_ell = 0;
+  std::vector<int64_t> ell_dims(subs.size(), -1);
+  for (size_t i = 0; i < subs.size(); ++i) {
+    const size_t at = subs[i].find("...");
+    if (at == std::string::npos) continue;
+    const int64_t letters = static_cast<int64_t>(subs[i].size()) - 3;
+    AMPJIT_CHECK(tensors[i].dim() >= letters,
+                 "einsum(): the number of subscripts in the equation ({}) is more than the number "
+                 "of dimensions ({}) for operand {}",
+                 letters, tensors[i].dim(), i);
+    ell_dims[i] = tensors[i].dim() - letters;
+    n_ell = std::max(n_ell, ell_dims[i]);
+  }
+  AMPJIT_CHECK(n_ell <= static_cast<int64_t>(kEllipsisLabels.size()),
+               "einsum(): too many dimensions under the ellipsis");
+  const std::string ell_all(kEllipsisLabels.substr(0, static_cast<size_t>(n_ell)));
+  std::vector<int64_t> ell_shape(static_cast<size_t>(n_ell), 1);
+  for (size_t i = 0; i < subs.size(); ++i) {
+    if (ell_dims[i] < 0) continue;
+    const size_t at = subs[i].find("...");
+    for (int64_t k = 0; k < ell_dims[i]; ++k) {
+      const int64_t size = tensors[i].size(static_cast<int64_t>(at) + k);
+      int64_t& have = ell_shape[static_cast<size_t>(n_ell - ell_dims[i] + k)];
+      AMPJIT_CHECK(have == 1 || size == 1 || have == size,
+                   "einsum(): operands do not broadcast with remapped shapes (original->remapped)");
+      if (size != 1) have = size;
+    }
+  }
+  for (size_t i = 0; i < subs.size(); ++i) {
+    if (ell_dims[i] < 0) continue;
+    const size_t at = subs[i].find("...");
+    // as many ellipsis dims as the widest operand's, each broadcast to the common size
+    Tensor t = tensors[i];
+    for (int64_t k = ell_dims[i]; k < n_ell; ++k) t = ops::unsqueeze(t, static_cast<int64_t>(at));
+    std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
+    for (int64_t k = 0; k < n_ell; ++k)
+      shape[at + static_cast<size_t>(k)] = ell_shape[static_cast<size_t>(k)];
+    tensors[i] = ops::expand(t, shape, false);
+    subs[i] = subs[i].substr(0, at) + ell_all + subs[i].substr(at + 3);
+  }
   int count[128] = {};
   for (size_t i = 0; i < subs.size(); ++i) {
     AMPJIT_CHECK(static_cast<int64_t>(subs[i].size()) == tensors[i].dim(),
@@ -317,29 +400,64 @@ Tensor einsum_k(std::string equation, std::vector<Tensor> tensors) {
     for (size_t k = 0; k < subs[i].size(); ++k) {
       const char c = subs[i][k];
       AMPJIT_CHECK(
-          std::isalpha(static_cast<unsigned char>(c)),
+          std::isalpha(static_cast<unsigned char>(c)) || ell_all.find(c) != std::string::npos,
           "einsum(): invalid subscript given at index {} in the equation string, subscripts "
           "must be in [a-zA-Z]",
           k);
-      AMPJIT_CHECK(subs[i].find(c) == k,
-                   "einsum(): repeated subscripts in one operand (diagonals) are not supported by "
-                   "ampjit yet");
-      ++count[static_cast<unsigned char>(c)];
     }
+    // A label repeated in one operand takes the diagonal of its dims (torch: a strided view),
+    // the diagonal moved last.
+    for (size_t k = 0; k < subs[i].size();) {
+      const char c = subs[i][k];
+      const size_t again = subs[i].find(c, k + 1);
+      if (again == std::string::npos) {
+        ++k;
+        continue;
+      }
+      const auto d1 = static_cast<int64_t>(k), d2 = static_cast<int64_t>(again);
+      AMPJIT_CHECK(tensors[i].size(d1) == tensors[i].size(d2),
+                   "einsum(): subscript {} is repeated for operand {} but the sizes don't match, "
+                   "{} != {}",
+                   c, i, tensors[i].size(d1), tensors[i].size(d2));
+      const Tensor& t = tensors[i];
+      std::vector<int64_t> sizes, strides;
+      for (int64_t d = 0; d < t.dim(); ++d) {
+        if (d == d1 || d == d2) continue;
+        sizes.push_back(t.size(d));
+        strides.push_back(t.stride(d));
+      }
+      sizes.push_back(t.size(d1));
+      strides.push_back(t.stride(d1) + t.stride(d2));
+      // contiguous: the product's kernels take no overlapping strides
+      tensors[i] = ops::contiguous(ops::as_strided(t, sizes, strides, t.storage_offset()));
+      subs[i].erase(again, 1);
+      subs[i].erase(k, 1);
+      subs[i] += c;
+    }
+    for (char c : subs[i]) ++count[static_cast<unsigned char>(c)];
   }
+  // The implicit output counts the letters of the equation as written (a diagonal's letter is
+  // seen twice there, so "ii" is the trace).
+  int written[128] = {};
+  for (char c : lhs)
+    if (std::isalpha(static_cast<unsigned char>(c))) ++written[static_cast<unsigned char>(c)];
   std::string out;
   if (arrow != std::string::npos) {
-    out = eq.substr(arrow + 2);
-    for (char c : out)
+    std::string given = eq.substr(arrow + 2);
+    const size_t at = given.find("...");
+    if (at != std::string::npos) given = given.substr(0, at) + ell_all + given.substr(at + 3);
+    for (char c : given)
       AMPJIT_CHECK(count[static_cast<unsigned char>(c)] > 0,
                    "einsum(): output subscript {} does not appear in the equation for any input "
                    "operand",
                    c);
+    out = given;
   } else {
+    out = ell_all;  // the ellipsis dims first, then the letters that occur once, sorted
     for (char c = 'A'; c <= 'Z'; ++c)
-      if (count[static_cast<unsigned char>(c)] == 1) out += c;
+      if (written[static_cast<unsigned char>(c)] == 1) out += c;
     for (char c = 'a'; c <= 'z'; ++c)
-      if (count[static_cast<unsigned char>(c)] == 1) out += c;
+      if (written[static_cast<unsigned char>(c)] == 1) out += c;
   }
   Term acc{subs[0], tensors[0]};
   for (size_t i = 1; i < tensors.size(); ++i) {

@@ -181,3 +181,22 @@ def test_python_functions_of_torch_script_as_torch(fn):
 def _rebound(fn):
     import types
     return types.FunctionType(fn.__code__, {**fn.__globals__, "torch": ampjit}, fn.__name__)
+
+
+@pytest.mark.parametrize("eq,shapes", [
+    ("ii->i", [(4, 4)]), ("ii", [(3, 3)]), ("iji->j", [(2, 3, 2)]), ("bii,bi->b", [(2, 3, 3), (2, 3)]),
+    ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]), ("i...->...", [(3, 2, 2)]),
+    ("...ik,...j->ij", [(1, 2, 3), (3,)]), ("i,j", [(3,), (4,)]),
+])
+def test_einsum_diagonals_and_ellipsis_as_torch(eq, shapes):
+    """einsum takes a letter repeated in an operand (its diagonal) and '...' (broadcast), with
+    torch's values, and torch's result dtype under CPU autocast (a multiply where nothing is
+    contracted stays float32, a contraction runs in bfloat16)."""
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    same(ampjit.einsum(eq, *[ampjit.tensor(x) for x in xs]), torch.einsum(eq, *[torch.tensor(x) for x in xs]))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        want = torch.einsum(eq, *[torch.tensor(x) for x in xs])
+    with ampjit.autocast("cpu", dtype=ampjit.bfloat16):
+        got = ampjit.einsum(eq, *[ampjit.tensor(x) for x in xs])
+    assert repr(got.dtype) == str(want.dtype)
