@@ -64,7 +64,13 @@ Tensor arange_impl(const Scalar& start, const Scalar& end, const Scalar& step, O
                "arange: upper bound and larger bound inconsistent with step sign");
   // The count in a type wide enough for any int64 or double range, checked before it is a size.
   long double count;
-  if (is_floating(type) || any_float) {
+  if (type == ScalarType::Int64 && any_float) {
+    // torch counts an int64 range in int64: the bounds and step truncated first
+    const auto is = static_cast<int64_t>(s), ie = static_cast<int64_t>(e),
+               ist = static_cast<int64_t>(st);
+    AMPJIT_CHECK(ist != 0, "arange: step must be nonzero");
+    count = std::ceil(static_cast<double>(ie - is) / static_cast<double>(ist));
+  } else if (is_floating(type) || any_float) {
     count = std::ceil(static_cast<long double>(e - s) / st);
   } else {
     const __int128 is = start.to_int(), ie = end.to_int(), ist = step.to_int();
@@ -72,18 +78,48 @@ Tensor arange_impl(const Scalar& start, const Scalar& end, const Scalar& step, O
   }
   AMPJIT_CHECK(count >= 0 && count <= static_cast<long double>(std::numeric_limits<int64_t>::max()),
                "invalid size, possible overflow?");
+  // torch steps an integer range by the step truncated to int64: zero is no step
+  AMPJIT_CHECK(is_floating(type) || static_cast<int64_t>(st) != 0, "arange: step must be nonzero");
   const int64_t n = static_cast<int64_t>(count);
   Tensor t = make(std::vector<int64_t>{std::max<int64_t>(n, 0)}, type, dev, rg);
   dispatch_numeric(type, "arange", [&]<typename T>() {
     T* p = t.data<T>();
+    // torch's arange kernel: start + step * i in the accumulate type, start and step converted
+    // to it first (int64 for integers, so a float step truncates; float for float16/bfloat16;
+    // double for float and double)
     if constexpr (std::is_integral_v<T>) {
-      const int64_t is = start.to_int(), ist = step.to_int();
+      const auto is = static_cast<int64_t>(s), ist = static_cast<int64_t>(st);
       if (!any_float) {
-        for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(is + i * ist);
+        const int64_t js = start.to_int(), jst = step.to_int();
+        for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(js + i * jst);
         return;
       }
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(is + i * ist);
+    } else {
+      // floats step in their accumulate type (float for float16/bfloat16, double otherwise),
+      // a vector of torch's AVX2 width at a time from the scalar formula at its first index, two
+      // vectors per loop step, the rest one by one (Note [linspace and logspace as torch's])
+      using A = std::conditional_t<sizeof(T) == 2, float, double>;
+      constexpr int64_t kWidth = 32 / static_cast<int64_t>(sizeof(T));
+      const auto as = static_cast<A>(s), ast = static_cast<A>(st);
+      // torch's AVX2 build contracts a + b * c into one fused multiply-add where the arithmetic
+      // is float or double (not through float16/bfloat16's rounding operators)
+      auto madd = [](A a, A b, A c) -> A {
+        if constexpr (sizeof(T) == 2)
+          return a + b * c;
+        else
+          return std::fma(b, c, a);
+      };
+      auto at = [&](int64_t i) { return static_cast<T>(madd(as, ast, static_cast<A>(i))); };
+      int64_t i = 0;
+      for (; i + 2 * kWidth <= n; i += 2 * kWidth)
+        for (int64_t v = i; v < i + 2 * kWidth; v += kWidth) {
+          const T base = at(v);
+          for (int64_t j = 0; j < kWidth; ++j)
+            p[v + j] = static_cast<T>(madd(static_cast<A>(base), static_cast<A>(j), ast));
+        }
+      for (; i < n; ++i) p[i] = at(i);
     }
-    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(s + static_cast<double>(i) * st);
   });
   return t;
 }
@@ -98,18 +134,61 @@ Tensor arange_start_step_k(const Scalar& s, const Scalar& e, const Scalar& st, O
   return arange_impl(s, e, st, dt, dev, rg);
 }
 
-// torch's linspace and logspace: the first half counts up from start and the second down from end,
-// so both ends are exact. Each value is computed in double and rounded once to the dtype (integer
-// dtypes truncate, as torch's double step does); torch's float, float16 and bfloat16 kernels step
-// in their own arithmetic, within an ulp of these.
-template <typename T, typename F>
-void fill_space(T* p, int64_t steps, const Scalar& start, const Scalar& end, F value) {
-  const double s = static_cast<double>(start.to<T>()), e = static_cast<double>(end.to<T>());
-  const double step = (e - s) / static_cast<double>(steps - 1);
+// Note [linspace and logspace as torch's]
+// Both count the first half up from start and the second half down from end, so both ends are
+// exact. torch 1.13's linspace kernel steps in the dtype's own arithmetic (double for integers,
+// whose results truncate) and, on a contiguous result, a vector of the CPU kernel's width (torch's
+// build runs its AVX2 kernels: 32 bytes) at a time: each vector starts from the scalar formula at
+// its first index and adds j * step for its j-th element, two vectors per step of the loop, the
+// rest one element at a time. float16 and bfloat16 round after every operation, as c10's Half and
+// BFloat16 operators do. arange steps the same way in its accumulate type, where torch's AVX2
+// build fuses start + step * i into one multiply-add for float and double. logspace is torch's
+// serial loop: pow(base, start + step * i) in double, step from (end - start) in the dtype.
+// tests/python/test_ops_breadth.py checks every dtype bit for bit against torch.
+template <typename T>
+void linspace_fill(T* p, int64_t steps, const Scalar& start, const Scalar& end) {
+  constexpr int64_t kWidth = 32 / static_cast<int64_t>(sizeof(T));
   const int64_t half = steps / 2;
-  for (int64_t i = 0; i < steps; ++i)
-    p[i] = value(i < half ? s + step * static_cast<double>(i)
-                          : e - step * static_cast<double>(steps - i - 1));
+  if constexpr (std::is_integral_v<T>) {
+    const T s = start.to<T>(), e = end.to<T>();
+    const double step =
+        (static_cast<double>(e) - static_cast<double>(s)) / static_cast<double>(steps - 1);
+    // fused multiply-adds, as torch's AVX2 build contracts them
+    auto at = [&](int64_t i) {
+      return i < half ? std::fma(step, static_cast<double>(i), static_cast<double>(s))
+                      : std::fma(-step, static_cast<double>(steps - i - 1), static_cast<double>(e));
+    };
+    int64_t i = 0;
+    for (; i + 2 * kWidth <= steps; i += 2 * kWidth) {
+      for (int64_t v = i; v < i + 2 * kWidth; v += kWidth) {
+        const auto base = static_cast<T>(at(v));
+        for (int64_t j = 0; j < kWidth; ++j)
+          p[v + j] =
+              static_cast<T>(std::fma(static_cast<double>(j), step, static_cast<double>(base)));
+      }
+    }
+    for (; i < steps; ++i) p[i] = static_cast<T>(at(i));
+  } else {
+    using M = std::conditional_t<sizeof(T) == 2, float, T>;  // the arithmetic c10 does it in
+    auto r = [](M x) { return static_cast<M>(static_cast<T>(x)); };  // rounded to T
+    const M s = static_cast<M>(start.to<T>()), e = static_cast<M>(end.to<T>());
+    const M step = r(r(e - s) / r(static_cast<M>(steps - 1)));
+    // a product, then a sum (each rounded to T for float16 and bfloat16)
+    auto madd = [&](M a, M b, M c) -> M { return r(a + r(b * c)); };
+    auto at = [&](int64_t i) {
+      return i < half ? madd(s, step, r(static_cast<M>(i)))
+                      : madd(e, -step, r(static_cast<M>(steps - i - 1)));
+    };
+    int64_t i = 0;
+    for (; i + 2 * kWidth <= steps; i += 2 * kWidth) {
+      for (int64_t v = i; v < i + 2 * kWidth; v += kWidth) {
+        const M base = at(v);
+        for (int64_t j = 0; j < kWidth; ++j)
+          p[v + j] = static_cast<T>(madd(base, r(static_cast<M>(j)), step));
+      }
+    }
+    for (; i < steps; ++i) p[i] = static_cast<T>(at(i));
+  }
 }
 Tensor linspace_k(const Scalar& start, const Scalar& end, int64_t steps, OptDtype dt, OptDevice dev,
                   bool rg) {
@@ -122,7 +201,7 @@ Tensor linspace_k(const Scalar& start, const Scalar& end, int64_t steps, OptDtyp
       p[0] = start.to<T>();
       return;
     }
-    fill_space<T>(p, steps, start, end, [](double x) { return static_cast<T>(x); });
+    linspace_fill<T>(p, steps, start, end);
   });
   return t;
 }
@@ -131,14 +210,28 @@ Tensor logspace_k(const Scalar& start, const Scalar& end, int64_t steps, double 
   AMPJIT_CHECK(steps >= 0, "number of steps must be non-negative");
   Tensor t = make(std::vector<int64_t>{steps}, dt.value_or(default_float_dtype()), dev, rg);
   if (steps == 0) return t;
+  // torch fills one step, and has no float16 kernel for more
+  AMPJIT_CHECK(steps == 1 || t.dtype() != ScalarType::Float16,
+               "logspace: not implemented for dtype float16");
   dispatch_numeric(t.dtype(), "logspace", [&]<typename T>() {
     T* p = t.data<T>();
-    if (steps == 1) {
-      p[0] = static_cast<T>(std::pow(base, static_cast<double>(start.to<T>())));
+    if (steps == 1) {  // torch fills pow(base, start) with start as a double, not rounded first
+      p[0] = static_cast<T>(std::pow(base, start.to_double()));
       return;
     }
-    fill_space<T>(p, steps, start, end,
-                  [base](double x) { return static_cast<T>(std::pow(base, x)); });
+    const T s = start.to<T>(), e = end.to<T>();
+    // end - start in the dtype for float16/bfloat16 (c10's operators), promoted for the others
+    const double diff = std::is_integral_v<T> ? static_cast<double>(e) - static_cast<double>(s)
+                                              : static_cast<double>(static_cast<T>(e - s));
+    const double step = diff / static_cast<double>(steps - 1);
+    const int64_t half = steps / 2;
+    T is = static_cast<T>(0);  // torch's index counter in the dtype
+    for (int64_t i = 0; i < steps; ++i, is = static_cast<T>(is + static_cast<T>(1))) {
+      p[i] = static_cast<T>(
+          i < half
+              ? std::pow(base, static_cast<double>(s) + step * static_cast<double>(is))
+              : std::pow(base, static_cast<double>(e) - step * static_cast<double>(steps - i - 1)));
+    }
   });
   return t;
 }

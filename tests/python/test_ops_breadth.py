@@ -200,3 +200,31 @@ def test_einsum_diagonals_and_ellipsis_as_torch(eq, shapes):
     with ampjit.autocast("cpu", dtype=ampjit.bfloat16):
         got = ampjit.einsum(eq, *[ampjit.tensor(x) for x in xs])
     assert repr(got.dtype) == str(want.dtype)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "uint8", "float16", "bfloat16", "float32",
+                                   "float64"])
+def test_ranges_are_torchs_bit_for_bit(dtype):
+    """linspace, logspace and arange give torch 1.13's values exactly in every dtype (Note
+    [linspace and logspace as torch's]: its vector-at-a-time stepping and per-operation rounding;
+    arange's integer step truncated, its float16/bfloat16 steps in float)."""
+    cases = [("linspace", (-3.3, 7.7, 50)), ("linspace", (0, 10, 50)), ("linspace", (1.5, -20.25, 33)),
+             ("linspace", (0, 100, 1000)), ("linspace", (-5, 5, 2)), ("logspace", (0, 2, 50)),
+             ("logspace", (-2, 2, 17)), ("logspace", (1, 1.5, 1)), ("arange", (-0.9, 2.1, 2.0)),
+             ("arange", (0, 300, 0.7)), ("arange", (-4, 17, 3)), ("arange", (-1000.5, 3000, 1.3)),
+             ("linspace", (-1, 1, 5000)), ("linspace", (-100.3, 120.9, 77))]
+    for fn, args in cases:
+        if dtype == "uint8" and min(args[:2]) < 0 and fn != "logspace":
+            continue
+        try:
+            want = getattr(torch, fn)(*args, dtype=getattr(torch, dtype))
+        except RuntimeError:  # an integer step truncated to 0, float16 logspace: ampjit raises too
+            with pytest.raises(RuntimeError):
+                getattr(ampjit, fn)(*args, dtype=getattr(ampjit, dtype))
+            continue
+        got = getattr(ampjit, fn)(*args, dtype=getattr(ampjit, dtype))
+        got_t = torch.from_numpy(np.array(got.double().numpy(), copy=True)).to(want.dtype)
+        if fn == "logspace" and dtype == "float64":  # libm's pow against torch's: within an ulp
+            np.testing.assert_allclose(got_t.numpy(), want.numpy(), rtol=1e-15)
+            continue
+        assert torch.equal(got_t, want), (fn, args, dtype)
