@@ -47,31 +47,101 @@ ScalarType accumulate_type(ScalarType t) {
   return ScalarType::Int64;
 }
 
-// The element offsets of a scatter along `dim`: for each position i of `index` (row-major), the
-// offset in a contiguous tensor of `sizes` of i with i[dim] replaced by index[i]. Checks every
-// index first: 0 <= index < sizes[dim].
-std::vector<int64_t> scatter_offsets(IntArrayRef sizes, int64_t dim, const Tensor& index,
-                                     const char* op) {
-  const Tensor idx = index.contiguous();
-  const int64_t* ip = idx.data<int64_t>();
-  const int64_t n = idx.numel(), nd = idx.dim();
-  const int64_t size = sizes.empty() ? 1 : sizes[dim];
+// Every index checked first: 0 <= index < size, torch's error for the first that is not.
+void check_scatter_indices(const int64_t* ip, int64_t n, int64_t dim, int64_t size,
+                           const char* op) {
+  int64_t bad = 0;  // a count, so that the loop vectorizes
+  for (int64_t i = 0; i < n; ++i) bad += (ip[i] < 0) | (ip[i] >= size);
+  if (bad == 0) [[likely]]
+    return;
   for (int64_t i = 0; i < n; ++i)
-    if (ip[i] < 0 || ip[i] >= size) [[unlikely]]
-      meta::throw_index_out_of_bounds(op, ip[i], dim, size);
-  std::vector<int64_t> stride(static_cast<size_t>(std::max<int64_t>(nd, 1)), 1);
-  for (int64_t d = nd - 2; d >= 0; --d) stride[d] = stride[d + 1] * sizes[d + 1];
-  std::vector<int64_t> out(static_cast<size_t>(n));
-  std::vector<int64_t> coord(static_cast<size_t>(nd), 0);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t off = 0;
-    for (int64_t d = 0; d < nd; ++d) off += (d == dim ? ip[i] : coord[d]) * stride[d];
-    out[static_cast<size_t>(i)] = off;
-    for (int64_t d = nd - 1; d >= 0; --d) {  // the next position of index, row-major
-      if (++coord[d] < idx.size(d)) break;
-      coord[d] = 0;
+    if (ip[i] < 0 || ip[i] >= size) meta::throw_index_out_of_bounds(op, ip[i], dim, size);
+}
+
+// Where a scatter along `dim` writes (Note [Scatter reductions]): position i of the contiguous
+// `index` goes to the offset, in a contiguous tensor of `sizes`, of i with i[dim] replaced by
+// index[i]. Positions that differ outside `dim` never meet, so the walk runs in parallel over
+// the fibers along `dim` (index's positions with the same coordinates but dim's), each fiber
+// in row-major order: the same writes in the same order per destination as a serial walk.
+struct ScatterWalk {
+  const int64_t* ip;
+  int64_t outer = 1, len = 1, trail = 1;      // index's sizes before dim, at dim, after dim
+  int64_t dim_stride = 1;                     // sizes' stride of dim
+  std::vector<int64_t> outer_off, trail_off;  // sizes' offsets of the coordinates before and after
+
+  ScatterWalk(IntArrayRef sizes, int64_t dim, const Tensor& idx) : ip(idx.data<int64_t>()) {
+    const int64_t nd = idx.dim();
+    if (nd == 0) {
+      outer_off = trail_off = {0};
+      return;
     }
+    std::vector<int64_t> stride(static_cast<size_t>(nd), 1);
+    for (int64_t d = nd - 2; d >= 0; --d) stride[d] = stride[d + 1] * sizes[d + 1];
+    dim_stride = stride[dim];
+    len = idx.size(dim);
+    // offsets of every coordinate tuple of index's dims [b, e), row-major
+    auto offsets = [&](int64_t b, int64_t e) {
+      int64_t count = 1;
+      for (int64_t d = b; d < e; ++d) count *= idx.size(d);
+      std::vector<int64_t> out(static_cast<size_t>(count));
+      std::vector<int64_t> coord(static_cast<size_t>(nd), 0);
+      int64_t off = 0;
+      for (int64_t k = 0; k < count; ++k) {
+        out[static_cast<size_t>(k)] = off;
+        for (int64_t d = e - 1; d >= b; --d) {
+          off += stride[d];
+          if (++coord[d] < idx.size(d)) break;
+          off -= coord[d] * stride[d];
+          coord[d] = 0;
+        }
+      }
+      return out;
+    };
+    outer_off = offsets(0, dim);
+    trail_off = offsets(dim + 1, nd);
+    outer = static_cast<int64_t>(outer_off.size());
+    trail = static_cast<int64_t>(trail_off.size());
   }
+
+  // f(i, offset) for every position i; each fiber's positions in order.
+  template <typename F>
+  void run(F f) const {
+    const int64_t units = outer * trail;  // fibers
+    parallel_for(units, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(len, 1)),
+                 [&](int64_t b, int64_t e) {
+                   if (trail == 1) {  // dim is index's last: each fiber is a row
+                     for (int64_t u = b; u < e; ++u) {
+                       const int64_t base = outer_off[static_cast<size_t>(u)];
+                       for (int64_t i = u * len; i < (u + 1) * len; ++i)
+                         f(i, base + ip[i] * dim_stride);
+                     }
+                     return;
+                   }
+                   for (int64_t u = b; u < e;) {
+                     const int64_t o = u / trail, t0 = u % trail;
+                     const int64_t t1 = std::min(trail, t0 + (e - u));
+                     const int64_t base = outer_off[static_cast<size_t>(o)];
+                     for (int64_t j = 0; j < len; ++j) {
+                       const int64_t row = (o * len + j) * trail;
+                       for (int64_t t = t0; t < t1; ++t) {
+                         const int64_t i = row + t;
+                         f(i, base + trail_off[static_cast<size_t>(t)] + ip[i] * dim_stride);
+                       }
+                     }
+                     u += t1 - t0;
+                   }
+                 });
+  }
+};
+
+// The element offsets of every position of index (ScatterWalk), checked first.
+std::vector<int64_t> scatter_offsets(IntArrayRef sizes, int64_t dim, const Tensor& idx,
+                                     const char* op) {
+  check_scatter_indices(idx.data<int64_t>(), idx.numel(), dim, sizes.empty() ? 1 : sizes[dim], op);
+  std::vector<int64_t> out(static_cast<size_t>(idx.numel()));
+  ScatterWalk(sizes, dim, idx).run([&](int64_t i, int64_t off) {
+    out[static_cast<size_t>(i)] = off;
+  });
   return out;
 }
 
@@ -175,18 +245,25 @@ Tensor scatter_impl(const char* op, const Tensor& self, int64_t dim, const Tenso
                     const Tensor* src, const Scalar* value, Reduce r, bool include_self = true) {
   const int64_t d = check_scatter(op, self, dim, index, src);
   if (index.numel() == 0) return self.clone();
-  const std::vector<int64_t> offsets = scatter_offsets(self.sizes(), d, index, op);
-  if (r == Reduce::Assign) {  // a move: in self's own dtype
+  const Tensor idx = index.contiguous();
+  if (r == Reduce::Assign) {  // a move: in self's own dtype, the offsets computed as it goes
+    check_scatter_indices(idx.data<int64_t>(), idx.numel(), d, self.dim() ? self.size(d) : 1, op);
     Tensor out = self.contiguous().clone();
     const Tensor s = src ? cut_to(*src, index) : Tensor();
+    const ScatterWalk walk(self.sizes(), d, idx);
     dispatch_all(self.dtype(), op, [&]<typename T>() {
       T* o = out.data<T>();
-      const T* sp = src ? s.data<T>() : nullptr;
-      const T v = value ? value->to<T>() : T{};
-      for (size_t i = 0; i < offsets.size(); ++i) o[offsets[i]] = sp ? sp[i] : v;
+      if (src) {
+        const T* sp = s.data<T>();
+        walk.run([o, sp](int64_t i, int64_t off) { o[off] = sp[i]; });
+      } else {
+        const T v = value->to<T>();
+        walk.run([o, v](int64_t, int64_t off) { o[off] = v; });
+      }
     });
     return out;
   }
+  const std::vector<int64_t> offsets = scatter_offsets(self.sizes(), d, idx, op);
   // bool reduces as integers: sum and amax are "or", prod and amin "and", once cast back
   const ScalarType ct = accumulate_type(self.dtype());
   Tensor out = self.to(ct, /*copy=*/true).contiguous();

@@ -1,0 +1,85 @@
+"""The parallel walks of the scatter, selection and pooling kernels against torch 1.13 and against
+a serial row-major reference (Note [Scatter reductions]: repeated indices meet in index's row-major
+order, the last write winning), on shapes that cross the parallel grain, every dim, strided
+operands and colliding indices."""
+import itertools
+
+import numpy as np
+import pytest
+
+import ampjit
+
+torch = pytest.importorskip("torch")
+
+
+def to_a(x):
+    return ampjit.from_numpy(np.ascontiguousarray(x))
+
+
+def serial_scatter(self, dim, index, src):
+    """scatter's assignment visited in index's row-major order."""
+    out = self.copy()
+    for pos in itertools.product(*(range(s) for s in index.shape)):
+        dest = list(pos)
+        dest[dim] = index[pos]
+        out[tuple(dest)] = src if np.isscalar(src) else src[pos]
+    return out
+
+
+SHAPES = [((64, 40, 33), (60, 17, 33)), ((3000, 20), (2900, 20)), ((20, 3000), (20, 2500)),
+          ((5,), (4,)), ((2, 3, 4, 5), (2, 3, 4, 5))]
+
+
+@pytest.mark.parametrize("shapes", SHAPES)
+@pytest.mark.parametrize("collide", [False, True])
+def test_scatter_matches_torch_and_the_serial_order(shapes, collide):
+    rng = np.random.default_rng(1)
+    ssize, isize = shapes
+    for dim in range(len(ssize)):
+        isz = list(isize)
+        if not collide:
+            isz[dim] = min(isz[dim], ssize[dim])
+            # distinct indices along dim in every fiber
+            index = np.argsort(rng.random(isz[:dim] + [ssize[dim]] + isz[dim + 1:]), axis=dim)
+            index = np.take(index, range(isz[dim]), axis=dim)
+        else:
+            index = rng.integers(0, ssize[dim], size=isz)
+        self_ = rng.standard_normal(ssize).astype(np.float32)
+        src = rng.standard_normal([s + 1 for s in isz]).astype(np.float32)
+        got = ampjit.scatter(to_a(self_), dim, to_a(index), to_a(src)).numpy()
+        cut = src[tuple(slice(0, s) for s in isz)]
+        if index.size <= 20000:
+            np.testing.assert_array_equal(got, serial_scatter(self_, dim, index, cut))
+        if not collide:
+            want = torch.scatter(torch.from_numpy(self_), dim, torch.from_numpy(index),
+                                 torch.from_numpy(src)).numpy()
+            np.testing.assert_array_equal(got, want)
+        got_v = ampjit.scatter(to_a(self_), dim, to_a(index), 2.5).numpy()
+        want_v = torch.scatter(torch.from_numpy(self_), dim, torch.from_numpy(index), 2.5).numpy()
+        np.testing.assert_array_equal(got_v, want_v)
+        for reduce in ("sum", "prod", "mean", "amax", "amin"):
+            for include_self in (True, False):
+                g = ampjit.scatter_reduce(to_a(self_), dim, to_a(index), to_a(src), reduce,
+                                          include_self=include_self).numpy()
+                w = torch.scatter_reduce(torch.from_numpy(self_), dim, torch.from_numpy(index),
+                                         torch.from_numpy(src), reduce,
+                                         include_self=include_self).numpy()
+                np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_scatter_strided_operands_and_a_0_dim_index():
+    rng = np.random.default_rng(2)
+    self_ = rng.standard_normal((50, 60)).astype(np.float32)
+    index = rng.integers(0, 50, size=(60, 40))
+    src = rng.standard_normal((60, 50)).astype(np.float32)
+    a = ampjit.scatter(to_a(self_), 0, to_a(index).t(), to_a(src).t())
+    t = torch.scatter(torch.from_numpy(self_), 0, torch.from_numpy(index).t(),
+                      torch.from_numpy(src).t())
+    np.testing.assert_array_equal(a.numpy(), serial_scatter(self_, 0, index.T, src.T[:40]))
+    assert a.shape == tuple(t.shape)
+    # a 0-dim index writes at its value, as torch's
+    for lib in (ampjit, torch):
+        out = lib.zeros(5).scatter(0, lib.tensor(3), lib.tensor(1.0))
+        assert out.tolist() == [0.0, 0.0, 0.0, 1.0, 0.0]
+    with pytest.raises(RuntimeError, match="index 7 is out of bounds for dimension 1 with size 6"):
+        ampjit.zeros(3, 6).scatter(1, ampjit.tensor([[0, 7], [9, 1]]), 1.0)
