@@ -396,17 +396,60 @@ std::vector<int64_t> mask_positions(const Tensor& mask, IntArrayRef shape) {
   return out;
 }
 
+// Note [Selections in parallel]
+// masked_select and nonzero write the set positions of a mask in order. They count the positions
+// per chunk (a loop that vectorizes), take a prefix sum for each chunk's first rank, and fill the
+// chunks in parallel, each writing only its own ranks: the result is the serial one. The fill is
+// branch-free (write, then advance by the mask bit) until the chunk's last rank is written.
+struct SetChunks {
+  std::vector<int64_t> begin;  // chunk c covers positions [begin[c], begin[c + 1])
+  std::vector<int64_t> first;  // and ranks [first[c], first[c + 1])
+  int64_t count() const { return static_cast<int64_t>(begin.size()) - 1; }
+};
+
+// is_set(b, e) -> how many positions of [b, e) are set.
+template <typename CountFn>
+SetChunks count_set(int64_t n, CountFn count_range) {
+  const int64_t chunks = std::clamp<int64_t>(n / kParallelGrain, 1, max_threads());
+  SetChunks c;
+  c.begin.resize(static_cast<size_t>(chunks) + 1);
+  c.first.assign(static_cast<size_t>(chunks) + 1, 0);
+  for (int64_t k = 0; k <= chunks; ++k) c.begin[k] = n * k / chunks;
+  parallel_for(chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) c.first[k + 1] = count_range(c.begin[k], c.begin[k + 1]);
+  });
+  for (int64_t k = 0; k < chunks; ++k) c.first[k + 1] += c.first[k];
+  return c;
+}
+
+int64_t count_true(const bool* m, int64_t b, int64_t e) {
+  int64_t n = 0;
+  for (int64_t i = b; i < e; ++i) n += m[i];
+  return n;
+}
+
 Tensor masked_select_k(const Tensor& self, const Tensor& mask) {
   check_mask(mask, "masked_select");
   const DimVector shape = broadcast_shapes(self.sizes(), mask.sizes(), "masked_select");
-  const std::vector<int64_t> pos = mask_positions(mask, shape);
+  const Tensor m = mask.expand(shape).contiguous().to(ScalarType::Bool);
+  const bool* mp = m.data<bool>();
+  const SetChunks c =
+      count_set(m.numel(), [mp](int64_t b, int64_t e) { return count_true(mp, b, e); });
   const Tensor src = self.expand(shape).contiguous();
-  Tensor out = Tensor::empty(std::vector<int64_t>{static_cast<int64_t>(pos.size())}, self.dtype(),
-                             self.device());
+  Tensor out = Tensor::empty(std::vector<int64_t>{c.first.back()}, self.dtype(), self.device());
   meta::dispatch_itemsize(self.itemsize(), [&]<typename U>() {
     const U* s = static_cast<const U*>(src.raw_data());
     U* o = static_cast<U*>(out.raw_data());
-    for (size_t i = 0; i < pos.size(); ++i) o[i] = s[pos[i]];
+    parallel_for(c.count(), 1, [&](int64_t cb, int64_t ce) {
+      for (int64_t k = cb; k < ce; ++k) {
+        int64_t r = c.first[k];
+        const int64_t end = c.first[k + 1];
+        for (int64_t i = c.begin[k]; i < c.begin[k + 1] && r < end; ++i) {
+          o[r] = s[i];
+          r += mp[i];
+        }
+      }
+    });
   });
   return out;
 }
@@ -431,25 +474,52 @@ Tensor masked_scatter_k(const Tensor& self, const Tensor& mask, const Tensor& so
   return out;
 }
 
+// (Note [Selections in parallel]) Each chunk steps its coordinates from its first position.
 Tensor nonzero_k(const Tensor& self) {
   const Tensor c = self.contiguous();
   const int64_t nd = self.dim(), n = c.numel();
-  std::vector<int64_t> hits;
+  Tensor out;
   dispatch_all(self.dtype(), "nonzero", [&]<typename T>() {
     const T* p = c.data<T>();
-    for (int64_t i = 0; i < n; ++i)
-      if (static_cast<double>(p[i]) != 0.0) hits.push_back(i);
+    auto set = [](T x) -> bool {
+      if constexpr (std::is_arithmetic_v<T>)
+        return x != T(0);
+      else
+        return static_cast<double>(x) != 0.0;
+    };
+    const SetChunks chunks = count_set(n, [p, set](int64_t b, int64_t e) {
+      int64_t k = 0;
+      for (int64_t i = b; i < e; ++i) k += set(p[i]);
+      return k;
+    });
+    out = Tensor::empty(std::vector<int64_t>{chunks.first.back(), nd}, ScalarType::Int64,
+                        self.device());
+    if (nd == 0 || n == 0) return;
+    int64_t* o = out.data<int64_t>();
+    const IntArrayRef sizes = self.sizes();
+    parallel_for(chunks.count(), 1, [&](int64_t cb, int64_t ce) {
+      DimVector coord(static_cast<size_t>(nd), 0);
+      for (int64_t k = cb; k < ce; ++k) {
+        int64_t rest = chunks.begin[k];
+        for (int64_t d = nd - 1; d >= 0; --d) {
+          coord[d] = rest % sizes[d];
+          rest /= sizes[d];
+        }
+        int64_t r = chunks.first[k];
+        const int64_t end = chunks.first[k + 1], last = nd - 1, inner = sizes[last];
+        for (int64_t i = chunks.begin[k]; i < chunks.begin[k + 1] && r < end; ++i) {
+          int64_t* row = o + r * nd;
+          for (int64_t d = 0; d < nd; ++d) row[d] = coord[d];
+          r += set(p[i]);
+          if (++coord[last] < inner) continue;
+          for (int64_t d = last; d > 0 && coord[d] == sizes[d]; --d) {
+            coord[d] = 0;
+            ++coord[d - 1];
+          }
+        }
+      }
+    });
   });
-  Tensor out = Tensor::empty(std::vector<int64_t>{static_cast<int64_t>(hits.size()), nd},
-                             ScalarType::Int64, self.device());
-  int64_t* o = out.data<int64_t>();
-  for (size_t h = 0; h < hits.size(); ++h) {
-    int64_t rest = hits[h];
-    for (int64_t d = nd - 1; d >= 0; --d) {
-      o[static_cast<int64_t>(h) * nd + d] = rest % self.size(d);
-      rest /= self.size(d);
-    }
-  }
   return out;
 }
 

@@ -83,3 +83,41 @@ def test_scatter_strided_operands_and_a_0_dim_index():
         assert out.tolist() == [0.0, 0.0, 0.0, 1.0, 0.0]
     with pytest.raises(RuntimeError, match="index 7 is out of bounds for dimension 1 with size 6"):
         ampjit.zeros(3, 6).scatter(1, ampjit.tensor([[0, 7], [9, 1]]), 1.0)
+
+
+@pytest.mark.parametrize("shape", [(), (7,), (1000, 1000), (3, 0, 4), (5, 70000), (40, 33, 57),
+                                   (2, 3, 4, 5, 6)])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "bfloat16", "float64"])
+def test_nonzero_matches_torch(shape, dtype):
+    rng = np.random.default_rng(3)
+    x = np.where(rng.random(shape) < 0.3, rng.standard_normal(shape), 0.0)
+    if dtype == "float32" and x.size:
+        x.flat[::7] = np.nan  # NaN is nonzero
+        x.flat[::11] = -0.0   # -0 is zero
+    t = torch.from_numpy(np.array(x)).to(getattr(torch, dtype))
+    a = ampjit.from_numpy(np.array(x)).to(getattr(ampjit, dtype))
+    for threads in (1, 2):
+        ampjit.set_num_threads(threads)
+        got = ampjit.nonzero(a)
+        assert tuple(got.shape) == tuple(torch.nonzero(t).shape)
+        np.testing.assert_array_equal(got.numpy(), torch.nonzero(t).numpy())
+    if len(shape) == 2:  # a transposed input
+        np.testing.assert_array_equal(ampjit.nonzero(a.t()).numpy(), torch.nonzero(t.t()).numpy())
+
+
+@pytest.mark.parametrize("shape,mshape", [((1000000,), (1000000,)), ((300, 400), (400,)),
+                                          ((5,), (3, 5)), ((7, 9), (7, 9)), ((0, 3), (3,))])
+def test_masked_select_matches_torch(shape, mshape):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(shape).astype(np.float32)
+    m = rng.random(mshape) < 0.5
+    for threads in (1, 2):
+        ampjit.set_num_threads(threads)
+        for mdt in ("bool", "uint8"):
+            got = ampjit.masked_select(to_a(x), to_a(m).to(getattr(ampjit, mdt)))
+            want = torch.masked_select(torch.from_numpy(x),
+                                       torch.from_numpy(m).to(getattr(torch, mdt)))
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+        got = ampjit.masked_select(to_a(x).to(ampjit.int64), to_a(m))
+        want = torch.masked_select(torch.from_numpy(x).long(), torch.from_numpy(m))
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
