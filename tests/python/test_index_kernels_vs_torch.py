@@ -121,3 +121,33 @@ def test_masked_select_matches_torch(shape, mshape):
         got = ampjit.masked_select(to_a(x).to(ampjit.int64), to_a(m))
         want = torch.masked_select(torch.from_numpy(x).long(), torch.from_numpy(m))
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("k,s,p,d,ceil", [(3, 2, 0, 1, False), (3, 1, 1, 1, False),
+                                          (2, 2, 0, 1, True), (3, 3, 1, 2, True),
+                                          (4, 1, 2, 1, False), (1, 1, 0, 1, False),
+                                          (5, 2, 2, 2, True)])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float64", "int64"])
+def test_max_pool_matches_torch(k, s, p, d, ceil, dtype):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3, 9, 50)).astype(np.float32)
+    if dtype != "int64":
+        x[0, 0, 1, 5] = np.nan
+        x[1, 2, 4, 20] = -np.nan
+        x[0, 1, :, 7:10] = -0.0
+        x[0, 1, :, 10:12] = 0.0
+    else:
+        x = np.round(x * 10)
+    t = torch.from_numpy(x).to(getattr(torch, dtype))
+    a = ampjit.from_numpy(x).to(getattr(ampjit, dtype))
+    if dtype == "int64":  # torch 1.13 has no integer max_pool on the CPU: compare with float64
+        t = t.double()
+    kw = dict(stride=s, padding=p, dilation=d, ceil_mode=ceil)
+    got = ampjit.nn.functional.max_pool2d(a, (k, k), **kw).double().numpy()
+    want = torch.nn.functional.max_pool2d(t, (k, k), **kw).double().numpy()
+    np.testing.assert_array_equal(got, want)
+    got = ampjit.nn.functional.max_pool1d(a[0], k, **kw).double().numpy()
+    want = torch.nn.functional.max_pool1d(t[0], k, **kw).double().numpy()
+    np.testing.assert_array_equal(got, want)
+    real = ~np.isnan(want)  # signed zeros as torch's (a NaN's sign is not compared)
+    assert np.array_equal(np.signbit(got[real]), np.signbit(want[real]))
