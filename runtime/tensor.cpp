@@ -675,8 +675,15 @@ Tensor& Tensor::copy_(const Tensor& src) {
             std::memmove(d, q, n * sizeof(D));
           } else {
             D* o = reinterpret_cast<D*>(d);
-            const S* in = reinterpret_cast<const S*>(q);
-            for (int64_t i = 0; i < n; ++i) o[i] = convert<D>(in[i]);
+            if constexpr (std::is_same_v<S, bool>) {
+              // bool read as its byte (0 or 1, the same value): GCC vectorizes no loop that
+              // loads bool
+              const uint8_t* in = reinterpret_cast<const uint8_t*>(q);
+              for (int64_t i = 0; i < n; ++i) o[i] = convert<D>(in[i]);
+            } else {
+              const S* in = reinterpret_cast<const S*>(q);
+              for (int64_t i = 0; i < n; ++i) o[i] = convert<D>(in[i]);
+            }
           }
           return;
         }

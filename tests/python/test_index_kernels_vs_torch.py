@@ -167,3 +167,15 @@ def test_linspace_halves_match_torch(n, dtype):
             else:
                 assert got[0] == want[0] and got[-1] == want[-1]
                 np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "int8", "uint8", "float32",
+                                   "float64", "bfloat16", "float16", "bool"])
+def test_bool_to_every_dtype_matches_torch(dtype):
+    # the dense runs of a converting copy read bool as its byte (Note [Copy runs])
+    m = np.random.default_rng(7).random((333, 129)) < 0.4
+    got = to_a(m).to(getattr(ampjit, dtype))
+    want = torch.from_numpy(m).to(getattr(torch, dtype))
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+    got = to_a(m).t().to(getattr(ampjit, dtype))  # a strided source
+    np.testing.assert_array_equal(got.float().numpy(), want.t().float().numpy())
