@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 
 
 def to_a(x):
-    return ampjit.from_numpy(np.ascontiguousarray(x))
+    return ampjit.from_numpy(np.array(x, order="C", copy=True))
 
 
 def serial_scatter(self, dim, index, src):
@@ -167,6 +167,25 @@ def test_linspace_halves_match_torch(n, dtype):
             else:
                 assert got[0] == want[0] and got[-1] == want[-1]
                 np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(), (7,), (16384,), (3, 5, 4), (0,), (2, 0)])
+@pytest.mark.parametrize("num_classes", [-1, 9])
+def test_one_hot_matches_torch(shape, num_classes):
+    y = np.random.default_rng(6).integers(0, 9, size=shape).astype(np.int64)
+    if y.size == 0 and num_classes == -1:
+        with pytest.raises(RuntimeError, match="Can not infer total number of classes"):
+            ampjit.nn.functional.one_hot(to_a(y), num_classes)
+        return
+    got = ampjit.nn.functional.one_hot(to_a(y), num_classes)
+    want = torch.nn.functional.one_hot(torch.from_numpy(y), num_classes)
+    assert got.dtype == ampjit.int64 and tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    # a strided (transposed) label tensor
+    if y.ndim == 3:
+        got = ampjit.nn.functional.one_hot(to_a(y).transpose(0, 2), num_classes)
+        want = torch.nn.functional.one_hot(torch.from_numpy(y).transpose(0, 2), num_classes)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
 @pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "int8", "uint8", "float32",
