@@ -198,3 +198,21 @@ def test_bool_to_every_dtype_matches_torch(dtype):
     np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
     got = to_a(m).t().to(getattr(ampjit, dtype))  # a strided source
     np.testing.assert_array_equal(got.float().numpy(), want.t().float().numpy())
+
+
+@pytest.mark.parametrize("value", [0, 0.0, -0.0, False, 1.5])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int64", "bool", "uint8"])
+def test_fill_matches_torch(value, dtype):
+    # zeros (all bytes 0) fill dense runs with memset; -0.0 keeps its sign bit
+    if dtype in ("int64", "uint8", "bool") and value == 1.5:
+        return
+    for lib in (ampjit, torch):
+        t = lib.empty(300, 129, dtype=getattr(lib, dtype)).fill_(value)
+        s = lib.empty(129, 300, dtype=getattr(lib, dtype)).t().fill_(value)  # strided
+        if lib is ampjit:
+            got = [t.float().numpy(), s.float().numpy()]
+        else:
+            want = [t.float().numpy(), s.float().numpy()]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+        np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
