@@ -663,8 +663,9 @@ Tensor& Tensor::copy_(const Tensor& src) {
                       /*in_memory_order=*/true);
   // Note [Copy runs]: the inner runs of an expanded, strided or converting copy (tile, repeat,
   // repeat_interleave, a cast) are mostly dense: a run whose two strides are the item sizes is a
-  // memmove or a typed loop the compiler vectorizes, a run from a broadcast source (stride 0) is a
-  // fill, and only the rest steps by the runtime strides. Each element is the same convert<D>.
+  // memmove (an inline loop when short and not overlapping) or a typed loop the compiler
+  // vectorizes, a run from a broadcast source (stride 0) is a fill, and only the rest steps by the
+  // runtime strides. Each element is the same convert<D>.
   dispatch_all(dtype(), "copy_", [&]<typename D>() {
     dispatch_all(s.dtype(), "copy_", [&]<typename S>() {
       loop.run([](char* const* p, const int64_t* st, int64_t n) {
@@ -672,7 +673,15 @@ Tensor& Tensor::copy_(const Tensor& src) {
         const char* q = p[1];
         if (st[0] == static_cast<int64_t>(sizeof(D)) && st[1] == static_cast<int64_t>(sizeof(S))) {
           if constexpr (std::is_same_v<D, S>) {
-            std::memmove(d, q, n * sizeof(D));
+            const size_t bytes = static_cast<size_t>(n) * sizeof(D);
+            if (bytes <= 256 && (d + bytes <= q || q + bytes <= d)) {
+              // a short run (repeat_interleave's rows): inline, no call
+              D* o = reinterpret_cast<D*>(d);
+              const D* in = reinterpret_cast<const D*>(q);
+              for (int64_t i = 0; i < n; ++i) o[i] = in[i];
+            } else {
+              std::memmove(d, q, bytes);
+            }
           } else {
             D* o = reinterpret_cast<D*>(d);
             if constexpr (std::is_same_v<S, bool>) {

@@ -216,3 +216,22 @@ def test_fill_matches_torch(value, dtype):
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
         np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
+
+
+@pytest.mark.parametrize("inner", [1, 3, 16, 63, 64, 65, 200])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int8", "bool"])
+def test_short_copy_runs_match_torch(inner, dtype):
+    # Note [Copy runs]: runs of at most 256 bytes copy inline, longer ones by memmove
+    x = np.random.default_rng(8).standard_normal((37, inner)) * 3
+    t = torch.from_numpy(x).to(getattr(torch, dtype))
+    a = ampjit.from_numpy(x).to(getattr(ampjit, dtype))
+    for dim in (0, 1):
+        got = ampjit.repeat_interleave(a, 3, dim=dim).float().numpy()
+        want = torch.repeat_interleave(t, 3, dim=dim).float().numpy()
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(a.tile((2, 3)).float().numpy(), t.tile((2, 3)).float().numpy())
+    # a copy between views of one buffer that do not overlap, and one that does (memmove)
+    b = ampjit.zeros(2 * x.size, dtype=getattr(ampjit, dtype))
+    b[x.size:].copy_(a.reshape(-1))
+    b[: x.size].copy_(b[x.size:])
+    np.testing.assert_array_equal(b.float().numpy()[: x.size], t.reshape(-1).float().numpy())
