@@ -663,8 +663,9 @@ Tensor& Tensor::copy_(const Tensor& src) {
                       /*in_memory_order=*/true);
   // Note [Copy runs]: the inner runs of an expanded, strided or converting copy (tile, repeat,
   // repeat_interleave, a cast) are mostly dense: a run whose two strides are the item sizes is a
-  // memmove or a typed loop the compiler vectorizes, a run from a broadcast source (stride 0) is a
-  // fill, and only the rest steps by the runtime strides. Each element is the same convert<D>.
+  // memmove (an inline loop when short and not overlapping) or a typed loop the compiler
+  // vectorizes, a run from a broadcast source (stride 0) is a fill, and only the rest steps by the
+  // runtime strides. Each element is the same convert<D>.
   dispatch_all(dtype(), "copy_", [&]<typename D>() {
     dispatch_all(s.dtype(), "copy_", [&]<typename S>() {
       loop.run([](char* const* p, const int64_t* st, int64_t n) {
@@ -672,11 +673,26 @@ Tensor& Tensor::copy_(const Tensor& src) {
         const char* q = p[1];
         if (st[0] == static_cast<int64_t>(sizeof(D)) && st[1] == static_cast<int64_t>(sizeof(S))) {
           if constexpr (std::is_same_v<D, S>) {
-            std::memmove(d, q, n * sizeof(D));
+            const size_t bytes = static_cast<size_t>(n) * sizeof(D);
+            if (bytes <= 256 && (d + bytes <= q || q + bytes <= d)) {
+              // a short run (repeat_interleave's rows): inline, no call
+              D* o = reinterpret_cast<D*>(d);
+              const D* in = reinterpret_cast<const D*>(q);
+              for (int64_t i = 0; i < n; ++i) o[i] = in[i];
+            } else {
+              std::memmove(d, q, bytes);
+            }
           } else {
             D* o = reinterpret_cast<D*>(d);
-            const S* in = reinterpret_cast<const S*>(q);
-            for (int64_t i = 0; i < n; ++i) o[i] = convert<D>(in[i]);
+            if constexpr (std::is_same_v<S, bool>) {
+              // bool read as its byte (0 or 1, the same value): GCC vectorizes no loop that
+              // loads bool
+              const uint8_t* in = reinterpret_cast<const uint8_t*>(q);
+              for (int64_t i = 0; i < n; ++i) o[i] = convert<D>(in[i]);
+            } else {
+              const S* in = reinterpret_cast<const S*>(q);
+              for (int64_t i = 0; i < n; ++i) o[i] = convert<D>(in[i]);
+            }
           }
           return;
         }
@@ -740,10 +756,18 @@ Tensor& Tensor::fill_(const Scalar& v) {
     const T value = v.is_floating() ? convert<T>(v.to_double())
                     : v.is_bool()   ? convert<T>(v.to_bool())
                                     : convert<T>(v.to_int());
-    loop.run([value](char* const* p, const int64_t* st, int64_t n) {
+    // zeros (every byte 0: not -0.0) fill dense runs with memset, whose speed does not depend
+    // on where the compiler happened to place a loop (fill_n's ran at half speed when its
+    // loop straddled a 64-byte line)
+    bool zero = true;
+    for (size_t k = 0; k < sizeof(T); ++k) zero &= reinterpret_cast<const char*>(&value)[k] == 0;
+    loop.run([value, zero](char* const* p, const int64_t* st, int64_t n) {
       char* d = p[0];
       if (st[0] == static_cast<int64_t>(sizeof(T))) {  // a dense run (all of a contiguous tensor)
-        std::fill_n(reinterpret_cast<T*>(d), n, value);
+        if (zero)
+          std::memset(d, 0, static_cast<size_t>(n) * sizeof(T));
+        else
+          std::fill_n(reinterpret_cast<T*>(d), n, value);
         return;
       }
       for (int64_t i = 0; i < n; ++i, d += st[0]) *reinterpret_cast<T*>(d) = value;

@@ -1281,8 +1281,16 @@ def one_hot(self: Tensor, num_classes: int) -> Tensor:
         num_classes = int(self.max()) + 1
     elif num_classes <= int(self.max()):
         raise RuntimeError("Class values must be smaller than num_classes.")
-    classes = torch.arange(num_classes, dtype=torch.int64, device=self.device)
-    return (self.unsqueeze(-1) == classes).to(torch.int64)
+    # Onehot.cpp's zeros then a 1 per row, as an index_put_ of rows and labels (the comparison
+    # with arange(num_classes) and its cast to int64 wrote the whole result twice).
+    n = self.numel()
+    out = torch.zeros([n, num_classes], dtype=torch.int64, device=self.device)
+    rows = torch.arange(n, dtype=torch.int64, device=self.device)
+    indices: List[Optional[Tensor]] = [rows, self.reshape([n])]
+    no_dims: List[int] = []
+    out.index_put_(indices, torch.ones(no_dims, dtype=torch.int64, device=self.device))
+    shape.append(num_classes)
+    return out.view(shape)
 
 
 def _linspace_from_neg_one(theta: Tensor, num_steps: int, align_corners: bool) -> Tensor:

@@ -13,6 +13,9 @@
 // rows share one loop per dtype (Note [One dispatch per op] in kernels/cpu/elementwise.h).
 // Edge values (poles, negative integers, zeros, infinities) follow torch's kernels
 // (aten/src/ATen/native/Math.h), spelled out in each row.
+// The exceptions are log2, log10, expm1 and atan: their float32, float16 and bfloat16 results
+// come from ampjit's vectorized float32 kernels (Note [Vectorized log, expm1 and atan] in
+// kernels/cpu/vec/math_f32.h), within a few ulps of torch's; float64 keeps the libm row.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -26,6 +29,8 @@
 #include <boost/math/special_functions/gamma.hpp>
 
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/vec/vec.h"
+#include "kernels/cpu/vec_unary.h"
 #include "kernels/pointwise_meta.h"
 #include "runtime/boxing.h"
 #include "runtime/op_table.h"
@@ -271,11 +276,38 @@ constexpr UnaryFn kUnary[] = {
 };
 static_assert(std::size(kUnary) == static_cast<size_t>(U::Count), "one row per U");
 
+// The rows with a float32 kernel of ampjit's own (Note [Vectorized log, expm1 and atan]).
+std::optional<vec::Unary> vec_row(U u) {
+  switch (u) {
+    case U::Log2:
+      return vec::Unary::kLog2;
+    case U::Log10:
+      return vec::Unary::kLog10;
+    case U::Expm1:
+      return vec::Unary::kExpm1;
+    case U::Atan:
+      return vec::Unary::kAtan;
+    default:
+      return std::nullopt;
+  }
+}
+
 Tensor unary(U u, const Tensor& self) {
   const UnaryFn& fn = kUnary[static_cast<int>(u)];
   const ScalarType rt = meta::float_result(self.dtype());
+  const std::optional<vec::Unary> v = vec_row(u);
+  if (v)
+    if (std::optional<Tensor> out = vec_unary_dense(*v, self, rt)) return *out;
   return dispatch_floating(rt, fn.name, [&]<typename T>() {
     using M = opmath_t<T>;
+    if constexpr (std::is_same_v<M, float>) {
+      // float32, float16 and bfloat16 in any layout: the vectorized kernel's formula.
+      if (v) {
+        const vec::Unary op = *v;
+        return map<T>(fn.name, std::array{self}, rt,
+                      [op](float x) { return vec::unary_scalar(op, x); });
+      }
+    }
     const Fn1 f = fn.f;
     return map<T>(fn.name, std::array{self}, rt,
                   [f](M x) { return static_cast<M>(f(static_cast<double>(x))); });

@@ -212,11 +212,60 @@ Tensor max_pool2d_k(const Tensor& self, const std::vector<int64_t>& kernel_size,
   Tensor out = Tensor::empty(std::vector<int64_t>{x.size(0), x.size(1), oh, ow}, x.dtype());
   dispatch_pool(x.dtype(), "max_pool2d", [&]<typename T>() {
     using M = opmath_t<T>;
+    // The windows' taps, the same for every plane (window_taps divides).
+    std::vector<Taps> rows(static_cast<size_t>(oh)), cols(static_cast<size_t>(ow));
+    for (int64_t i = 0; i < oh; ++i) rows[i] = window_taps(i, k.h, s.h, pad.h, dil.h, H);
+    for (int64_t j = 0; j < ow; ++j) cols[j] = window_taps(j, k.w, s.w, pad.w, dil.w, W);
+    // The columns whose windows lie inside the input: [j0, j1) (cols are monotonic).
+    int64_t j0 = 0, j1 = ow;
+    while (j0 < ow && cols[j0].lo != 0) ++j0;
+    while (j1 > j0 && cols[j1 - 1].hi != k.w) --j1;
     for_each_plane<T>(x, out, [&](const T* in, T* o) {
+      std::vector<M> best(static_cast<size_t>(j1 - j0));
+      std::vector<unsigned char> nans(static_cast<size_t>(j1 - j0));
       for (int64_t i = 0; i < oh; ++i) {
-        const Taps r = window_taps(i, k.h, s.h, pad.h, dil.h, H);  // the rows inside the input
+        const Taps r = rows[i];  // the rows inside the input
+        // Interior columns tap by tap, each tap a loop over the columns with no dependence
+        // between them: the same compares in the same order per output as the loop below.
+        if (j1 > j0) {
+          M lowest = std::numeric_limits<M>::lowest();
+          if constexpr (std::is_floating_point_v<M>) lowest = -std::numeric_limits<M>::infinity();
+          const int64_t n = j1 - j0, sw = s.w;
+          M* bp = best.data();
+          unsigned char* np = nans.data();
+          std::fill_n(bp, n, lowest);
+          std::fill_n(np, n, 0);
+          // strides 1 and 2 as constants, so that the loads vectorize
+          auto taps = [&]<int64_t kStride>(std::integral_constant<int64_t, kStride>) {
+            const int64_t step = kStride ? kStride : sw;
+            for (int64_t a = r.lo; a < r.hi; ++a)
+              for (int64_t b = 0; b < k.w; ++b) {
+                const T* p = in + (r.start + a * dil.h) * W + cols[j0].start + b * dil.w;
+                for (int64_t j = 0; j < n; ++j) {
+                  const M v = static_cast<M>(p[j * step]);
+                  bp[j] = v > bp[j] ? v : bp[j];
+                  np[j] |= v != v;
+                }
+              }
+          };
+          if (sw == 1)
+            taps(std::integral_constant<int64_t, 1>{});
+          else if (sw == 2)
+            taps(std::integral_constant<int64_t, 2>{});
+          else
+            taps(std::integral_constant<int64_t, 0>{});
+          for (int64_t j = 0; j < n; ++j) {
+            M v = bp[j];
+            if constexpr (std::is_floating_point_v<M>) {
+              if (np[j]) v = std::numeric_limits<M>::quiet_NaN();
+            }
+            o[i * ow + j0 + j] = static_cast<T>(v);
+          }
+        }
         for (int64_t j = 0; j < ow; ++j) {
-          const Taps c = window_taps(j, k.w, s.w, pad.w, dil.w, W);
+          if (j == j0 && j1 > j0) j = j1;  // the interior is done above
+          if (j >= ow) break;
+          const Taps c = cols[j];
           // torch's rule: a value replaces the maximum when larger or NaN, so any NaN in the
           // window is the result. Kept branch-free (a max, and a NaN flag on the side): random
           // data mispredicts a compare-and-branch half the time. Windows are never empty

@@ -47,31 +47,101 @@ ScalarType accumulate_type(ScalarType t) {
   return ScalarType::Int64;
 }
 
-// The element offsets of a scatter along `dim`: for each position i of `index` (row-major), the
-// offset in a contiguous tensor of `sizes` of i with i[dim] replaced by index[i]. Checks every
-// index first: 0 <= index < sizes[dim].
-std::vector<int64_t> scatter_offsets(IntArrayRef sizes, int64_t dim, const Tensor& index,
-                                     const char* op) {
-  const Tensor idx = index.contiguous();
-  const int64_t* ip = idx.data<int64_t>();
-  const int64_t n = idx.numel(), nd = idx.dim();
-  const int64_t size = sizes.empty() ? 1 : sizes[dim];
+// Every index checked first: 0 <= index < size, torch's error for the first that is not.
+void check_scatter_indices(const int64_t* ip, int64_t n, int64_t dim, int64_t size,
+                           const char* op) {
+  int64_t bad = 0;  // a count, so that the loop vectorizes
+  for (int64_t i = 0; i < n; ++i) bad += (ip[i] < 0) | (ip[i] >= size);
+  if (bad == 0) [[likely]]
+    return;
   for (int64_t i = 0; i < n; ++i)
-    if (ip[i] < 0 || ip[i] >= size) [[unlikely]]
-      meta::throw_index_out_of_bounds(op, ip[i], dim, size);
-  std::vector<int64_t> stride(static_cast<size_t>(std::max<int64_t>(nd, 1)), 1);
-  for (int64_t d = nd - 2; d >= 0; --d) stride[d] = stride[d + 1] * sizes[d + 1];
-  std::vector<int64_t> out(static_cast<size_t>(n));
-  std::vector<int64_t> coord(static_cast<size_t>(nd), 0);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t off = 0;
-    for (int64_t d = 0; d < nd; ++d) off += (d == dim ? ip[i] : coord[d]) * stride[d];
-    out[static_cast<size_t>(i)] = off;
-    for (int64_t d = nd - 1; d >= 0; --d) {  // the next position of index, row-major
-      if (++coord[d] < idx.size(d)) break;
-      coord[d] = 0;
+    if (ip[i] < 0 || ip[i] >= size) meta::throw_index_out_of_bounds(op, ip[i], dim, size);
+}
+
+// Where a scatter along `dim` writes (Note [Scatter reductions]): position i of the contiguous
+// `index` goes to the offset, in a contiguous tensor of `sizes`, of i with i[dim] replaced by
+// index[i]. Positions that differ outside `dim` never meet, so the walk runs in parallel over
+// the fibers along `dim` (index's positions with the same coordinates but dim's), each fiber
+// in row-major order: the same writes in the same order per destination as a serial walk.
+struct ScatterWalk {
+  const int64_t* ip;
+  int64_t outer = 1, len = 1, trail = 1;      // index's sizes before dim, at dim, after dim
+  int64_t dim_stride = 1;                     // sizes' stride of dim
+  std::vector<int64_t> outer_off, trail_off;  // sizes' offsets of the coordinates before and after
+
+  ScatterWalk(IntArrayRef sizes, int64_t dim, const Tensor& idx) : ip(idx.data<int64_t>()) {
+    const int64_t nd = idx.dim();
+    if (nd == 0) {
+      outer_off = trail_off = {0};
+      return;
     }
+    std::vector<int64_t> stride(static_cast<size_t>(nd), 1);
+    for (int64_t d = nd - 2; d >= 0; --d) stride[d] = stride[d + 1] * sizes[d + 1];
+    dim_stride = stride[dim];
+    len = idx.size(dim);
+    // offsets of every coordinate tuple of index's dims [b, e), row-major
+    auto offsets = [&](int64_t b, int64_t e) {
+      int64_t count = 1;
+      for (int64_t d = b; d < e; ++d) count *= idx.size(d);
+      std::vector<int64_t> out(static_cast<size_t>(count));
+      std::vector<int64_t> coord(static_cast<size_t>(nd), 0);
+      int64_t off = 0;
+      for (int64_t k = 0; k < count; ++k) {
+        out[static_cast<size_t>(k)] = off;
+        for (int64_t d = e - 1; d >= b; --d) {
+          off += stride[d];
+          if (++coord[d] < idx.size(d)) break;
+          off -= coord[d] * stride[d];
+          coord[d] = 0;
+        }
+      }
+      return out;
+    };
+    outer_off = offsets(0, dim);
+    trail_off = offsets(dim + 1, nd);
+    outer = static_cast<int64_t>(outer_off.size());
+    trail = static_cast<int64_t>(trail_off.size());
   }
+
+  // f(i, offset) for every position i; each fiber's positions in order.
+  template <typename F>
+  void run(F f) const {
+    const int64_t units = outer * trail;  // fibers
+    parallel_for(units, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(len, 1)),
+                 [&](int64_t b, int64_t e) {
+                   if (trail == 1) {  // dim is index's last: each fiber is a row
+                     for (int64_t u = b; u < e; ++u) {
+                       const int64_t base = outer_off[static_cast<size_t>(u)];
+                       for (int64_t i = u * len; i < (u + 1) * len; ++i)
+                         f(i, base + ip[i] * dim_stride);
+                     }
+                     return;
+                   }
+                   for (int64_t u = b; u < e;) {
+                     const int64_t o = u / trail, t0 = u % trail;
+                     const int64_t t1 = std::min(trail, t0 + (e - u));
+                     const int64_t base = outer_off[static_cast<size_t>(o)];
+                     for (int64_t j = 0; j < len; ++j) {
+                       const int64_t row = (o * len + j) * trail;
+                       for (int64_t t = t0; t < t1; ++t) {
+                         const int64_t i = row + t;
+                         f(i, base + trail_off[static_cast<size_t>(t)] + ip[i] * dim_stride);
+                       }
+                     }
+                     u += t1 - t0;
+                   }
+                 });
+  }
+};
+
+// The element offsets of every position of index (ScatterWalk), checked first.
+std::vector<int64_t> scatter_offsets(IntArrayRef sizes, int64_t dim, const Tensor& idx,
+                                     const char* op) {
+  check_scatter_indices(idx.data<int64_t>(), idx.numel(), dim, sizes.empty() ? 1 : sizes[dim], op);
+  std::vector<int64_t> out(static_cast<size_t>(idx.numel()));
+  ScatterWalk(sizes, dim, idx).run([&](int64_t i, int64_t off) {
+    out[static_cast<size_t>(i)] = off;
+  });
   return out;
 }
 
@@ -175,18 +245,25 @@ Tensor scatter_impl(const char* op, const Tensor& self, int64_t dim, const Tenso
                     const Tensor* src, const Scalar* value, Reduce r, bool include_self = true) {
   const int64_t d = check_scatter(op, self, dim, index, src);
   if (index.numel() == 0) return self.clone();
-  const std::vector<int64_t> offsets = scatter_offsets(self.sizes(), d, index, op);
-  if (r == Reduce::Assign) {  // a move: in self's own dtype
+  const Tensor idx = index.contiguous();
+  if (r == Reduce::Assign) {  // a move: in self's own dtype, the offsets computed as it goes
+    check_scatter_indices(idx.data<int64_t>(), idx.numel(), d, self.dim() ? self.size(d) : 1, op);
     Tensor out = self.contiguous().clone();
     const Tensor s = src ? cut_to(*src, index) : Tensor();
+    const ScatterWalk walk(self.sizes(), d, idx);
     dispatch_all(self.dtype(), op, [&]<typename T>() {
       T* o = out.data<T>();
-      const T* sp = src ? s.data<T>() : nullptr;
-      const T v = value ? value->to<T>() : T{};
-      for (size_t i = 0; i < offsets.size(); ++i) o[offsets[i]] = sp ? sp[i] : v;
+      if (src) {
+        const T* sp = s.data<T>();
+        walk.run([o, sp](int64_t i, int64_t off) { o[off] = sp[i]; });
+      } else {
+        const T v = value->to<T>();
+        walk.run([o, v](int64_t, int64_t off) { o[off] = v; });
+      }
     });
     return out;
   }
+  const std::vector<int64_t> offsets = scatter_offsets(self.sizes(), d, idx, op);
   // bool reduces as integers: sum and amax are "or", prod and amin "and", once cast back
   const ScalarType ct = accumulate_type(self.dtype());
   Tensor out = self.to(ct, /*copy=*/true).contiguous();
@@ -319,17 +396,60 @@ std::vector<int64_t> mask_positions(const Tensor& mask, IntArrayRef shape) {
   return out;
 }
 
+// Note [Selections in parallel]
+// masked_select and nonzero write the set positions of a mask in order. They count the positions
+// per chunk (a loop that vectorizes), take a prefix sum for each chunk's first rank, and fill the
+// chunks in parallel, each writing only its own ranks: the result is the serial one. The fill is
+// branch-free (write, then advance by the mask bit) until the chunk's last rank is written.
+struct SetChunks {
+  std::vector<int64_t> begin;  // chunk c covers positions [begin[c], begin[c + 1])
+  std::vector<int64_t> first;  // and ranks [first[c], first[c + 1])
+  int64_t count() const { return static_cast<int64_t>(begin.size()) - 1; }
+};
+
+// is_set(b, e) -> how many positions of [b, e) are set.
+template <typename CountFn>
+SetChunks count_set(int64_t n, CountFn count_range) {
+  const int64_t chunks = std::clamp<int64_t>(n / kParallelGrain, 1, max_threads());
+  SetChunks c;
+  c.begin.resize(static_cast<size_t>(chunks) + 1);
+  c.first.assign(static_cast<size_t>(chunks) + 1, 0);
+  for (int64_t k = 0; k <= chunks; ++k) c.begin[k] = n * k / chunks;
+  parallel_for(chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) c.first[k + 1] = count_range(c.begin[k], c.begin[k + 1]);
+  });
+  for (int64_t k = 0; k < chunks; ++k) c.first[k + 1] += c.first[k];
+  return c;
+}
+
+int64_t count_true(const bool* m, int64_t b, int64_t e) {
+  int64_t n = 0;
+  for (int64_t i = b; i < e; ++i) n += m[i];
+  return n;
+}
+
 Tensor masked_select_k(const Tensor& self, const Tensor& mask) {
   check_mask(mask, "masked_select");
   const DimVector shape = broadcast_shapes(self.sizes(), mask.sizes(), "masked_select");
-  const std::vector<int64_t> pos = mask_positions(mask, shape);
+  const Tensor m = mask.expand(shape).contiguous().to(ScalarType::Bool);
+  const bool* mp = m.data<bool>();
+  const SetChunks c =
+      count_set(m.numel(), [mp](int64_t b, int64_t e) { return count_true(mp, b, e); });
   const Tensor src = self.expand(shape).contiguous();
-  Tensor out = Tensor::empty(std::vector<int64_t>{static_cast<int64_t>(pos.size())}, self.dtype(),
-                             self.device());
+  Tensor out = Tensor::empty(std::vector<int64_t>{c.first.back()}, self.dtype(), self.device());
   meta::dispatch_itemsize(self.itemsize(), [&]<typename U>() {
     const U* s = static_cast<const U*>(src.raw_data());
     U* o = static_cast<U*>(out.raw_data());
-    for (size_t i = 0; i < pos.size(); ++i) o[i] = s[pos[i]];
+    parallel_for(c.count(), 1, [&](int64_t cb, int64_t ce) {
+      for (int64_t k = cb; k < ce; ++k) {
+        int64_t r = c.first[k];
+        const int64_t end = c.first[k + 1];
+        for (int64_t i = c.begin[k]; i < c.begin[k + 1] && r < end; ++i) {
+          o[r] = s[i];
+          r += mp[i];
+        }
+      }
+    });
   });
   return out;
 }
@@ -354,25 +474,52 @@ Tensor masked_scatter_k(const Tensor& self, const Tensor& mask, const Tensor& so
   return out;
 }
 
+// (Note [Selections in parallel]) Each chunk steps its coordinates from its first position.
 Tensor nonzero_k(const Tensor& self) {
   const Tensor c = self.contiguous();
   const int64_t nd = self.dim(), n = c.numel();
-  std::vector<int64_t> hits;
+  Tensor out;
   dispatch_all(self.dtype(), "nonzero", [&]<typename T>() {
     const T* p = c.data<T>();
-    for (int64_t i = 0; i < n; ++i)
-      if (static_cast<double>(p[i]) != 0.0) hits.push_back(i);
+    auto set = [](T x) -> bool {
+      if constexpr (std::is_arithmetic_v<T>)
+        return x != T(0);
+      else
+        return static_cast<double>(x) != 0.0;
+    };
+    const SetChunks chunks = count_set(n, [p, set](int64_t b, int64_t e) {
+      int64_t k = 0;
+      for (int64_t i = b; i < e; ++i) k += set(p[i]);
+      return k;
+    });
+    out = Tensor::empty(std::vector<int64_t>{chunks.first.back(), nd}, ScalarType::Int64,
+                        self.device());
+    if (nd == 0 || n == 0) return;
+    int64_t* o = out.data<int64_t>();
+    const IntArrayRef sizes = self.sizes();
+    parallel_for(chunks.count(), 1, [&](int64_t cb, int64_t ce) {
+      DimVector coord(static_cast<size_t>(nd), 0);
+      for (int64_t k = cb; k < ce; ++k) {
+        int64_t rest = chunks.begin[k];
+        for (int64_t d = nd - 1; d >= 0; --d) {
+          coord[d] = rest % sizes[d];
+          rest /= sizes[d];
+        }
+        int64_t r = chunks.first[k];
+        const int64_t end = chunks.first[k + 1], last = nd - 1, inner = sizes[last];
+        for (int64_t i = chunks.begin[k]; i < chunks.begin[k + 1] && r < end; ++i) {
+          int64_t* row = o + r * nd;
+          for (int64_t d = 0; d < nd; ++d) row[d] = coord[d];
+          r += set(p[i]);
+          if (++coord[last] < inner) continue;
+          for (int64_t d = last; d > 0 && coord[d] == sizes[d]; --d) {
+            coord[d] = 0;
+            ++coord[d - 1];
+          }
+        }
+      }
+    });
   });
-  Tensor out = Tensor::empty(std::vector<int64_t>{static_cast<int64_t>(hits.size()), nd},
-                             ScalarType::Int64, self.device());
-  int64_t* o = out.data<int64_t>();
-  for (size_t h = 0; h < hits.size(); ++h) {
-    int64_t rest = hits[h];
-    for (int64_t d = nd - 1; d >= 0; --d) {
-      o[static_cast<int64_t>(h) * nd + d] = rest % self.size(d);
-      rest /= self.size(d);
-    }
-  }
   return out;
 }
 

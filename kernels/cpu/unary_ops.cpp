@@ -20,6 +20,7 @@
 
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/vec/vec.h"
+#include "kernels/cpu/vec_unary.h"
 #include "kernels/pointwise_meta.h"
 #include "runtime/boxing.h"
 #include "runtime/layout.h"
@@ -27,6 +28,29 @@
 #include "runtime/ops.h"
 
 namespace ampjit::cpu {
+
+std::optional<Tensor> vec_unary_dense(vec::Unary op, const Tensor& self, ScalarType rt) {
+  if (self.dtype() != rt || !(self.is_contiguous() || is_channels_last(self)) ||
+      (rt != ScalarType::Float32 && rt != ScalarType::BFloat16))
+    return std::nullopt;
+  Tensor out = empty_in_layout_of(self, self.sizes(), rt);  // the same dense layout
+  const vec::Kernels& k = vec::kernels();
+  const bool bf16 = rt == ScalarType::BFloat16;
+  const int i = static_cast<int>(op);
+  const char* x = static_cast<const char*>(self.raw_data());
+  char* y = static_cast<char*>(out.raw_data());
+  const int64_t width = bf16 ? 2 : 4;
+  parallel_for(self.numel(), kParallelGrain, [&](int64_t b, int64_t e) {
+    if (bf16)
+      k.unary_bf16[i](reinterpret_cast<const uint16_t*>(x + b * width),
+                      reinterpret_cast<uint16_t*>(y + b * width), e - b);
+    else
+      k.unary_f32[i](reinterpret_cast<const float*>(x + b * width),
+                     reinterpret_cast<float*>(y + b * width), e - b);
+  });
+  return out;
+}
+
 namespace {
 
 // ---- Math functions ----------------------------------------------------------------------------
@@ -112,24 +136,9 @@ Tensor math(Math m, const Tensor& self) {
     if (!fn.int_to_float) throw_unsupported_dtype(fn.name, rt);
     rt = ScalarType::Float32;
   }
-  if (fn.vec >= 0 && self.dtype() == rt && (self.is_contiguous() || is_channels_last(self)) &&
-      (rt == ScalarType::Float32 || rt == ScalarType::BFloat16)) {
-    Tensor out = empty_in_layout_of(self, self.sizes(), rt);  // the same dense layout
-    const vec::Kernels& k = vec::kernels();
-    const bool bf16 = rt == ScalarType::BFloat16;
-    const char* x = static_cast<const char*>(self.raw_data());
-    char* y = static_cast<char*>(out.raw_data());
-    const int64_t width = bf16 ? 2 : 4;
-    parallel_for(self.numel(), kParallelGrain, [&](int64_t b, int64_t e) {
-      if (bf16)
-        k.unary_bf16[fn.vec](reinterpret_cast<const uint16_t*>(x + b * width),
-                             reinterpret_cast<uint16_t*>(y + b * width), e - b);
-      else
-        k.unary_f32[fn.vec](reinterpret_cast<const float*>(x + b * width),
-                            reinterpret_cast<float*>(y + b * width), e - b);
-    });
-    return out;
-  }
+  if (fn.vec >= 0)
+    if (std::optional<Tensor> out = vec_unary_dense(static_cast<vec::Unary>(fn.vec), self, rt))
+      return *out;
   return dispatch_floating(rt, fn.name, [&]<typename T>() {
     using M = opmath_t<T>;
     M (*f)(M);

@@ -5,11 +5,13 @@
 // the whole process, oneDNN's kernels included).
 #include <gmock/gmock.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <random>
+#include <tuple>
 
 #include "kernels/cpu/vec/vec.h"
 #include "runtime/cpu_features.h"
@@ -198,8 +200,52 @@ TEST(CpuDispatch, TheExpFamilyIsWithinItsUlpBoundsOfTheCorrectlyRoundedValue) {
   EXPECT_TRUE(std::signbit(vec::unary_scalar(Unary::kTanh, -0.0f)));
 }
 
+// log2, log10, expm1 and atan (Note [Vectorized log, expm1 and atan]): every binade's edges and a
+// random sample over all finite floats, both signs, subnormals and the specials.
+std::vector<float> wide_inputs() {
+  std::mt19937 gen(7);
+  std::uniform_int_distribution<uint32_t> bits(0, 0x7f7fffffu);
+  std::uniform_real_distribution<float> narrow(-20.0f, 20.0f);
+  std::vector<float> xs;
+  for (int i = 0; i < 200000; ++i) {
+    const float x = i % 2 ? std::bit_cast<float>(bits(gen)) : narrow(gen);
+    xs.push_back(i % 4 < 2 ? x : -x);
+  }
+  for (int e = -149; e < 128; ++e)
+    for (float m : {1.0f, 1.3333334f, 1.4142135f, 1.9999999f}) xs.push_back(std::ldexp(m, e));
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float x :
+       {0.0f, -0.0f, 0.41421357f, 2.4142137f, 16.0f, -17.5f, 88.72f, 88.73f, inf, -inf,
+        std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::denorm_min()})
+    xs.push_back(x);
+  return xs;
+}
+
+const std::tuple<Unary, double (*)(double), int64_t> kWideRefs[] = {
+    {Unary::kLog2, [](double x) { return std::log2(x); }, 2},
+    {Unary::kLog10, [](double x) { return std::log10(x); }, 2},
+    {Unary::kExpm1, [](double x) { return std::expm1(x); }, 1},
+    {Unary::kAtan, [](double x) { return std::atan(x); }, 3},
+};
+
+TEST(CpuDispatch, LogExpm1AndAtanAreWithinTheirUlpBoundsOfTheCorrectlyRoundedValue) {
+  for (auto [op, ref, bound] : kWideRefs) {
+    int64_t worst = 0, wrong_sign = 0;
+    float at = 0;
+    for (float x : wide_inputs()) {
+      const float got = vec::unary_scalar(op, x), want = static_cast<float>(ref(x));
+      const int64_t u = ulps(got, want);
+      if (u > worst) worst = u, at = x;
+      wrong_sign += want == 0 && std::signbit(got) != std::signbit(want);
+    }
+    EXPECT_LE(worst, bound) << "op " << static_cast<int>(op) << " at " << at;
+    EXPECT_EQ(wrong_sign, 0) << "op " << static_cast<int>(op);
+  }
+}
+
 TEST(CpuDispatch, EveryKernelTableReturnsTheScalarFormulasBits) {
-  const std::vector<float> xs = exp_inputs();
+  std::vector<float> xs = exp_inputs();
+  for (float x : wide_inputs()) xs.push_back(x);
   const int64_t n = static_cast<int64_t>(xs.size());
   std::vector<uint16_t> xb(xs.size());
   for (size_t i = 0; i < xs.size(); ++i) xb[i] = BFloat16(xs[i]).x;
@@ -207,7 +253,10 @@ TEST(CpuDispatch, EveryKernelTableReturnsTheScalarFormulasBits) {
     const vec::Kernels& k = vec::kernels_for(isa);
     SCOPED_TRACE(k.isa);
     EXPECT_EQ(std::string(k.isa), isa >= CpuIsa::kAvx512 ? "avx512" : "avx2");
-    for (auto [op, ref] : kUnaryRefs) {
+    std::vector<Unary> ops;
+    for (auto [op, ref] : kUnaryRefs) ops.push_back(op);
+    for (auto [op, ref, bound] : kWideRefs) ops.push_back(op);
+    for (Unary op : ops) {
       std::vector<float> y(xs.size());
       std::vector<uint16_t> yb(xs.size());
       // Odd offsets and lengths: the vector loops' heads and tails.
@@ -225,16 +274,20 @@ TEST(CpuDispatch, EveryKernelTableReturnsTheScalarFormulasBits) {
   }
 }
 
-TEST(CpuDispatch, TheExpFamilyGivesTheSameBitsInEveryLayoutAndAtEveryLevel) {
+TEST(CpuDispatch, TheVectorizedFunctionsGiveTheSameBitsInEveryLayoutAndAtEveryLevel) {
   // Contiguous float32 and bfloat16 run the table; a transposed view runs the scalar formula.
   const Tensor x = ops::mul_Scalar(random_tensor({64, 129}, f32, 21), Scalar(8.0));
-  for (const char* name : {"exp", "sigmoid", "silu", "tanh", "erf", "gelu"}) {
+  for (const char* name :
+       {"exp", "sigmoid", "silu", "tanh", "erf", "gelu", "log2", "log10", "expm1", "atan"}) {
     SCOPED_TRACE(name);
     auto run = [&](const Tensor& t) -> Tensor {
       return call_op(std::string("aten::") + name, {IValue(t)});
     };
-    auto same = [](const Tensor& a, const Tensor& b) {
-      return a.dtype() == b.dtype() && testing::values(a) == testing::values(b);
+    auto same = [](const Tensor& a, const Tensor& b) {  // NaNs (log of x < 0) equal
+      const std::vector<double> va = testing::values(a), vb = testing::values(b);
+      return a.dtype() == b.dtype() && va.size() == vb.size() &&
+             std::equal(va.begin(), va.end(), vb.begin(),
+                        [](double p, double q) { return p == q || (p != p && q != q); });
     };
     const Tensor base = at_level(CpuIsa::kAvx2, [&] { return run(x); });
     for (CpuIsa isa : levels()) {

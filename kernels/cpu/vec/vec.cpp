@@ -35,6 +35,14 @@ float unary_scalar(Unary op, float x) {
       return erf_f32(x);
     case Unary::kGelu:
       return gelu_f32(x);
+    case Unary::kLog2:
+      return log2_f32(x);
+    case Unary::kLog10:
+      return log10_f32(x);
+    case Unary::kExpm1:
+      return expm1_f32(x);
+    case Unary::kAtan:
+      return atan_f32(x);
   }
   return x;
 }

@@ -25,7 +25,8 @@ void unary_bf16(const uint16_t* x, uint16_t* y, int64_t n) {
 #define AMPJIT_VEC_ROW(kind)                                                               \
   {                                                                                        \
     kind<exp_f32>, kind<sigmoid_f32>, kind<silu_f32>, kind<tanh_f32>, kind<gelu_tanh_f32>, \
-        kind<erf_f32>, kind<gelu_f32>                                                      \
+        kind<erf_f32>, kind<gelu_f32>, kind<log2_f32>, kind<log10_f32>, kind<expm1_f32>,   \
+        kind<atan_f32>                                                                     \
   }
 
 const Kernels kTable = {

@@ -5,8 +5,20 @@
 
 namespace ampjit::cpu::vec {
 
-enum class Unary : uint8_t { kExp, kSigmoid, kSilu, kTanh, kGeluTanh, kErf, kGelu };
-constexpr int kUnaryCount = 7;
+enum class Unary : uint8_t {
+  kExp,
+  kSigmoid,
+  kSilu,
+  kTanh,
+  kGeluTanh,
+  kErf,
+  kGelu,
+  kLog2,
+  kLog10,
+  kExpm1,
+  kAtan
+};
+constexpr int kUnaryCount = 11;
 
 struct Kernels {
   const char* isa;  // "avx2" or "avx512"
