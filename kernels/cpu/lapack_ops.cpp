@@ -356,7 +356,10 @@ std::tuple<Tensor, Tensor> geqrf_k(const Tensor& self) {
 std::tuple<Tensor, Tensor> qr_k(const Tensor& A, const std::string& mode) {
   meta::check_is_matrix(A, "linalg.qr");
   meta::check_floating(A, "linalg.qr");
-  const auto [compute_q, reduced] = meta::parse_qr_mode(mode);
+  // plain variables, not a structured binding: the lambdas below capture them (clang before 16
+  // cannot capture a binding)
+  const auto qr_mode = meta::parse_qr_mode(mode);
+  const bool compute_q = std::get<0>(qr_mode), reduced = std::get<1>(qr_mode);
   const std::vector<int64_t> batch = meta::batch_shape(A);
   const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n);
   Tensor a = column_major_copy(A);
