@@ -244,7 +244,8 @@ TEST(Tensor, CopyOfExpandedStridedAndConvertedSourcesIsElementwise) {
       {ScalarType::Float64, ScalarType::Float16},
       {ScalarType::Int32, ScalarType::Int32}};
   uint64_t seed = 40;
-  for (auto [from, to] : pairs) {
+  for (const auto& pair : pairs) {  // no structured binding: the lambda below captures `from`
+    const ScalarType from = pair.first, to = pair.second;
     auto src = [&](V shape) { return random_tensor(shape, from, ++seed, 0.0, 9.0); };
     expect_elementwise_copy(Tensor::empty(V{4, 3, 5}, to), src({1, 3, 5}));  // tile: dense runs
     expect_elementwise_copy(Tensor::empty(V{3, 4, 5}, to),
