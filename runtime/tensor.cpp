@@ -588,6 +588,21 @@ namespace {
 // so float64 -> float16 rounds once from double). A float goes to uint8 through int64, as in
 // torch's static_cast_with_inter_type: -1.5 becomes 255, where casting a negative float straight to
 // an unsigned type is undefined (clang's UBSan reports it).
+// A float to an integer as x86's truncating conversion gives it (cvttsd2si, what the casts compile
+// to): NaN and values out of range become the integer indefinite, int64's lowest value, or int32's
+// for the narrower types (then truncated to them), where C++ leaves the cast undefined.
+template <typename To>
+inline To float_to_int(double x) {
+  if constexpr (sizeof(To) == 8) {
+    if (!(x >= -0x1p63 && x < 0x1p63)) return std::numeric_limits<To>::min();
+    return static_cast<To>(x);
+  } else {
+    if (!(x > -2147483649.0 && x < 2147483648.0))
+      return static_cast<To>(std::numeric_limits<int32_t>::min());
+    return static_cast<To>(static_cast<int32_t>(x));
+  }
+}
+
 template <typename To, typename From>
 inline To convert(From v) {
   if constexpr (std::is_same_v<To, From>)
@@ -595,7 +610,10 @@ inline To convert(From v) {
   else if constexpr (std::is_same_v<To, bool>)
     return static_cast<opmath_t<From>>(v) != 0;
   else if constexpr (std::is_same_v<To, uint8_t> && !std::is_integral_v<From>)
-    return static_cast<uint8_t>(static_cast<int64_t>(static_cast<opmath_t<From>>(v)));
+    return static_cast<uint8_t>(
+        float_to_int<int64_t>(static_cast<double>(static_cast<opmath_t<From>>(v))));
+  else if constexpr (std::is_integral_v<To> && !std::is_integral_v<From>)
+    return float_to_int<To>(static_cast<double>(static_cast<opmath_t<From>>(v)));
   else if constexpr (std::is_same_v<From, Half> || std::is_same_v<From, BFloat16>)
     return static_cast<To>(static_cast<float>(v));
   else if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) {

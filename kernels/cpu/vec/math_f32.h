@@ -134,7 +134,8 @@ template <typename... C>
                                                         float e_lo) {
   const bool sub = x < 0x1p-126f;
   const float xs = sub ? x * 0x1p23f : x;
-  const int32_t u = __builtin_bit_cast(int32_t, xs) - 0x3f2aaaab;
+  // in unsigned arithmetic: a negative x's bits would overflow int32 (modular conversion back)
+  const auto u = static_cast<int32_t>(__builtin_bit_cast(uint32_t, xs) - 0x3f2aaaabu);
   const float n = static_cast<float>((u >> 23) - (sub ? 23 : 0));
   const float r = __builtin_bit_cast(float, (u & 0x007fffff) + 0x3f2aaaab) - 1.0f;  // exact
   const float t = r * r *
